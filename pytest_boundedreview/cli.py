@@ -1,0 +1,127 @@
+"""The console face: ``bounded-review <command>``; each command is a small function."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from pydantic import ValidationError
+
+from . import __version__, demo, strictjson
+from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, FatalError, UsageError
+from .models import SCHEMA_IDS, SCHEMAS, json_schema
+from .validation import describe_all
+
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # argparse exits 2 on bad usage; usage errors are 4 here (CONTRACT §10).
+        raise UsageError(f"{message}\n{self.format_usage().rstrip()}")
+
+
+def cmd_schema(args: argparse.Namespace) -> int:
+    print(json.dumps(json_schema(args.name), indent=2, sort_keys=True))
+    return 0
+
+
+def _validate_one(path: Path, forced: str | None) -> list[str]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"{path}: cannot read: {exc.strerror}") from exc
+    try:
+        document = strictjson.loads(data, max_bytes=MAX_DOCUMENT_BYTES)
+    except strictjson.StrictJSONError as exc:
+        return [str(exc)]
+    name = forced
+    if name is None:
+        declared = document.get("schema") if isinstance(document, dict) else None
+        name = SCHEMA_IDS.get(declared) if isinstance(declared, str) else None
+        if name is None:
+            known = ", ".join(sorted(SCHEMA_IDS))
+            return [
+                f"schema: unknown or missing {declared!r}; expected one of {known} "
+                "(or pass --schema NAME)"
+            ]
+    try:
+        SCHEMAS[name].model_validate(document)
+    except ValidationError as exc:
+        return describe_all(exc)
+    return []
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    failed = 0
+    for path in args.files:
+        problems = _validate_one(Path(path), args.schema)
+        if problems:
+            failed += 1
+            print(f"{path}: invalid")
+            for problem in problems:
+                print(f"  {problem}")
+        else:
+            print(f"{path}: valid")
+    return 1 if failed else 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    return demo.run(keep=args.keep)
+
+
+COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "schema": cmd_schema,
+    "validate": cmd_validate,
+    "demo": cmd_demo,
+}
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="bounded-review",
+        description="A finite evidence gate for code review.",
+        epilog="exit statuses: 0 clean, 1 not clean, 2 indeterminate or no report, "
+        "3 internal error, 4 usage or config error, 130 interrupted",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    schema = sub.add_parser("schema", help="print the JSON Schema of a document kind")
+    schema.add_argument("name", choices=sorted(SCHEMAS))
+    validate = sub.add_parser("validate", help="check files against their schemas")
+    validate.add_argument("files", nargs="+", metavar="FILE")
+    validate.add_argument(
+        "--schema", choices=sorted(SCHEMAS), help="schema to use (default: the file's `schema`)"
+    )
+    demo_parser = sub.add_parser(
+        "demo", help="review a built-in example change in a throwaway repository"
+    )
+    demo_parser.add_argument(
+        "--keep", action="store_true", help="keep the example repository and print its path"
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; map errors to exit statuses (CONTRACT §10)."""
+    try:
+        args = _parser().parse_args(argv)
+        return COMMANDS[args.command](args)
+    except FatalError as exc:
+        print(f"bounded-review: error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("bounded-review: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except SystemExit as exc:  # --help and --version
+        return exc.code if isinstance(exc.code, int) else 0
+    except Exception:
+        import traceback
+
+        traceback.print_exc()
+        print("bounded-review: internal error (a bug; please report it)", file=sys.stderr)
+        return EXIT_INTERNAL

@@ -1,0 +1,196 @@
+"""``[tool.bounded-review]`` in ``pyproject.toml`` plus option overrides → :class:`Settings`."""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from .errors import ConfigError
+from .models.base import Model
+from .risk import HARD_CEILINGS, MAX_RETRIES, Ceilings
+from .validation import describe
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+TABLE = "tool.bounded-review"
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
+Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
+EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
+Argv = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
+Seconds = Annotated[float, Field(gt=0, le=86400)]
+TargetKindName = Literal["pr", "local-diff", "staged", "plan"]
+
+
+class CheckConfig(Model):
+    """One ``[[tool.bounded-review.checks]]`` entry."""
+
+    name: Word
+    command: Argv
+    format: Literal["exit-code", "sarif", "gnu"] = "exit-code"
+    required: bool = True
+    timeout: Seconds = 600
+
+
+class LaneConfig(Model):
+    """One ``[[tool.bounded-review.lanes]]`` entry."""
+
+    name: Word
+    lens: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
+    role: Literal["verdict", "scout"] = "verdict"
+    kind: Literal["command", "openai", "plugin"] = "command"
+    command: Argv | None = None
+    model: str | None = None
+    fallback_models: list[str] = Field(default_factory=list)
+    reasoning: str | None = None
+    timeout: Seconds = 600
+    env: list[EnvName] = Field(default_factory=list)
+    targets: list[TargetKindName] = Field(
+        default_factory=lambda: ["pr", "local-diff", "staged", "plan"]  # type: ignore[arg-type]
+    )
+    base_url: str | None = None
+    api_key_env: EnvName | None = None
+
+    @model_validator(mode="after")
+    def _kind_needs(self) -> LaneConfig:
+        if self.kind == "command" and self.command is None:
+            raise ValueError(f"lane {self.name!r} has kind 'command' but no `command` argv list")
+        if self.kind == "openai" and (self.base_url is None or self.model is None):
+            raise ValueError(f"lane {self.name!r} has kind 'openai': set `base_url` and `model`")
+        return self
+
+
+class Settings(Model):
+    """Every setting; each option of the pytest face is also a key here (CLI wins)."""
+
+    state_dir: str = ".bounded-review"
+    base: str | None = None
+    target: Literal["auto", "pr", "local-diff", "staged"] = "auto"
+    mode: Literal["review-only", "review-and-fix"] = "review-only"
+    risk: Literal["auto", "economy", "standard", "strict"] = "auto"
+    report: str | None = None
+    markdown: str | None = None
+    sarif: str | None = None
+    no_lanes: bool = False
+    full: bool = False
+    reset: bool = False
+    shard: bool = False
+    reruns: int = Field(default=1, ge=0, le=10)
+    max_base_reruns: int = Field(default=50, ge=0, le=10_000)
+    require_reproduction: bool = False
+    instructions: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
+    max_lanes: int | None = Field(default=None, ge=0)
+    max_concurrent: int | None = Field(default=None, ge=1)
+    max_repair_loops: int | None = Field(default=None, ge=0)
+    max_retries: int = Field(default=MAX_RETRIES, ge=0)
+    checks: list[CheckConfig] = Field(default_factory=list)
+    lanes: list[LaneConfig] = Field(default_factory=list)
+
+    @field_validator("max_lanes", "max_concurrent", "max_repair_loops", "max_retries")
+    @classmethod
+    def _never_raised(cls, value: int | None, info: Any) -> int | None:
+        limits = HARD_CEILINGS._asdict() | {"max_retries": MAX_RETRIES}
+        ceiling = limits[info.field_name]
+        if value is not None and value > ceiling:
+            raise ValueError(
+                f"{value} would raise the ceiling of {ceiling}; "
+                "ceilings may be lowered, never raised"
+            )
+        return value
+
+    @field_validator("checks", "lanes")
+    @classmethod
+    def _unique_names(cls, entries: list[Any]) -> list[Any]:
+        names = [entry.name for entry in entries]
+        duplicated = sorted({name for name in names if names.count(name) > 1})
+        if duplicated:
+            raise ValueError(f"names must be unique; repeated: {', '.join(duplicated)}")
+        return entries
+
+    @property
+    def lowered_ceilings(self) -> Ceilings:
+        """Configured ceilings, the hard ceiling where none is set."""
+        return Ceilings(
+            self.max_lanes if self.max_lanes is not None else HARD_CEILINGS.max_lanes,
+            self.max_concurrent
+            if self.max_concurrent is not None
+            else HARD_CEILINGS.max_concurrent,
+            self.max_repair_loops
+            if self.max_repair_loops is not None
+            else HARD_CEILINGS.max_repair_loops,
+        )
+
+
+_SECTION_MODELS: dict[str, type[Model]] = {"checks": CheckConfig, "lanes": LaneConfig}
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
+    if len(data) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{path}: {len(data)} bytes is over the limit of {MAX_CONFIG_BYTES}")
+    try:
+        table: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
+        return table
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not valid UTF-8 at byte {exc.start}") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: TOML syntax error: {exc}") from exc
+
+
+def find_config(start: Path, stop: Path | None = None) -> tuple[Path | None, dict[str, Any]]:
+    """The nearest ``pyproject.toml`` with a ``[tool.bounded-review]`` table, from ``start``
+    upward (not above ``stop``), and that table; ``(None, {})`` when there is none."""
+    for folder in [start, *start.parents]:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            table = _read_toml(candidate).get("tool", {}).get("bounded-review")
+            if table is not None:
+                if not isinstance(table, dict):
+                    raise ConfigError(f"{candidate}: [{TABLE}] must be a table")
+                return candidate, table
+        if stop is not None and folder == stop:
+            break
+    return None, {}
+
+
+def _explain(error: Any, overrides: Mapping[str, object]) -> str:
+    loc = error["loc"]
+    line = describe(error)
+    if error["type"] == "extra_forbidden":
+        model: type[Model] = Settings
+        if len(loc) > 1 and isinstance(loc[0], str) and loc[0] in _SECTION_MODELS:
+            model = _SECTION_MODELS[loc[0]]
+        known = sorted(model.model_fields)
+        close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+        hint = f"did you mean {close[0]!r}? " if close else ""
+        line += f"; {hint}known keys: {', '.join(known)}"
+    if loc and loc[0] in overrides:
+        line = f"--bounded-review-{str(loc[0]).replace('_', '-')}: {line}"
+    return line
+
+
+def load_settings(
+    start: Path,
+    stop: Path | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> tuple[Settings, Path | None]:
+    """Settings from the nearest config, with ``overrides`` (non-``None`` option values) on
+    top; :class:`ConfigError` naming the file, key, bad value and allowed values."""
+    path, table = find_config(start, stop)
+    overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    try:
+        return Settings.model_validate({**table, **overrides}), path
+    except ValidationError as exc:
+        lines = [_explain(error, overrides) for error in exc.errors(include_url=False)]
+        source = f"{path}: [{TABLE}]" if path else "options"
+        raise ConfigError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None

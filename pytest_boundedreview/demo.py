@@ -1,0 +1,90 @@
+"""``bounded-review demo``: a throwaway repository with a known change, reviewed end to end.
+
+The example has one pre-existing failing test at the base and a change that breaks another
+test. The demo runs ``pytest --bounded-review`` on it, shows the output and checks that the
+tool saw what was designed into the example.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from . import git
+
+_IDENTITY = {
+    "GIT_AUTHOR_NAME": "demo",
+    "GIT_AUTHOR_EMAIL": "demo@example.invalid",
+    "GIT_COMMITTER_NAME": "demo",
+    "GIT_COMMITTER_EMAIL": "demo@example.invalid",
+}
+BASE_FILES = {
+    "calc.py": (
+        "def add(a, b):\n    return a + b\n\n\n"
+        "def legacy_round(x):\n    return int(x)  # known bug: truncates\n"
+    ),
+    "test_calc.py": (
+        "from calc import add, legacy_round\n\n\n"
+        "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+        "def test_legacy_round():\n    assert legacy_round(2.7) == 3\n"
+    ),
+    "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n',
+}
+# The change under review: a regression in add().
+HEAD_FILES = {"calc.py": BASE_FILES["calc.py"].replace("a + b", "a + b + 1")}
+
+
+def _commit(repo: Path, files: dict[str, str], message: str) -> None:
+    for name, text in files.items():
+        (repo / name).write_text(text, encoding="utf-8")
+    git.run(["add", "--all"], repo)
+    git.run(["commit", "--quiet", "--no-verify", "-m", message], repo, env=_IDENTITY)
+
+
+def build(folder: Path) -> Path:
+    """Create the example repository inside ``folder``: ``main`` plus a ``feature`` branch."""
+    repo = folder / "example"
+    repo.mkdir()
+    git.run(["init", "--quiet", "--initial-branch=main"], repo)
+    _commit(repo, BASE_FILES, "calculator with a known rounding bug")
+    git.run(["checkout", "--quiet", "-b", "feature"], repo)
+    _commit(repo, HEAD_FILES, "tweak add()")
+    return repo
+
+
+def _expectations(output: str) -> list[str]:
+    """What the demo must show; each returned line is one thing that did not happen."""
+    missing = []
+    if "bounded-review: target pr (base main" not in output:
+        missing.append("the header names the frozen `pr` target against `main`")
+    if "1 file changed" not in output:
+        missing.append("the scope holds exactly the one changed file")
+    return missing
+
+
+def run(keep: bool = False) -> int:
+    """Build the example, review it, print what happened; 0 when it behaved as designed."""
+    folder = Path(tempfile.mkdtemp(prefix="bounded-review-demo-"))
+    try:
+        repo = build(folder)
+        print(f"example repository: {repo} (branch feature, base main)")
+        print("change under review: add() now returns a + b + 1; test_legacy_round already failed")
+        argv = [sys.executable, "-m", "pytest", "--bounded-review", "--bounded-review-base=main"]
+        print("$ " + " ".join(["pytest", *argv[3:]]), flush=True)
+        proc = subprocess.run(
+            argv, cwd=repo, env=git.scrubbed_env(), capture_output=True, text=True, check=False
+        )
+        print(proc.stdout + proc.stderr, end="")
+        missing = _expectations(proc.stdout)
+        for line in missing:
+            print(f"demo: expected but not seen: {line}")
+        print("demo: behaved as designed" if not missing else "demo: did not behave as designed")
+        return 0 if not missing else 1
+    finally:
+        if keep:
+            print(f"kept: {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)

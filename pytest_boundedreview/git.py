@@ -1,0 +1,140 @@
+"""The only place that runs git.
+
+Every call gets an environment with all ``GIT_*`` variables removed: inside a git hook
+``GIT_DIR``/``GIT_INDEX_FILE``/``GIT_WORK_TREE`` are set, and a child git would otherwise read
+and write the user's index. Optional locks are off so read-only commands never refresh the
+user's index either.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import GitError, NotARepositoryError
+
+# Config that would change the shape of output we parse, pinned for every call.
+_PINNED_CONFIG = (
+    "core.quotePath=false",
+    "color.ui=never",
+    "diff.noprefix=false",
+    "diff.mnemonicPrefix=false",
+    "diff.relative=false",
+    "diff.external=",
+    "core.hooksPath=/dev/null",
+)
+
+
+def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The process environment without ``GIT_*`` variables, plus our own settings."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(
+        GIT_OPTIONAL_LOCKS="0",
+        GIT_TERMINAL_PROMPT="0",
+        GIT_CONFIG_NOSYSTEM="1",
+        LC_ALL="C",
+        LANGUAGE="C",
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+def run(
+    args: Sequence[str],
+    cwd: Path,
+    *,
+    env: Mapping[str, str] | None = None,
+    check: bool = True,
+    timeout: float = 300,
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``git args`` in ``cwd``; raise :class:`GitError` on failure when ``check``."""
+    argv = ["git"]
+    for item in _PINNED_CONFIG:
+        argv += ["-c", item]
+    argv += list(args)
+    try:
+        proc = subprocess.run(
+            argv,
+            cwd=cwd,
+            env=scrubbed_env(env),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except FileNotFoundError as exc:
+        raise GitError("git is not installed or not on PATH") from exc
+    except subprocess.TimeoutExpired as exc:
+        raise GitError(f"git {' '.join(args)} timed out after {timeout:g}s in {cwd}") from exc
+    if check and proc.returncode != 0:
+        detail = proc.stderr.decode("utf-8", "replace").strip()
+        raise GitError(f"git {' '.join(args)} failed in {cwd}: {detail}")
+    return proc
+
+
+def text(args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> str:
+    """Run git and return stdout decoded and stripped of the trailing newline."""
+    return decode(run(args, cwd, env=env).stdout).rstrip("\n")
+
+
+def decode(raw: bytes) -> str:
+    """git output as text; undecodable bytes survive as surrogate escapes."""
+    return raw.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class Repo:
+    """A git work tree: its top-level folder and what git knows about it."""
+
+    root: Path
+    git_dir: Path
+    shallow: bool
+
+    def git(self, *args: str, env: Mapping[str, str] | None = None) -> str:
+        return text(args, self.root, env=env)
+
+    def resolve(self, ref: str) -> str | None:
+        """The commit id ``ref`` names, or ``None`` when it names nothing."""
+        proc = run(
+            ["rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}"], self.root, check=False
+        )
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def head(self) -> str | None:
+        """The HEAD commit, or ``None`` on an unborn branch."""
+        return self.resolve("HEAD")
+
+    def branch(self) -> str | None:
+        """The checked-out branch name, or ``None`` when HEAD is detached."""
+        proc = run(["symbolic-ref", "--quiet", "--short", "HEAD"], self.root, check=False)
+        return proc.stdout.decode().strip() or None if proc.returncode == 0 else None
+
+    def tree_of(self, commit: str) -> str:
+        return self.git("rev-parse", f"{commit}^{{tree}}")
+
+    def empty_tree(self) -> str:
+        return text(["hash-object", "-t", "tree", "--stdin"], self.root)
+
+    def index_path(self) -> Path:
+        return Path(self.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
+
+
+def open_repo(path: Path) -> Repo:
+    """The repository containing ``path``; :class:`NotARepositoryError` when there is none."""
+    proc = run(
+        ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir"],
+        path,
+        check=False,
+    )
+    if proc.returncode != 0:
+        raise NotARepositoryError(
+            f"{path} is not inside a git work tree; bounded review compares a change with its "
+            "base, so run it inside a git repository (git init, or cd into one)"
+        )
+    root, git_dir = decode(proc.stdout).splitlines()[:2]
+    shallow = text(["rev-parse", "--is-shallow-repository"], path) == "true"
+    return Repo(root=Path(root), git_dir=Path(git_dir), shallow=shallow)

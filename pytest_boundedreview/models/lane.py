@@ -1,0 +1,95 @@
+"""What a reviewer lane receives (the packet) and what it answers (the lane result)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, model_validator
+
+from .base import Model
+from .finding import Finding, ReportFinding
+from .report import TestFailure
+
+PACKET_SCHEMA = "bounded-review/packet/v1"
+LANE_RESULT_SCHEMA = "bounded-review/lane-result/v1"
+Short = Annotated[str, Field(min_length=1, max_length=2000)]
+
+
+class Assurances(Model):
+    """Short answers a verdict lane gives about the change (required for plan targets)."""
+
+    root_proven: Short
+    scope_unchanged: Short
+    verification_adequate: Short
+
+
+class Reconciliation(Model):
+    """A verdict lane's answer to one scout finding, named by its fingerprint."""
+
+    fingerprint: Annotated[str, Field(min_length=1)]
+    decision: Literal["accepted", "dismissed"]
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _dismissal_has_reason(self) -> Reconciliation:
+        if self.decision == "dismissed" and not self.reason:
+            raise ValueError("a dismissed scout finding needs a `reason`")
+        return self
+
+
+class LaneResult(Model):
+    """One lane's answer. Findings stay raw here: triage checks each one on its own, so one
+    malformed finding is rejected without discarding the lane's other findings."""
+
+    schema_: Literal["bounded-review/lane-result/v1"] = Field(alias="schema")
+    verdict: Literal["pass", "revise"] | None = None
+    rationale: str | None = None
+    findings: list[dict[str, Any]] = Field(default_factory=list)
+    reconciliation: list[Reconciliation] = Field(default_factory=list)
+    assurances: Assurances | None = None
+
+
+class LaneInfo(Model):
+    name: str
+    lens: str
+    role: Literal["verdict", "scout"]
+
+
+class PacketTarget(Model):
+    kind: Literal["pr", "local-diff", "staged", "plan"]
+    base: str | None
+    revision: str
+
+
+class PacketFile(Model):
+    path: str
+    status: str
+    added_lines: list[int] = Field(default_factory=list)
+
+
+class Requirement(Model):
+    path: str
+    text: str
+
+
+class PacketBaseline(Model):
+    target_related: list[TestFailure] = Field(default_factory=list)
+    pre_existing: list[TestFailure] = Field(default_factory=list)
+
+
+class Packet(Model):
+    """The frozen, read-only input of one lane (CONTRACT §6)."""
+
+    schema_: Literal["bounded-review/packet/v1"] = Field(alias="schema")
+    lane: LaneInfo
+    target: PacketTarget
+    scope: list[PacketFile]
+    diff: str
+    requirements: list[Requirement] = Field(default_factory=list)
+    baseline: PacketBaseline = Field(default_factory=PacketBaseline)
+    scout_findings: list[ReportFinding] = Field(default_factory=list)
+    open_findings: list[ReportFinding] = Field(default_factory=list)
+    finding_schema: dict[str, Any] = Field(default_factory=Finding.model_json_schema)
+    read_only: Literal[True] = True
+    model: str | None = None
+    reasoning: str | None = None

@@ -1,0 +1,73 @@
+"""The persisted state of one review loop (``.bounded-review/loops/<id>/state.json``)."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from .base import Model
+from .report import Gate
+
+LOOP_STATE_SCHEMA = "bounded-review/loop-state/v1"
+LOOP_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+LoopId = Annotated[str, Field(pattern=LOOP_ID_PATTERN)]
+LaneStatus = Literal["pass", "revise", "scout", "unverified", "retained", "reused", "skipped"]
+
+
+class Attempt(Model):
+    """One dispatch of one lane; failed attempts may be retried into a chain."""
+
+    attempt_id: Annotated[str, Field(min_length=1)]
+    revision: str
+    status: Literal["running", "complete", "failed"]
+    failure_kind: Literal["error", "died", "limit"] | None = None
+    retry_of: str | None = None
+    verdict: Literal["pass", "revise"] | None = None
+    detail: str | None = None
+
+
+class LaneState(Model):
+    name: str
+    lens: str
+    role: Literal["verdict", "scout"]
+    status: LaneStatus | None = None
+    attempts: list[Attempt] = Field(default_factory=list)
+    retained_from: int | None = Field(default=None, ge=1)
+
+
+class RoundState(Model):
+    number: int = Field(ge=1)
+    revision: str
+    status: Literal["open", "complete"]
+    lanes: list[LaneState] = Field(default_factory=list)
+    blocking: list[str] = Field(default_factory=list)
+    advisory: list[str] = Field(default_factory=list)
+    gate: Gate | None = None
+
+
+class OperationReceipt(Model):
+    """What an idempotent operation returned, keyed by its id and request digest."""
+
+    operation_id: Annotated[str, Field(min_length=1, max_length=256)]
+    request_digest: str
+    receipt: dict[str, Any]
+
+
+class LoopState(Model):
+    """One loop of rounds for one target, with its ceilings and its history."""
+
+    schema_: Literal["bounded-review/loop-state/v1"] = Field(alias="schema")
+    loop_id: LoopId
+    target_kind: Literal["pr", "local-diff", "staged", "plan"]
+    base: str | None
+    branch: str | None
+    status: Literal["open", "converged", "deadlock", "drift", "closed"]
+    created_at: str
+    updated_at: str
+    initial_scope: list[str] = Field(default_factory=list)
+    max_repair_loops: int = Field(ge=0)
+    repair_loops_used: int = Field(ge=0)
+    rounds: list[RoundState] = Field(default_factory=list)
+    operations: list[OperationReceipt] = Field(default_factory=list)
+    flags: list[str] = Field(default_factory=list)

@@ -1,0 +1,136 @@
+"""The report ``bounded-review/report/v1`` (CONTRACT §9)."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import Field
+
+from .base import Model
+from .finding import RejectedFinding, ReportFinding
+
+REPORT_SCHEMA = "bounded-review/report/v1"
+GateAnswer = Literal["yes", "no", "indeterminate"]
+Observed = Literal["not-checked", "yes", "no"]
+
+
+class TargetInfo(Model):
+    kind: Literal["pr", "local-diff", "staged", "plan"]
+    base: str | None
+    head: str | None
+    revision: str
+    files: list[str]
+    empty: bool
+
+
+class RiskReason(Model):
+    path: str | None
+    rule: str
+
+
+class RiskInfo(Model):
+    tier: Literal["economy", "standard", "strict"]
+    reasons: list[RiskReason] = Field(default_factory=list)
+
+
+class Budget(Model):
+    max_lanes: int = Field(ge=0)
+    max_concurrent: int = Field(ge=0)
+    max_repair_loops: int = Field(ge=0)
+
+
+class LoopInfo(Model):
+    loop_id: str | None
+    round: int = Field(ge=0)
+    repair_loops_used: int = Field(ge=0)
+    status: Literal["not-started", "open", "converged", "deadlock", "drift", "closed"]
+    stop_reason: str | None = None
+    flags: list[str] = Field(default_factory=list)
+
+
+class CheckFinding(Model):
+    rule: str
+    path: str | None
+    line: int | None
+    message: str
+    fingerprint: str
+
+
+class CheckResult(Model):
+    name: str
+    required: bool
+    status: Literal["pass", "fail", "not-run"]
+    target_related: list[CheckFinding] = Field(default_factory=list)
+    pre_existing: list[CheckFinding] = Field(default_factory=list)
+    detail: str = ""
+
+
+class TestFailure(Model):
+    nodeid: str
+    signature: str
+    base_signature: str | None = None
+    reason: str | None = None
+
+
+class Tests(Model):
+    passed: int = Field(ge=0)
+    failed: int = Field(ge=0)
+    target_related: list[TestFailure] = Field(default_factory=list)
+    pre_existing: list[TestFailure] = Field(default_factory=list)
+    flaky: list[TestFailure] = Field(default_factory=list)
+    unknown: list[TestFailure] = Field(default_factory=list)
+
+
+class LaneReport(Model):
+    name: str
+    lens: str
+    role: Literal["verdict", "scout"]
+    model: str | None = None
+    reasoning: str | None = None
+    status: Literal["pass", "revise", "scout", "unverified", "retained", "reused", "skipped"]
+    attempts: int = Field(ge=0)
+    rationale: str | None = None
+    note: str | None = None
+
+
+class Findings(Model):
+    blocking: list[ReportFinding] = Field(default_factory=list)
+    advisory: list[ReportFinding] = Field(default_factory=list)
+    rejected: list[RejectedFinding] = Field(default_factory=list)
+
+
+class Gate(Model):
+    review_clean: GateAnswer
+    reasons: list[str] = Field(default_factory=list)
+
+
+class Statuses(Model):
+    local_verification: Literal["passed", "failed", "partial", "not-run"]
+    review_clean: GateAnswer
+    pr_ci: Literal["not-checked", "passed", "failed", "pending"] = "not-checked"
+    committed: Literal["yes", "no", "not-applicable"]
+    merged: Observed = "not-checked"
+    deployed: Observed = "not-checked"
+    production_verified: Observed = "not-checked"
+
+
+class Report(Model):
+    """Everything one review established, and what it did not look at."""
+
+    schema_: Literal["bounded-review/report/v1"] = Field(alias="schema")
+    tool_version: str
+    generated_at: str
+    target: TargetInfo
+    authorization: Literal["review-only", "review-and-fix"]
+    risk: RiskInfo
+    budget: Budget
+    loop: LoopInfo
+    checks: list[CheckResult] = Field(default_factory=list)
+    tests: Tests
+    lanes: list[LaneReport] = Field(default_factory=list)
+    findings: Findings = Field(default_factory=Findings)
+    blockers_fixed: list[str] = Field(default_factory=list)
+    gate: Gate
+    statuses: Statuses
+    limitations: list[str] = Field(default_factory=list)
+    next_action: str

@@ -1,0 +1,180 @@
+"""Resolve what is reviewed and freeze it: snapshot identity, raw diff and scope.
+
+The snapshot tree of a working tree or of the index is written through a temporary index file
+seeded with a copy of the user's index, so the user's index is never written (``git add`` and
+``git write-tree`` both rewrite the index they work on).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from . import git
+from .errors import BaseRefError, UsageError
+from .scope import Scope, parse_scope
+
+TargetKind = Literal["pr", "local-diff", "staged"]
+RequestedKind = Literal["auto", "pr", "local-diff", "staged"]
+
+# CI variables naming the branch a pull/merge request targets (CONTRACT §3), in order.
+CI_BASE_VARIABLES = (
+    "GITHUB_BASE_REF",
+    "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
+    "BUILDKITE_PULL_REQUEST_BASE_BRANCH",
+)
+_SHALLOW_HINT = (
+    "this is a shallow clone: fetch the history with `git fetch --unshallow` "
+    "(in GitHub Actions, set `fetch-depth: 0` on actions/checkout)"
+)
+# Options that pin the diff's shape whatever the user's diff configuration says.
+_DIFF_OPTIONS = (
+    "--no-ext-diff",
+    "--no-textconv",
+    "--no-color",
+    "-M",
+    "--src-prefix=a/",
+    "--dst-prefix=b/",
+    "--no-relative",
+    "--ignore-submodules=none",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A frozen review target. ``revision`` is ``tree:<id>`` of the reviewed content."""
+
+    kind: TargetKind
+    base: str
+    base_commit: str | None
+    head: str | None
+    tree: str
+    diff: str
+    scope: Scope
+
+    @property
+    def revision(self) -> str:
+        return f"tree:{self.tree}"
+
+    @property
+    def empty(self) -> bool:
+        return len(self.scope) == 0
+
+    @property
+    def files(self) -> list[str]:
+        return list(self.scope.paths)
+
+
+def resolve_base(repo: git.Repo, explicit: str | None, env: Mapping[str, str]) -> tuple[str, str]:
+    """The review base as (name, commit), in the order of CONTRACT §3."""
+    if explicit:
+        return explicit, _require(repo, explicit, "the configured base")
+    for variable in CI_BASE_VARIABLES:
+        if env.get(variable):
+            name = f"origin/{env[variable]}"
+            return name, _require(repo, name, f"{variable}={env[variable]}")
+    proc = git.run(
+        ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], repo.root, check=False
+    )
+    upstream = git.decode(proc.stdout).strip() if proc.returncode == 0 else ""
+    if upstream and (commit := repo.resolve(upstream)):
+        return upstream, commit
+    if commit := repo.resolve("origin/HEAD"):
+        return "origin/HEAD", commit
+    hint = f"; {_SHALLOW_HINT}" if repo.shallow else ""
+    raise BaseRefError(
+        "could not determine the review base: no upstream branch and no origin/HEAD; "
+        f"pass --bounded-review-base=REF or set `base` in [tool.bounded-review]{hint}"
+    )
+
+
+def _require(repo: git.Repo, ref: str, origin: str) -> str:
+    commit = repo.resolve(ref)
+    if commit is not None:
+        return commit
+    if repo.shallow:
+        raise BaseRefError(
+            f"base {ref!r} (from {origin}) is not in this repository; {_SHALLOW_HINT}"
+        )
+    raise BaseRefError(
+        f"base ref {ref!r} (from {origin}) is unknown: fetch it (git fetch origin) "
+        "or name an existing branch, tag or commit with --bounded-review-base=REF"
+    )
+
+
+def _merge_base(repo: git.Repo, base_commit: str, head: str) -> str:
+    proc = git.run(["merge-base", base_commit, head], repo.root, check=False)
+    if proc.returncode == 0:
+        return git.decode(proc.stdout).strip()
+    if repo.shallow:
+        raise BaseRefError(
+            f"the base {base_commit[:12]} and HEAD share no history here; {_SHALLOW_HINT}"
+        )
+    raise BaseRefError(f"the base {base_commit[:12]} and HEAD have no common ancestor")
+
+
+def _tree_via_temp_index(repo: git.Repo, *, add_all: bool) -> str:
+    """Write the tree of the index (``add_all``: of the working tree) without touching it."""
+    folder = Path(tempfile.mkdtemp(prefix="bounded-review-index-"))
+    try:
+        temp_index = folder / "index"
+        user_index = repo.index_path()
+        if user_index.exists():
+            # A byte copy keeps the stat cache, so `git add -A` only rehashes changed files.
+            shutil.copyfile(user_index, temp_index)
+        env = {"GIT_INDEX_FILE": str(temp_index)}
+        pinned = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"]
+        if add_all:
+            git.run([*pinned, "add", "--all", "--", ":/"], repo.root, env=env)
+        return git.text([*pinned, "write-tree"], repo.root, env=env)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def freeze(
+    repo: git.Repo,
+    requested: RequestedKind,
+    base: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Target:
+    """Resolve ``requested`` to a concrete target and freeze its snapshot and scope."""
+    env = os.environ if env is None else env
+    head = repo.head()
+    head_tree = repo.tree_of(head) if head else repo.empty_tree()
+    kind: TargetKind
+    if requested == "staged":
+        kind, tree = "staged", _tree_via_temp_index(repo, add_all=False)
+        base_name, base_commit = "HEAD", head
+    else:
+        tree = _tree_via_temp_index(repo, add_all=True)
+        if requested == "local-diff" or (requested == "auto" and tree != head_tree):
+            kind = "local-diff"
+            if base:
+                base_name, base_commit = base, _require(repo, base, "the configured base")
+            else:
+                base_name, base_commit = "HEAD", head
+        else:
+            kind, tree = "pr", head_tree
+            if head is None:
+                raise UsageError("target `pr` needs at least one commit; this branch has none")
+            base_name, base_commit = resolve_base(repo, base, env)
+            base_commit = _merge_base(repo, base_commit, head)
+    diff_from = base_commit or repo.empty_tree()
+    raw = git.decode(
+        git.run(["diff", "--raw", "-z", *_DIFF_OPTIONS, diff_from, tree], repo.root).stdout
+    )
+    patch = git.decode(git.run(["diff", *_DIFF_OPTIONS, diff_from, tree], repo.root).stdout)
+    return Target(
+        kind=kind,
+        base=base_name,
+        base_commit=base_commit,
+        head=head,
+        tree=tree,
+        diff=patch,
+        scope=parse_scope(raw, patch),
+    )

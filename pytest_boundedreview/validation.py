@@ -1,0 +1,47 @@
+"""Turn pydantic validation errors into messages a user can act on."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from pydantic import ValidationError
+from pydantic_core import ErrorDetails
+
+
+def location(loc: Sequence[int | str], root: str = "") -> str:
+    """``("checks", 0, "format")`` → ``checks[0].format`` (prefixed by ``root``)."""
+    text = root
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else part
+    return text or "(document)"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def describe(error: ErrorDetails, root: str = "") -> str:
+    """One line: where, what was given, what is allowed."""
+    # pydantic adds branch names such as 'function-after[...]' or 'list[str]' to the location;
+    # they mean nothing to a user, and no key of ours contains a bracket.
+    loc = [part for part in error["loc"] if not (isinstance(part, str) and "[" in part)]
+    where = location(loc, root)
+    kind = error["type"]
+    if kind == "extra_forbidden":
+        return f"{where}: unknown key"
+    if kind == "missing":
+        return f"{where}: required key is missing"
+    message = error["msg"]
+    if kind == "literal_error":
+        expected = error.get("ctx", {}).get("expected", "")
+        message = f"invalid value; allowed values: {expected}"
+    return f"{where}: {message} (got {_short(error.get('input'))})"
+
+
+def describe_all(exc: ValidationError, root: str = "") -> list[str]:
+    """Every error of ``exc`` as one line each."""
+    return [describe(error, root) for error in exc.errors(include_url=False)]
