@@ -35,7 +35,7 @@ def describe(error: ErrorDetails, root: str = "") -> str:
         return f"{where}: unknown key"
     if kind == "missing":
         return f"{where}: required key is missing"
-    message = error["msg"]
+    message = error["msg"].removeprefix("Value error, ")
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         message = f"invalid value; allowed values: {expected}"

@@ -1,0 +1,30 @@
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+
+from pytest_boundedreview.target import CI_BASE_VARIABLES
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Keep every test away from the developer's git config, CI variables and state."""
+    for name in list(os.environ):
+        if name.startswith("GIT_"):
+            monkeypatch.delenv(name)
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
+    for name in (*CI_BASE_VARIABLES, "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "PYTEST_ADDOPTS"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    """A repository on ``main`` with one commit."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit({"README.md": "hello\n", "app.py": "x = 1\ny = 2\n"}, "initial")
+    return repo

@@ -1,0 +1,76 @@
+"""Real temporary git repositories for tests, and a check that the user's state is untouched."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import subprocess
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+
+class GitRepo:
+    """A work tree the tests drive with the real ``git`` binary."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    @classmethod
+    def init(cls, path: Path, branch: str = "main") -> GitRepo:
+        path.mkdir(parents=True, exist_ok=True)
+        repo = cls(path)
+        repo.git("init", "--quiet", f"--initial-branch={branch}")
+        repo.git("config", "user.name", "Test")
+        repo.git("config", "user.email", "test@example.invalid")
+        repo.git("config", "commit.gpgsign", "false")
+        return repo
+
+    def git(self, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        full_env.update(env or {})
+        proc = subprocess.run(
+            ["git", *args], cwd=self.path, env=full_env, capture_output=True, check=False
+        )
+        if check and proc.returncode != 0:
+            raise AssertionError(f"git {args} failed: {proc.stderr.decode()}")
+        return proc.stdout.decode("utf-8", "surrogateescape").rstrip("\n")
+
+    def write(self, name: str, content: str | bytes) -> Path:
+        path = self.path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        else:
+            path.write_text(content, encoding="utf-8")
+        return path
+
+    def commit(self, files: Mapping[str, str | bytes] | None = None, message: str = "c") -> str:
+        for name, content in (files or {}).items():
+            self.write(name, content)
+        self.git("add", "--all")
+        self.git("commit", "--quiet", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+    def tree(self, rev: str = "HEAD") -> str:
+        return self.git("rev-parse", f"{rev}^{{tree}}")
+
+    def user_state(self) -> tuple[str, bytes, str, str]:
+        """What the tool must never change: status, index bytes, stash and refs."""
+        index = Path(self.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
+        # Read the index first: `git status` without --no-optional-locks may rewrite it.
+        index_bytes = index.read_bytes() if index.exists() else b""
+        refs = self.git("for-each-ref") + "\n" + self.git("rev-parse", "HEAD", check=False)
+        refs += "\n" + self.git("symbolic-ref", "--quiet", "HEAD", check=False)
+        return (
+            self.git("--no-optional-locks", "status", "--porcelain", "--untracked-files=all"),
+            index_bytes,
+            self.git("stash", "list"),
+            refs,
+        )
+
+    @contextlib.contextmanager
+    def untouched(self) -> Iterator[None]:
+        """Assert the block leaves the user's tree, index, stash and refs as they were."""
+        before = self.user_state()
+        yield
+        assert self.user_state() == before

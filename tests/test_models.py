@@ -1,0 +1,152 @@
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from pydantic import ValidationError
+
+from pytest_boundedreview.models import (
+    SCHEMAS,
+    Finding,
+    LaneResult,
+    LoopState,
+    Packet,
+    Report,
+    json_schema,
+)
+from pytest_boundedreview.validation import describe_all
+
+FINDING: dict[str, Any] = {
+    "path": "app.py",
+    "line": 3,
+    "severity": "blocking",
+    "category": "correctness",
+    "failure_mode": "off by one",
+    "evidence": "loop stops early",
+    "remediation": "use <=",
+}
+
+
+def report_document() -> dict[str, Any]:
+    return {
+        "schema": "bounded-review/report/v1",
+        "tool_version": "0.1.0",
+        "generated_at": "2026-11-30T00:00:00Z",
+        "target": {
+            "kind": "pr",
+            "base": "main",
+            "head": "abc",
+            "revision": "tree:1",
+            "files": ["app.py"],
+            "empty": False,
+        },
+        "authorization": "review-only",
+        "risk": {"tier": "standard", "reasons": []},
+        "budget": {"max_lanes": 2, "max_concurrent": 2, "max_repair_loops": 0},
+        "loop": {"loop_id": None, "round": 0, "repair_loops_used": 0, "status": "not-started"},
+        "tests": {"passed": 1, "failed": 0},
+        "gate": {"review_clean": "yes", "reasons": []},
+        "statuses": {"local_verification": "passed", "review_clean": "yes", "committed": "yes"},
+        "next_action": "none",
+    }
+
+
+def test_every_schema_is_a_json_schema_with_a_title() -> None:
+    for name in SCHEMAS:
+        schema = json_schema(name)
+        assert schema["$schema"].startswith("https://json-schema.org/")
+        assert schema["type"] == "object"
+        assert schema["additionalProperties"] is False
+
+
+def test_report_round_trips_with_its_schema_id() -> None:
+    report = Report.model_validate(report_document())
+    dumped = report.model_dump(mode="json")
+    assert dumped["schema"] == "bounded-review/report/v1"
+    assert dumped["statuses"]["merged"] == "not-checked"
+    assert Report.model_validate(dumped) == report
+
+
+@pytest.mark.parametrize(
+    ("change", "expected"),
+    [
+        ({"line": 0}, "line: Input should be greater than or equal to 1"),
+        ({"line": 2.0}, "line: Input should be a valid integer"),
+        ({"line": True}, "line: Input should be a valid integer"),
+        ({"line": "3"}, "line: Input should be a valid integer"),
+        ({"severity": "critical"}, "severity: invalid value; allowed values: 'blocking' or"),
+        ({"end_line": 1}, "end_line 1 is before line 3"),
+        ({"reproduce": {"pytest": "t.py::x", "command": ["x"]}}, "exactly one of"),
+        ({"confidence": 1.5}, "confidence: Input should be less than or equal to 1"),
+        ({"surprise": 1}, "surprise: unknown key"),
+    ],
+)
+def test_finding_errors_are_precise(change: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        Finding.model_validate({**FINDING, **change})
+    assert any(expected in line for line in describe_all(info.value)), describe_all(info.value)
+
+
+def test_missing_required_finding_keys() -> None:
+    with pytest.raises(ValidationError) as info:
+        Finding.model_validate({"path": "a.py", "line": 1})
+    lines = describe_all(info.value)
+    for key in ("severity", "category", "failure_mode", "evidence", "remediation"):
+        assert f"{key}: required key is missing" in lines
+
+
+def test_lane_result_keeps_findings_raw_for_triage() -> None:
+    result = LaneResult.model_validate(
+        {
+            "schema": "bounded-review/lane-result/v1",
+            "verdict": "revise",
+            "rationale": "r",
+            "findings": [{"path": "/etc/passwd"}],
+        }
+    )
+    assert result.findings == [{"path": "/etc/passwd"}]
+    with pytest.raises(ValidationError, match="schema"):
+        LaneResult.model_validate({"schema": "bounded-review/lane-result/v2"})
+    with pytest.raises(ValidationError, match="needs a `reason`"):
+        LaneResult.model_validate(
+            {
+                "schema": "bounded-review/lane-result/v1",
+                "reconciliation": [{"fingerprint": "f", "decision": "dismissed"}],
+            }
+        )
+
+
+def test_packet_is_read_only_and_carries_the_finding_schema() -> None:
+    packet = Packet.model_validate(
+        {
+            "schema": "bounded-review/packet/v1",
+            "lane": {"name": "l", "lens": "correctness", "role": "verdict"},
+            "target": {"kind": "pr", "base": "main", "revision": "tree:1"},
+            "scope": [{"path": "a.py", "status": "modified", "added_lines": [1]}],
+            "diff": "",
+        }
+    )
+    assert packet.read_only is True
+    assert set(packet.finding_schema["required"]) >= {"path", "line", "severity"}
+    with pytest.raises(ValidationError):
+        Packet.model_validate({**packet.model_dump(), "read_only": False})
+
+
+def test_loop_state_rejects_bad_ids_and_newer_schema() -> None:
+    state = {
+        "schema": "bounded-review/loop-state/v1",
+        "loop_id": "pr-main-feature",
+        "target_kind": "pr",
+        "base": "main",
+        "branch": "feature",
+        "status": "open",
+        "created_at": "t",
+        "updated_at": "t",
+        "max_repair_loops": 2,
+        "repair_loops_used": 0,
+    }
+    assert LoopState.model_validate(state).loop_id == "pr-main-feature"
+    with pytest.raises(ValidationError, match="loop_id"):
+        LoopState.model_validate({**state, "loop_id": "../escape"})
+    with pytest.raises(ValidationError, match="schema"):
+        LoopState.model_validate({**state, "schema": "bounded-review/loop-state/v2"})

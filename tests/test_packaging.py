@@ -1,0 +1,29 @@
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from pre_commit.clientlib import load_manifest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_pre_commit_manifest_is_valid_for_pre_commit() -> None:
+    hooks = {hook["id"]: hook for hook in load_manifest(ROOT / ".pre-commit-hooks.yaml")}
+    review = hooks["bounded-review"]
+    assert review["pass_filenames"] is False
+    assert review["require_serial"] is True
+
+
+def test_git_hook_shim_is_executable_and_valid_shell() -> None:
+    shim = ROOT / "hooks" / "pre-commit"
+    assert shim.stat().st_mode & 0o111
+    subprocess.run(["sh", "-n", str(shim)], check=True)
+
+
+def test_readme_test_command_is_the_one_ci_runs() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
+    assert command in readme
+    assert "bounded-review demo" in readme

@@ -1,0 +1,237 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+
+from pytest_boundedreview import git
+from pytest_boundedreview.errors import BaseRefError, NotARepositoryError, UsageError
+from pytest_boundedreview.target import Target, freeze
+
+
+def frozen(repo: GitRepo, kind: str = "auto", base: str | None = None, **env: str) -> Target:
+    """Freeze a target, asserting the user's tree, index, stash and refs stay as they were."""
+    with repo.untouched():
+        return freeze(git.open_repo(repo.path), kind, base, env)  # type: ignore[arg-type]
+
+
+@pytest.fixture
+def feature(repo: GitRepo) -> GitRepo:
+    """``feature`` branched off ``main``; ``main`` moved on afterwards."""
+    repo.git("checkout", "--quiet", "-b", "feature")
+    repo.commit({"app.py": "x = 1\ny = 3\nz = 4\n"}, "feature change")
+    repo.git("checkout", "--quiet", "main")
+    repo.commit({"README.md": "hello again\n"}, "main moves on")
+    repo.git("checkout", "--quiet", "feature")
+    return repo
+
+
+def test_pr_reviews_the_range_from_the_merge_base(feature: GitRepo) -> None:
+    target = frozen(feature, "pr", "main")
+    assert target.kind == "pr"
+    assert target.files == ["app.py"]  # main's later README change is not part of the PR
+    assert target.base_commit == feature.git("merge-base", "main", "HEAD")
+    assert target.revision == f"tree:{feature.tree()}"
+    change = target.scope.files["app.py"]
+    assert change.added == {2, 3}
+    assert change.removed == {2}
+    assert target.scope.is_added("app.py", 3)
+    assert not target.scope.is_added("app.py", 1)
+    assert target.scope.is_removed("app.py", 2)
+    assert "+z = 4" in target.diff
+
+
+def test_local_diff_covers_staged_unstaged_and_untracked_but_not_ignored(repo: GitRepo) -> None:
+    repo.write(".gitignore", "*.log\n")
+    repo.git("add", ".gitignore")
+    repo.write("app.py", "x = 10\ny = 2\n")  # unstaged
+    repo.write("staged.py", "s = 1\n")
+    repo.git("add", "staged.py")
+    repo.write("new dir/untracked é.py", "u = 1\n")
+    repo.write("debug.log", "ignored\n")
+    target = frozen(repo, "local-diff")
+    assert target.kind == "local-diff"
+    assert target.base == "HEAD"
+    assert sorted(target.files) == [".gitignore", "app.py", "new dir/untracked é.py", "staged.py"]
+    assert target.scope.files["new dir/untracked é.py"].status == "added"
+    assert target.scope.is_added("app.py", 1)
+
+
+def test_dirty_revision_equals_the_tree_after_committing_the_same_content(repo: GitRepo) -> None:
+    repo.write("app.py", "x = 10\n")
+    repo.write("new.py", "n = 1\n")
+    repo.git("add", "new.py")
+    repo.write("other.txt", "untracked\n")
+    target = frozen(repo, "local-diff")
+    repo.git("add", "-A")
+    repo.git("commit", "--quiet", "-m", "same content")
+    assert target.revision == f"tree:{repo.tree('HEAD')}"
+
+
+def test_staged_reviews_the_index_only(repo: GitRepo) -> None:
+    repo.write("app.py", "x = 1\ny = 2\nstaged = True\n")
+    repo.git("add", "app.py")
+    repo.write("README.md", "unstaged edit\n")
+    repo.write("untracked.py", "u = 1\n")
+    target = frozen(repo, "staged")
+    assert target.kind == "staged"
+    assert target.files == ["app.py"]
+    assert target.scope.files["app.py"].added == {3}
+    repo.git("commit", "--quiet", "-m", "commit the index")
+    assert target.revision == f"tree:{repo.tree()}"
+
+
+def test_auto_picks_local_diff_for_a_dirty_tree_and_pr_for_a_clean_one(feature: GitRepo) -> None:
+    assert frozen(feature, "auto", "main").kind == "pr"
+    feature.write("untracked.py", "u = 1\n")
+    dirty = frozen(feature, "auto")
+    assert dirty.kind == "local-diff"
+    assert dirty.files == ["untracked.py"]
+
+
+def test_empty_targets_are_reported_as_such(repo: GitRepo) -> None:
+    local = frozen(repo, "local-diff")
+    assert local.empty
+    assert local.files == []
+    assert local.revision == f"tree:{repo.tree()}"
+    staged = frozen(repo, "staged")
+    assert staged.empty
+    assert frozen(repo, "pr", "main").empty
+
+
+def test_renames_deletions_binaries_modes_and_odd_paths(repo: GitRepo) -> None:
+    body = "".join(f"line {i}\n" for i in range(30))
+    repo.commit(
+        {
+            "old name.py": body,
+            "gone.txt": "bye\n",
+            "blob.bin": b"\x00\x01\x02",
+            "tool.sh": "echo hi\n",
+        },
+        "more files",
+    )
+    repo.git("mv", "old name.py", "new name.py")
+    (repo.path / "gone.txt").unlink()
+    repo.write("blob.bin", b"\x00\x01\x03")
+    (repo.path / "tool.sh").chmod(0o755)
+    repo.write('quo"te ü.txt', "q\n")
+    repo.write("line\nbreak.txt", "n\n")
+    (repo.path / "link").symlink_to("README.md")
+    target = frozen(repo, "local-diff")
+    files = target.scope.files
+    assert files["new name.py"].status == "renamed"
+    assert files["new name.py"].old_path == "old name.py"
+    assert files["new name.py"].added == frozenset()
+    assert files["gone.txt"].status == "deleted"
+    assert files["gone.txt"].removed == {1}
+    assert files["blob.bin"].binary
+    assert files["tool.sh"].mode_only
+    assert (files["tool.sh"].old_mode, files["tool.sh"].new_mode) == ("100644", "100755")
+    assert files['quo"te ü.txt'].added == {1}
+    assert files["line\nbreak.txt"].added == {1}
+    assert files["link"].symlink
+
+
+def test_a_repository_inside_a_git_hook_environment(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Inside a hook git exports GIT_INDEX_FILE/GIT_DIR; child commands must not follow them.
+    decoy = tmp_path / "decoy-index"
+    monkeypatch.setenv("GIT_INDEX_FILE", str(decoy))
+    monkeypatch.setenv("GIT_DIR", str(tmp_path / "nowhere"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(tmp_path))
+    repo.write("app.py", "x = 99\n")
+    repo.git("add", "app.py")
+    target = frozen(repo, "staged")
+    assert target.files == ["app.py"]
+    assert not decoy.exists()
+
+
+def test_detached_head_works(feature: GitRepo) -> None:
+    feature.git("checkout", "--quiet", "--detach", "HEAD")
+    target = frozen(feature, "pr", "main")
+    assert target.files == ["app.py"]
+    assert git.open_repo(feature.path).branch() is None
+
+
+def test_unborn_branch(tmp_path: Path) -> None:
+    repo = GitRepo.init(tmp_path / "fresh")
+    repo.write("first.py", "a = 1\n")
+    target = frozen(repo, "auto")
+    assert target.kind == "local-diff"
+    assert target.head is None
+    assert target.files == ["first.py"]
+    with pytest.raises(UsageError, match="needs at least one commit"):
+        frozen(repo, "pr", "main")
+
+
+def test_not_a_repository(tmp_path: Path) -> None:
+    with pytest.raises(NotARepositoryError, match="not inside a git work tree"):
+        git.open_repo(tmp_path)
+
+
+def test_unknown_base_ref_names_the_fix(feature: GitRepo) -> None:
+    with pytest.raises(BaseRefError, match=r"base ref 'nope' .* is unknown.*--bounded-review-base"):
+        frozen(feature, "pr", "nope")
+
+
+@pytest.fixture
+def clone(feature: GitRepo, tmp_path: Path) -> GitRepo:
+    """A clone of ``feature``'s repository with ``origin`` set up, on branch ``topic``."""
+    feature.git("branch", "release", "main")
+    feature.git("checkout", "--quiet", "main")
+    path = tmp_path / "clone"
+    GitRepo(tmp_path).git("clone", "--quiet", str(feature.path), str(path))
+    clone = GitRepo(path)
+    clone.git("config", "user.name", "Test")
+    clone.git("config", "user.email", "test@example.invalid")
+    clone.git("checkout", "--quiet", "--no-track", "-b", "topic", "origin/feature")
+    clone.commit({"topic.py": "t = 1\n"}, "topic work")
+    return clone
+
+
+def test_base_resolution_order(clone: GitRepo) -> None:
+    repo = git.open_repo(clone.path)
+    # no upstream on `topic` → origin/HEAD (main)
+    assert freeze(repo, "pr", None, {}).base == "origin/HEAD"
+    clone.git("branch", "--set-upstream-to=origin/feature")
+    upstream = freeze(repo, "pr", None, {})
+    assert upstream.base == "origin/feature"
+    assert upstream.files == ["topic.py"]
+    ci = freeze(repo, "pr", None, {"GITHUB_BASE_REF": "release"})
+    assert ci.base == "origin/release"
+    gitlab = freeze(repo, "pr", None, {"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "release"})
+    assert gitlab.base == "origin/release"
+    explicit = freeze(repo, "pr", "origin/feature", {"GITHUB_BASE_REF": "release"})
+    assert explicit.base == "origin/feature"
+    clone.git("remote", "set-head", "origin", "--delete")
+    clone.git("branch", "--unset-upstream")
+    with pytest.raises(BaseRefError, match="could not determine the review base"):
+        freeze(repo, "pr", None, {})
+
+
+def test_ci_base_branch_missing_is_an_error_not_a_fallback(clone: GitRepo) -> None:
+    with pytest.raises(BaseRefError, match="GITHUB_BASE_REF=missing"):
+        frozen(clone, "pr", None, GITHUB_BASE_REF="missing")
+
+
+def test_shallow_clone_missing_the_base_names_the_fix(feature: GitRepo, tmp_path: Path) -> None:
+    path = tmp_path / "shallow"
+    GitRepo(tmp_path).git(
+        "clone",
+        "--quiet",
+        "--depth",
+        "1",
+        "--branch",
+        "feature",
+        f"file://{feature.path}",
+        str(path),
+    )
+    shallow = GitRepo(path)
+    with pytest.raises(BaseRefError, match=r"fetch-depth: 0") as info:
+        frozen(shallow, "pr", None, GITHUB_BASE_REF="main")
+    assert "git fetch --unshallow" in str(info.value)
+    old = feature.git("rev-parse", "main~1")
+    with pytest.raises(BaseRefError, match=r"shallow clone.*fetch-depth: 0"):
+        frozen(shallow, "pr", old)
