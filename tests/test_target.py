@@ -43,6 +43,8 @@ def test_pr_reviews_the_range_from_the_merge_base(feature: GitRepo) -> None:
 
 
 def test_local_diff_covers_staged_unstaged_and_untracked_but_not_ignored(repo: GitRepo) -> None:
+    repo.write("README.md", "stashed work\n")
+    repo.git("stash", "push", "--quiet", "-m", "keep me")  # the stash must survive untouched
     repo.write(".gitignore", "*.log\n")
     repo.git("add", ".gitignore")
     repo.write("app.py", "x = 10\ny = 2\n")  # unstaged
@@ -192,23 +194,23 @@ def clone(feature: GitRepo, tmp_path: Path) -> GitRepo:
 
 
 def test_base_resolution_order(clone: GitRepo) -> None:
-    repo = git.open_repo(clone.path)
     # no upstream on `topic` → origin/HEAD (main)
-    assert freeze(repo, "pr", None, {}).base == "origin/HEAD"
+    assert frozen(clone, "pr").base == "origin/HEAD"
     clone.git("branch", "--set-upstream-to=origin/feature")
-    upstream = freeze(repo, "pr", None, {})
+    upstream = frozen(clone, "pr")
     assert upstream.base == "origin/feature"
     assert upstream.files == ["topic.py"]
-    ci = freeze(repo, "pr", None, {"GITHUB_BASE_REF": "release"})
-    assert ci.base == "origin/release"
-    gitlab = freeze(repo, "pr", None, {"CI_MERGE_REQUEST_TARGET_BRANCH_NAME": "release"})
+    assert frozen(clone, "pr", GITHUB_BASE_REF="release").base == "origin/release"
+    gitlab = frozen(clone, "pr", CI_MERGE_REQUEST_TARGET_BRANCH_NAME="release")
     assert gitlab.base == "origin/release"
-    explicit = freeze(repo, "pr", "origin/feature", {"GITHUB_BASE_REF": "release"})
+    buildkite = frozen(clone, "pr", BUILDKITE_PULL_REQUEST_BASE_BRANCH="release")
+    assert buildkite.base == "origin/release"
+    explicit = frozen(clone, "pr", "origin/feature", GITHUB_BASE_REF="release")
     assert explicit.base == "origin/feature"
     clone.git("remote", "set-head", "origin", "--delete")
     clone.git("branch", "--unset-upstream")
     with pytest.raises(BaseRefError, match="could not determine the review base"):
-        freeze(repo, "pr", None, {})
+        frozen(clone, "pr")
 
 
 def test_ci_base_branch_missing_is_an_error_not_a_fallback(clone: GitRepo) -> None:
