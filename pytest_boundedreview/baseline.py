@@ -1,0 +1,191 @@
+"""Classify the session's failures: target-related, pre-existing, flaky or unknown.
+
+Failing node ids are re-run at head (a pass there means flaky), then the rest at the base
+revision in a temporary checkout, with the base sources first on ``sys.path`` so an editable
+install of the project cannot shadow the base code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import basecache, git, worktree
+from .errors import GitError
+from .models import TestFailure
+from .outcomes import NodeOutcome
+from .rerun import RerunResult, child_env, rerun
+
+
+@dataclass
+class Classification:
+    target_related: list[TestFailure] = field(default_factory=list)
+    pre_existing: list[TestFailure] = field(default_factory=list)
+    flaky: list[TestFailure] = field(default_factory=list)
+    unknown: list[TestFailure] = field(default_factory=list)
+    limitations: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """Where and how the session ran, as the re-runs need it."""
+
+    repo: git.Repo
+    rootdir: Path
+    base_commit: str | None
+    args: Sequence[str]
+    reruns: int
+    max_base_reruns: int
+    timeout: float
+    state: Path
+
+
+def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str, str]:
+    """What happened to ``nodeid`` in a base re-run whose rootdir is ``rootdir``."""
+    path = nodeid.split("::", 1)[0]
+    if not (rootdir / path).exists():
+        return {"kind": "missing"}
+    if nodeid in result.failed:
+        return {"kind": "failed", "signature": result.failed[nodeid]}
+    if "::" not in nodeid:  # a file that failed to collect at head collects at base
+        return {"kind": "passed"}
+    if path in result.failed:
+        return {"kind": "collect-error", "signature": result.failed[path]}
+    if nodeid in result.passed:
+        return {"kind": "passed"}
+    return {"kind": "skipped" if nodeid in result.found else "missing"}
+
+
+def _judge(node: NodeOutcome, verdict: Mapping[str, str], into: Classification) -> None:
+    signature = node.signature
+    kind = verdict["kind"]
+    if kind == "failed" and verdict["signature"] == signature:
+        into.pre_existing.append(
+            TestFailure(nodeid=node.nodeid, signature=signature, reason="fails the same at base")
+        )
+    elif kind == "failed":
+        into.target_related.append(
+            TestFailure(
+                nodeid=node.nodeid,
+                signature=signature,
+                base_signature=verdict["signature"],
+                reason=f"failure changed: was {verdict['signature']}",
+            )
+        )
+    elif kind == "collect-error":
+        into.unknown.append(
+            TestFailure(
+                nodeid=node.nodeid,
+                signature=signature,
+                base_signature=verdict["signature"],
+                reason="its file does not collect at base",
+            )
+        )
+    else:
+        reason = {
+            "passed": "passes at base" if "::" in node.nodeid else "imports at base",
+            "skipped": "skipped at base",
+            "missing": "new test: not at base",
+        }[kind]
+        into.target_related.append(
+            TestFailure(nodeid=node.nodeid, signature=signature, reason=reason)
+        )
+
+
+def _unknown(nodes: Sequence[NodeOutcome], reason: str, into: Classification) -> None:
+    into.unknown += [
+        TestFailure(nodeid=n.nodeid, signature=n.signature, reason=reason) for n in nodes
+    ]
+
+
+def classify(
+    failed: Sequence[NodeOutcome], run: BaselineRun, progress: Callable[[str], None]
+) -> Classification:
+    """Classify every failing node of the session."""
+    result = Classification()
+    if not failed:
+        return result
+    if len(failed) > run.max_base_reruns:
+        reason = (
+            f"{len(failed)} failing tests exceed max_base_reruns = {run.max_base_reruns}: "
+            "a systemic break, not re-run at base"
+        )
+        _unknown(failed, reason, result)
+        result.limitations.append(reason)
+        return result
+    remaining = list(failed)
+    env = child_env()
+    for attempt in range(run.reruns):
+        progress(f"re-running {len(remaining)} failing test(s) at head (flaky check {attempt + 1})")
+        again = rerun(
+            [n.nodeid for n in remaining],
+            rootdir=run.rootdir,
+            args=run.args,
+            env=env,
+            timeout=run.timeout,
+        )
+        if again.status != "ok":
+            result.limitations.append(f"flaky check at head did not complete: {again.detail}")
+            break
+        for node in [n for n in remaining if n.nodeid in again.passed]:
+            result.flaky.append(
+                TestFailure(
+                    nodeid=node.nodeid,
+                    signature=node.signature,
+                    reason="passes on a re-run at head",
+                )
+            )
+            remaining.remove(node)
+    if remaining:
+        _at_base(remaining, run, progress, result)
+    return result
+
+
+def _at_base(
+    nodes: list[NodeOutcome],
+    run: BaselineRun,
+    progress: Callable[[str], None],
+    into: Classification,
+) -> None:
+    if run.base_commit is None:  # nothing existed before the change
+        for node in nodes:
+            _judge(node, {"kind": "missing"}, into)
+        return
+    cache_file = basecache.cache_path(run.state, run.base_commit, run.args)
+    known = basecache.load(cache_file)
+    todo = [n for n in nodes if n.nodeid not in known]
+    if todo:
+        progress(f"re-running {len(todo)} failing test(s) at base {run.base_commit[:12]}")
+        try:
+            with worktree.checkout(run.repo, run.base_commit) as checkout:
+                rootdir = checkout / run.rootdir.relative_to(run.repo.root)
+                sources = [p for p in (checkout / "src", checkout) if p.is_dir()]
+                env = child_env(sources, (run.repo.root, checkout))
+                ran = (
+                    rerun(
+                        [n.nodeid for n in todo],
+                        rootdir=rootdir,
+                        args=run.args,
+                        env=env,
+                        timeout=run.timeout,
+                    )
+                    if rootdir.is_dir()
+                    else RerunResult(status="ok")
+                )
+                if ran.status != "ok":
+                    broke = "timed out" if ran.status == "timeout" else "broke"
+                    reason = f"base run {broke}: {ran.detail}"
+                    _unknown(todo, reason, into)
+                    into.limitations.append(reason)
+                    todo = []
+                for node in todo:
+                    known[node.nodeid] = verdict_at_base(node.nodeid, ran, rootdir)
+        except GitError as exc:
+            reason = f"base {run.base_commit[:12]} unreachable: {exc}"
+            _unknown(todo, reason, into)
+            into.limitations.append(reason)
+        basecache.store(cache_file, known)
+    for node in nodes:
+        if node.nodeid in known:
+            _judge(node, known[node.nodeid], into)

@@ -1,0 +1,103 @@
+"""Per-test outcomes with failure signatures, gathered from pytest's reports.
+
+:class:`SignatureStamp` runs where tests run (the controller or an xdist worker) and stamps each
+failing report with its signature; the stamp travels with the report to the controller.
+:class:`OutcomeCollector` runs on the controller only and keeps, per node id, every failing
+phase and subtest. Neither writes anything.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Generator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pytest
+
+from . import signature
+
+STAMP = "bounded_review_signature"
+
+
+@dataclass
+class NodeOutcome:
+    """Everything that failed in one test (or one collected file), by phase and subtest."""
+
+    nodeid: str
+    failures: set[str] = field(default_factory=set)
+    passed_call: bool = False
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures)
+
+    @property
+    def signature(self) -> str:
+        return " | ".join(sorted(self.failures))
+
+
+class SignatureStamp:
+    """Stamps failing test reports with their signature, where the exception is still alive."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_makereport(
+        self, item: pytest.Item, call: pytest.CallInfo[None]
+    ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
+        report = yield
+        if report.failed:
+            if call.excinfo is not None:
+                stamp = signature.from_excinfo(call.excinfo, self.root)
+            else:  # e.g. a strict xfail that passed
+                stamp = "Failed: " + signature.normalise_message(str(report.longrepr), self.root)
+            setattr(report, STAMP, stamp)
+        return report
+
+
+def _label(report: pytest.TestReport | pytest.CollectReport) -> str:
+    """Which part of a test failed: the phase (unless the call) and the subtest, if any."""
+    parts = []
+    when = getattr(report, "when", "collect")
+    if when != "call":
+        parts.append(when)
+    context = getattr(report, "context", None)  # subtest reports carry their context
+    if context is not None:
+        kwargs = ", ".join(f"{k}={v!r}" for k, v in sorted(context.kwargs.items()))
+        parts.append(f"[{context.msg or ''}{' ' if context.msg and kwargs else ''}{kwargs}]")
+    return (" ".join(parts) + ": ") if parts else ""
+
+
+class OutcomeCollector:
+    """Keeps every test's outcome; registered on the controller only."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.nodes: dict[str, NodeOutcome] = {}
+
+    def _node(self, nodeid: str) -> NodeOutcome:
+        return self.nodes.setdefault(nodeid, NodeOutcome(nodeid))
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        node = self._node(report.nodeid)
+        if report.failed:
+            stamp = getattr(report, STAMP, None) or signature.normalise_message(
+                str(report.longrepr), self.root
+            )
+            node.failures.add(_label(report) + stamp)
+        elif report.when == "call" and report.passed and getattr(report, "context", None) is None:
+            node.passed_call = True
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            stamp = signature.from_text(str(report.longrepr), report.nodeid, self.root)
+            self._node(report.nodeid).failures.add(_label(report) + stamp)
+
+    @property
+    def failed(self) -> list[NodeOutcome]:
+        return [node for node in self.nodes.values() if node.failed]
+
+    @property
+    def passed_count(self) -> int:
+        return sum(1 for node in self.nodes.values() if node.passed_call and not node.failed)

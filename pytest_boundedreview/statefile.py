@@ -1,0 +1,52 @@
+"""The state folder and crash-safe file writes inside it."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+from pathlib import Path
+
+from .errors import FatalError
+
+GITIGNORE = "*\n"
+
+
+def state_folder(root: Path, configured: str) -> Path:
+    """``configured`` (relative to the repository root) created with a ``.gitignore`` of ``*``,
+    so nothing in it ever shows up in ``git status``."""
+    folder = root / configured
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        ignore = folder / ".gitignore"
+        if not ignore.exists():
+            write_atomic(ignore, GITIGNORE.encode())
+    except OSError as exc:
+        raise FatalError(f"cannot create the state folder {folder}: {exc.strerror}") from exc
+    return folder
+
+
+def _fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never half."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_dir(path.parent)

@@ -1,0 +1,127 @@
+"""The one way the tool starts other programs (checks, test re-runs, reviewer lanes).
+
+Every child gets an argv list (no shell), its own process group, a timeout after which the
+whole group gets SIGTERM and, after a grace period, SIGKILL, and bounded output capture.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+DEFAULT_CAP = 1024 * 1024
+GRACE_SECONDS = 3.0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """How a child ended. ``returncode`` is ``None`` when it never started or timed out."""
+
+    returncode: int | None
+    stdout: bytes = b""
+    stderr: bytes = b""
+    timed_out: bool = False
+    truncated: bool = False
+    start_error: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.returncode == 0
+
+
+class _Capped:
+    """Drain a pipe in a thread, keeping at most ``cap`` bytes."""
+
+    def __init__(self, stream: IO[bytes], cap: int) -> None:
+        self.data = bytearray()
+        self.truncated = False
+        self._cap = cap
+        self._thread = threading.Thread(target=self._drain, args=(stream,), daemon=True)
+        self._thread.start()
+
+    def _drain(self, stream: IO[bytes]) -> None:
+        with stream:
+            for chunk in iter(lambda: stream.read(65536), b""):
+                room = self._cap - len(self.data)
+                if room > 0:
+                    self.data += chunk[:room]
+                if len(chunk) > room:
+                    self.truncated = True
+
+    def result(self) -> bytes:
+        self._thread.join(timeout=GRACE_SECONDS)
+        return bytes(self.data)
+
+
+def _kill_group(pid: int, sig: int) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, sig)
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    stdin: bytes | None = None,
+    cap: int = DEFAULT_CAP,
+) -> Outcome:
+    """Run ``argv`` to completion or until ``timeout`` seconds; never raises for the child's
+    own failures (a missing program is reported in ``start_error``)."""
+    try:
+        proc = subprocess.Popen(
+            list(argv),
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+    except OSError as exc:
+        return Outcome(returncode=None, start_error=f"{argv[0]}: {exc.strerror or exc}")
+    assert proc.stdout is not None
+    assert proc.stderr is not None
+    out, err = _Capped(proc.stdout, cap), _Capped(proc.stderr, cap)
+    if stdin is not None and proc.stdin is not None:
+        threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+    timed_out = False
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        timed_out = True
+        _kill_group(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid, signal.SIGKILL)
+            proc.wait()
+    except BaseException:
+        _kill_group(proc.pid, signal.SIGKILL)
+        proc.wait()
+        raise
+    # Whatever the child left running in its group goes too.
+    _kill_group(proc.pid, signal.SIGKILL)
+    return Outcome(
+        returncode=None if timed_out else proc.returncode,
+        stdout=out.result(),
+        stderr=err.result(),
+        timed_out=timed_out,
+        truncated=out.truncated or err.truncated,
+    )
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    try:
+        with pipe:
+            pipe.write(data)
+    except (BrokenPipeError, OSError):
+        pass  # the child closed its stdin early; its exit status tells the rest
