@@ -67,6 +67,19 @@ class LaneConfig(Model):
         return self
 
 
+ScanLevel = Literal["blocking", "advisory", "off"]
+
+
+class ScanConfig(Model):
+    """``[tool.bounded-review.scans]``: the severity of each built-in scan, or ``off``."""
+
+    conflict_markers: ScanLevel = "blocking"
+    secrets: ScanLevel = "blocking"
+    debugger: ScanLevel = "advisory"
+    skip_added: ScanLevel = "advisory"
+    deleted_tests: ScanLevel = "advisory"
+
+
 class Settings(Model):
     """Every setting; each option of the pytest face is also a key here (CLI wins)."""
 
@@ -84,6 +97,7 @@ class Settings(Model):
     shard: bool = False
     reruns: int = Field(default=1, ge=0, le=10)
     max_base_reruns: int = Field(default=50, ge=0, le=10_000)
+    base_timeout: Seconds = 900
     require_reproduction: bool = False
     instructions: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
     max_lanes: int | None = Field(default=None, ge=0)
@@ -92,6 +106,7 @@ class Settings(Model):
     max_retries: int = Field(default=MAX_RETRIES, ge=0)
     checks: list[CheckConfig] = Field(default_factory=list)
     lanes: list[LaneConfig] = Field(default_factory=list)
+    scans: ScanConfig = Field(default_factory=ScanConfig)
 
     @field_validator("max_lanes", "max_concurrent", "max_repair_loops", "max_retries")
     @classmethod
@@ -128,7 +143,11 @@ class Settings(Model):
         )
 
 
-_SECTION_MODELS: dict[str, type[Model]] = {"checks": CheckConfig, "lanes": LaneConfig}
+_SECTION_MODELS: dict[str, type[Model]] = {
+    "checks": CheckConfig,
+    "lanes": LaneConfig,
+    "scans": ScanConfig,
+}
 
 
 def _read_toml(path: Path) -> dict[str, Any]:

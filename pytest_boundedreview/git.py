@@ -119,6 +119,11 @@ class Repo:
     def empty_tree(self) -> str:
         return text(["hash-object", "-t", "tree", "--stdin"], self.root)
 
+    def show(self, rev: str, path: str) -> str | None:
+        """The text of ``path`` at ``rev`` (a commit or tree id), or ``None`` if absent."""
+        proc = run(["cat-file", "blob", f"{rev}:{path}"], self.root, check=False)
+        return decode(proc.stdout) if proc.returncode == 0 else None
+
     def index_path(self) -> Path:
         return Path(self.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
 

@@ -41,6 +41,7 @@ class FileChange:
     binary: bool = False
     added: frozenset[int] = field(default_factory=frozenset)
     removed: frozenset[int] = field(default_factory=frozenset)
+    added_text: Mapping[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def mode_only(self) -> bool:
@@ -122,9 +123,12 @@ def parse_scope(raw: str, patch: str) -> Scope:
         )
     files: dict[str, FileChange] = {}
     for (letter, old_mode, new_mode, path, old_path), pf in zip(entries, patched, strict=True):
-        added = frozenset(
-            ln.target_line_no for hunk in pf for ln in hunk if ln.is_added and ln.target_line_no
-        )
+        added_text = {
+            ln.target_line_no: ln.value.rstrip("\r\n")
+            for hunk in pf
+            for ln in hunk
+            if ln.is_added and ln.target_line_no
+        }
         removed = frozenset(
             ln.source_line_no for hunk in pf for ln in hunk if ln.is_removed and ln.source_line_no
         )
@@ -135,7 +139,8 @@ def parse_scope(raw: str, patch: str) -> Scope:
             old_mode=None if old_mode == "000000" else old_mode,
             new_mode=None if new_mode == "000000" else new_mode,
             binary=pf.is_binary_file,
-            added=added,
+            added=frozenset(added_text),
+            added_text=added_text,
             removed=removed,
         )
     return Scope(files=files)

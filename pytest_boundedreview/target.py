@@ -56,6 +56,7 @@ class Target:
     tree: str
     diff: str
     scope: Scope
+    committed: bool = False  # the reviewed tree is HEAD's and the working tree is clean
 
     @property
     def revision(self) -> str:
@@ -147,11 +148,11 @@ def freeze(
     head = repo.head()
     head_tree = repo.tree_of(head) if head else repo.empty_tree()
     kind: TargetKind
+    live_tree = tree = _tree_via_temp_index(repo, add_all=True)
     if requested == "staged":
         kind, tree = "staged", _tree_via_temp_index(repo, add_all=False)
         base_name, base_commit = "HEAD", head
     else:
-        tree = _tree_via_temp_index(repo, add_all=True)
         if requested == "local-diff" or (requested == "auto" and tree != head_tree):
             kind = "local-diff"
             if base:
@@ -177,4 +178,5 @@ def freeze(
         tree=tree,
         diff=patch,
         scope=parse_scope(raw, patch),
+        committed=head is not None and tree == head_tree == live_tree,
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, model_validator
 
@@ -10,8 +10,8 @@ from .base import Model
 from .finding import Finding, ReportFinding
 from .report import TestFailure
 
-PACKET_SCHEMA = "bounded-review/packet/v1"
-LANE_RESULT_SCHEMA = "bounded-review/lane-result/v1"
+PACKET_SCHEMA: Final = "bounded-review/packet/v1"
+LANE_RESULT_SCHEMA: Final = "bounded-review/lane-result/v1"
 Short = Annotated[str, Field(min_length=1, max_length=2000)]
 
 

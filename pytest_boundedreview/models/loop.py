@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field
 
 from .base import Model
 from .report import Gate
 
-LOOP_STATE_SCHEMA = "bounded-review/loop-state/v1"
+LOOP_STATE_SCHEMA: Final = "bounded-review/loop-state/v1"
 LOOP_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 LoopId = Annotated[str, Field(pattern=LOOP_ID_PATTERN)]
 LaneStatus = Literal["pass", "revise", "scout", "unverified", "retained", "reused", "skipped"]

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Final, Literal
 
 from pydantic import Field
 
 from .base import Model
 from .finding import RejectedFinding, ReportFinding
 
-REPORT_SCHEMA = "bounded-review/report/v1"
+REPORT_SCHEMA: Final = "bounded-review/report/v1"
 GateAnswer = Literal["yes", "no", "indeterminate"]
 Observed = Literal["not-checked", "yes", "no"]
 

@@ -1,0 +1,122 @@
+"""Configured check commands, run at head and — when they fail or report — at the base."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import git, subproc, worktree
+from .checkparse import CheckOutputError, RawFinding, fingerprinted, parse_gnu, parse_sarif
+from .config import CheckConfig
+from .errors import GitError
+from .models.report import CheckFinding, CheckResult
+from .rerun import child_env
+
+OUTPUT_CAP = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Ran:
+    """One run of one check in one tree: its findings, or why it could not run."""
+
+    findings: list[CheckFinding] | None
+    failed: bool
+    problem: str = ""
+
+
+def _env() -> dict[str, str]:
+    env = child_env()
+    # Tools installed next to this interpreter (a virtualenv's bin/) come first.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    return env
+
+
+def run_once(check: CheckConfig, root: Path) -> Ran:
+    """Run ``check`` with ``root`` as working directory and read its findings."""
+    out = subproc.run(check.command, cwd=root, env=_env(), timeout=check.timeout, cap=OUTPUT_CAP)
+    if out.start_error:
+        return Ran(None, True, f"could not start: {out.start_error}")
+    if out.timed_out:
+        return Ran(None, True, f"timed out after {check.timeout:g}s")
+    if out.truncated:
+        return Ran(None, True, f"output over {OUTPUT_CAP} bytes")
+    failed = out.returncode != 0
+    raw: list[RawFinding] = []
+    try:
+        if check.format == "sarif":
+            raw = parse_sarif(out.stdout, root) if out.stdout.strip() else []
+        elif check.format == "gnu":
+            raw = parse_gnu(out.stdout.decode("utf-8", "replace"), root)
+    except CheckOutputError as exc:
+        return Ran(None, True, str(exc))
+    if failed and not raw:  # a failure without findings is one finding: the check failed
+        tail = (out.stderr or out.stdout).decode("utf-8", "replace").strip().splitlines()
+        message = f"exit {out.returncode}" + (f": {tail[-1][:200]}" if tail else "")
+        raw = [RawFinding(rule=f"{check.name}:exit", path=None, line=None, message=message)]
+    return Ran(fingerprinted(raw, root), failed or bool(raw))
+
+
+def _compare(check: CheckConfig, head: Ran, base: Ran | None) -> CheckResult:
+    assert head.findings is not None
+    if not head.failed:
+        return CheckResult(name=check.name, required=check.required, status="pass")
+    if base is None or base.findings is None:
+        why = base.problem if base is not None else "no base to compare with"
+        return CheckResult(
+            name=check.name,
+            required=check.required,
+            status="fail",
+            target_related=head.findings,
+            detail=f"every finding counted as new: the base run failed ({why})",
+        )
+    known = {finding.fingerprint for finding in base.findings}
+    new = [f for f in head.findings if f.fingerprint not in known]
+    old = [f for f in head.findings if f.fingerprint in known]
+    return CheckResult(
+        name=check.name,
+        required=check.required,
+        status="fail",
+        target_related=new,
+        pre_existing=old,
+        detail=f"{len(new)} new, {len(old)} also at base",
+    )
+
+
+def run_all(
+    checks: Sequence[CheckConfig],
+    repo: git.Repo,
+    base_commit: str | None,
+    progress: Callable[[str], None],
+) -> list[CheckResult]:
+    """Every configured check, classified against the base."""
+    results: dict[str, CheckResult] = {}
+    heads: dict[str, Ran] = {}
+    for check in checks:
+        progress(f"check {check.name}: running at head")
+        ran = run_once(check, repo.root)
+        if ran.findings is None:
+            results[check.name] = CheckResult(
+                name=check.name, required=check.required, status="not-run", detail=ran.problem
+            )
+        else:
+            heads[check.name] = ran
+    needing_base = [c for c in checks if c.name in heads and heads[c.name].failed]
+    bases: dict[str, Ran] = {}
+    if needing_base and base_commit is not None:
+        try:
+            with worktree.checkout(repo, base_commit) as checkout:
+                for check in needing_base:
+                    progress(f"check {check.name}: running at base {base_commit[:12]}")
+                    bases[check.name] = run_once(check, checkout)
+        except GitError as exc:
+            for check in needing_base:
+                bases[check.name] = Ran(None, True, f"base unreachable: {exc}")
+    elif needing_base:  # no base commit: nothing existed, every finding is new
+        bases = {c.name: Ran([], False) for c in needing_base}
+    for check in checks:
+        if check.name in heads:
+            results[check.name] = _compare(check, heads[check.name], bases.get(check.name))
+    return [results[check.name] for check in checks]

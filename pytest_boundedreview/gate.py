@@ -1,0 +1,42 @@
+"""The pass gate: ``yes`` only when everything required ran and nothing verified blocks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .baseline import Classification
+from .models.finding import ReportFinding
+from .models.report import CheckResult, Gate
+
+
+def decide(
+    tests: Classification,
+    checks: Sequence[CheckResult],
+    blocking: Sequence[ReportFinding],
+) -> Gate:
+    """``no`` when something verified blocks; else ``indeterminate`` when something required
+    could not be established; else ``yes``. Every reason is listed."""
+    blockers: list[str] = []
+    undetermined: list[str] = []
+    for failure in tests.target_related:
+        blockers.append(f"target-related test failure: {failure.nodeid} ({failure.reason})")
+    for failure in tests.unknown:
+        undetermined.append(
+            f"unclassified test failure (fail closed): {failure.nodeid} ({failure.reason})"
+        )
+    for check in checks:
+        if not check.required:
+            continue
+        if check.status == "not-run":
+            undetermined.append(f"required check {check.name!r} did not run: {check.detail}")
+        elif check.target_related:
+            blockers.append(
+                f"required check {check.name!r}: {len(check.target_related)} new finding(s)"
+            )
+    for finding in blocking:
+        blockers.append(f"blocking finding: {finding.path}:{finding.line} {finding.failure_mode}")
+    if blockers:
+        return Gate(review_clean="no", reasons=blockers + undetermined)
+    if undetermined:
+        return Gate(review_clean="indeterminate", reasons=undetermined)
+    return Gate(review_clean="yes", reasons=[])

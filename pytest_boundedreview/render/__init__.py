@@ -1,0 +1,1 @@
+"""Renderers of the report; the only place untrusted text is escaped."""

@@ -1,0 +1,142 @@
+"""Assemble the §9 report from what the session established, and write it."""
+
+from __future__ import annotations
+
+import datetime
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import __version__
+from .baseline import Classification
+from .config import Settings
+from .models.finding import ReportFinding
+from .models.report import (
+    REPORT_SCHEMA,
+    Budget,
+    CheckResult,
+    Findings,
+    Gate,
+    LoopInfo,
+    Report,
+    RiskInfo,
+    RiskReason,
+    Statuses,
+    TargetInfo,
+    Tests,
+)
+from .risk import effective_budget
+from .statefile import write_atomic
+from .target import Target
+
+NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Everything one session established, before it is written down."""
+
+    target: Target
+    settings: Settings
+    passed: int
+    failed: int
+    tests: Classification
+    checks: Sequence[CheckResult]
+    findings: Sequence[ReportFinding]
+    gate: Gate
+    committed: bool
+    limitations: Sequence[str]
+
+
+def _local_verification(ev: Evidence) -> str:
+    if ev.passed == 0 and ev.failed == 0 and not ev.checks:
+        return "not-run"
+    required_failures = any(c.required and c.target_related for c in ev.checks)
+    if ev.tests.target_related or ev.tests.unknown or required_failures:
+        return "failed"
+    incomplete = any(c.status == "not-run" for c in ev.checks)
+    if (
+        ev.tests.pre_existing
+        or ev.tests.flaky
+        or incomplete
+        or any(c.pre_existing for c in ev.checks)
+    ):
+        return "partial"
+    return "passed"
+
+
+def _next_action(ev: Evidence) -> str:
+    if ev.target.empty:
+        return "nothing to review: the target has no changes"
+    if ev.gate.review_clean == "yes":
+        return "none: no verified blocker for this revision"
+    if ev.tests.target_related:
+        names = ", ".join(f.nodeid for f in ev.tests.target_related[:3])
+        return f"fix the target-related failures ({names}) and run again"
+    if any(c.required and c.target_related for c in ev.checks) or ev.findings:
+        return "fix the blocking findings listed in the report and run again"
+    return "resolve what kept the gate from deciding (see gate.reasons) and run again"
+
+
+def build(ev: Evidence) -> Report:
+    tier = "standard" if ev.settings.risk == "auto" else ev.settings.risk
+    reasons = (
+        []
+        if ev.settings.risk != "auto"
+        else [
+            RiskReason(
+                path=None, rule="default tier: automatic risk assessment runs with reviewer lanes"
+            )
+        ]
+    )
+    budget = effective_budget(tier, ev.settings.mode, ev.settings.lowered_ceilings)
+    blocking = [f for f in ev.findings if f.severity == "blocking"]
+    advisory = [f for f in ev.findings if f.severity == "advisory"]
+    return Report(
+        schema=REPORT_SCHEMA,
+        tool_version=__version__,
+        generated_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        target=TargetInfo(
+            kind=ev.target.kind,
+            base=ev.target.base,
+            head=ev.target.head,
+            revision=ev.target.revision,
+            files=ev.target.files,
+            empty=ev.target.empty,
+        ),
+        authorization=ev.settings.mode,
+        risk=RiskInfo(tier=tier, reasons=reasons),
+        budget=Budget(**budget._asdict()),
+        loop=LoopInfo(
+            loop_id=None,
+            round=0,
+            repair_loops_used=0,
+            status="not-started",
+            stop_reason="no reviewer lanes ran",
+        ),
+        checks=list(ev.checks),
+        tests=Tests(
+            passed=ev.passed,
+            failed=ev.failed,
+            target_related=ev.tests.target_related,
+            pre_existing=ev.tests.pre_existing,
+            flaky=ev.tests.flaky,
+            unknown=ev.tests.unknown,
+        ),
+        lanes=[],
+        findings=Findings(blocking=blocking, advisory=advisory),
+        blockers_fixed=[],
+        gate=ev.gate,
+        statuses=Statuses(
+            local_verification=_local_verification(ev),  # type: ignore[arg-type]
+            review_clean=ev.gate.review_clean,
+            committed="yes" if ev.committed else "no",
+        ),
+        limitations=[*ev.limitations, NO_LANES],
+        next_action=_next_action(ev),
+    )
+
+
+def write(report: Report, path: Path) -> None:
+    """Write the report atomically (a reader never sees half a report)."""
+    write_atomic(path, (report.model_dump_json(indent=2) + "\n").encode())

@@ -1,0 +1,187 @@
+"""Built-in scans of the added lines of a change; each finding is verified by construction.
+
+Conflict markers and secrets block by default; debugger calls, skip/xfail newly added to a test
+that exists at the base, and deleted test functions are advisory (``[tool.bounded-review.scans]``
+sets each to ``blocking``, ``advisory`` or ``off``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from . import git
+from .fingerprint import finding_fingerprint
+from .models.finding import ReportFinding
+from .scope import FileChange
+from .target import Target
+
+
+@dataclass(frozen=True)
+class LineRule:
+    name: str
+    category: str
+    pattern: re.Pattern[str]
+    failure_mode: str
+    remediation: str
+    show_text: bool = True
+
+
+LINE_RULES = (
+    LineRule(
+        "conflict_markers",
+        "correctness",
+        re.compile(r"^(?:<{7}|>{7})(?: |$)|^={7}$|^\|{7}(?: |$)"),
+        "merge-conflict marker left in the file",
+        "resolve the conflict and remove the marker lines",
+    ),
+    LineRule(
+        "secrets",
+        "security",
+        re.compile(
+            r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+            r"|\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b"
+            r"|\bxox[baprse]-[A-Za-z0-9-]{10,}\b"
+        ),
+        "a private key or access token is added to the repository",
+        "remove it, rotate the credential, and load it from the environment or a secret store",
+        show_text=False,
+    ),
+    LineRule(
+        "debugger",
+        "correctness",
+        re.compile(r"\bbreakpoint\(\s*\)|\b(?:i?pdb|pudb)\.set_trace\(|^\s*import i?pdb\b"),
+        "a debugger call is left in the code",
+        "remove the debugger call",
+    ),
+)
+_SKIP = re.compile(
+    r"@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail)\(|@unittest\.skip|"
+    r"^\s*pytestmark\s*=.*\b(?:skip|skipif|xfail)\b"
+)
+
+
+def _finding(
+    path: str,
+    line: int,
+    text: str,
+    severity: str,
+    category: str,
+    failure_mode: str,
+    remediation: str,
+    rule: str,
+    quote: bool = True,
+) -> ReportFinding:
+    return ReportFinding(
+        path=path,
+        line=line,
+        severity=severity,  # type: ignore[arg-type]
+        category=category,
+        failure_mode=failure_mode,
+        evidence=f"added line {line} of {path} matches the built-in `{rule}` scan",
+        quote=text.strip() if quote and text.strip() else None,
+        remediation=remediation,
+        fingerprint=finding_fingerprint(path, category, f"{rule}:{text}"),
+        verification="deterministic",
+        note=f"scan: {rule}",
+    )
+
+
+def _functions(source: str) -> dict[str, tuple[int, int]]:
+    """Test functions by qualified name → (first line incl. decorators, last line)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, tuple[int, int]] = {}
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
+                child.name.startswith("test")
+            ):
+                first = min([d.lineno for d in child.decorator_list] + [child.lineno])
+                found[prefix + child.name] = (first, child.end_lineno or child.lineno)
+
+    visit(tree, "")
+    return found
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
+
+
+def _test_scans(
+    change: FileChange, target: Target, repo: git.Repo, levels: dict[str, str]
+) -> Iterator[ReportFinding]:
+    base = target.base_commit
+    old_path = change.old_path or change.path
+    before = _functions(repo.show(base, old_path) or "") if base else {}
+    after = (
+        _functions(repo.show(target.tree, change.path) or "") if change.status != "deleted" else {}
+    )
+    if levels["skip_added"] != "off":
+        for line, text in sorted(change.added_text.items()):
+            if not _SKIP.search(text):
+                continue
+            owners = [name for name, (a, b) in after.items() if a <= line <= b]
+            if (owners and owners[0] in before) or (not owners and before):
+                yield _finding(
+                    change.path,
+                    line,
+                    text,
+                    levels["skip_added"],
+                    "regression",
+                    f"skip/xfail added to existing test {owners[0] if owners else '(module)'}",
+                    "fix the test instead of skipping it, or explain why in the change",
+                    "skip_added",
+                )
+    if levels["deleted_tests"] != "off":
+        for name in sorted(set(before) - set(after)):
+            line = before[name][0]
+            yield ReportFinding(
+                path=change.path,
+                line=line,
+                severity=levels["deleted_tests"],  # type: ignore[arg-type]
+                category="regression",
+                failure_mode=f"test {name} was deleted",
+                evidence=f"{old_path} defines {name} at the base (line {line}); "
+                "the change removes it",
+                remediation="keep the test, or say in the change why it no longer applies",
+                fingerprint=finding_fingerprint(old_path, "regression", f"deleted:{name}"),
+                verification="deterministic",
+                note="scan: deleted_tests (line at base)",
+            )
+
+
+def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportFinding]:
+    """Every scan finding of ``target``; ``levels`` maps scan name → severity or ``off``."""
+    findings: list[ReportFinding] = []
+    for change in target.scope:
+        for rule in LINE_RULES:
+            level = levels[rule.name]
+            if level == "off":
+                continue
+            for line, text in sorted(change.added_text.items()):
+                if rule.pattern.search(text):
+                    findings.append(
+                        _finding(
+                            change.path,
+                            line,
+                            text,
+                            level,
+                            rule.category,
+                            rule.failure_mode,
+                            rule.remediation,
+                            rule.name,
+                            quote=rule.show_text,
+                        )
+                    )
+        if _is_test_file(change.path) or (change.old_path and _is_test_file(change.old_path)):
+            findings.extend(_test_scans(change, target, repo, levels))
+    return findings
