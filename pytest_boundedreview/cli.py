@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from . import __version__, demo, strictjson
 from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, FatalError, UsageError
-from .models import SCHEMA_IDS, SCHEMAS, json_schema
+from .models import SCHEMA_IDS, SCHEMAS, Finding, json_schema
 from .validation import describe_all
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -53,7 +53,14 @@ def _validate_one(path: Path, forced: str | None) -> list[str]:
         SCHEMAS[name].model_validate(document)
     except ValidationError as exc:
         return describe_all(exc)
-    return []
+    problems: list[str] = []
+    if name == "lane-result":  # findings are checked one by one (as triage does)
+        for index, finding in enumerate(document.get("findings", [])):
+            try:
+                Finding.model_validate(finding)
+            except ValidationError as exc:
+                problems += describe_all(exc, f"findings[{index}]")
+    return problems
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

@@ -2,7 +2,7 @@
 
 The example has one pre-existing failing test at the base and a change that breaks another
 test. The demo runs ``pytest --bounded-review`` on it, shows the output and checks that the
-tool saw what was designed into the example.
+tool saw what was designed into the example: the regression blocks, the old failure does not.
 """
 
 from __future__ import annotations
@@ -41,7 +41,9 @@ def _commit(repo: Path, files: dict[str, str], message: str) -> None:
     for name, text in files.items():
         (repo / name).write_text(text, encoding="utf-8")
     git.run(["add", "--all"], repo)
-    git.run(["commit", "--quiet", "--no-verify", "-m", message], repo, env=_IDENTITY)
+    # The throwaway repository is never signed, whatever the user's global config says.
+    signing_off = ["-c", "commit.gpgsign=false", "-c", "tag.gpgsign=false"]
+    git.run([*signing_off, "commit", "--quiet", "--no-verify", "-m", message], repo, env=_IDENTITY)
 
 
 def build(folder: Path) -> Path:
@@ -62,6 +64,12 @@ def _expectations(output: str) -> list[str]:
         missing.append("the header names the frozen `pr` target against `main`")
     if "1 file changed" not in output:
         missing.append("the scope holds exactly the one changed file")
+    if "test_calc.py::test_add - passes at base" not in output:
+        missing.append("the regression in add() is target-related: test_add passes at base")
+    if "test_calc.py::test_legacy_round - fails the same at base" not in output:
+        missing.append("the known rounding bug is pre-existing: it fails the same at base")
+    if "review_clean: no" not in output:
+        missing.append("the gate says the change is not clean")
     return missing
 
 

@@ -41,6 +41,10 @@ class BaseRefError(GitError):
     """The review base cannot be resolved (unknown ref, missing history)."""
 
 
+class DiffParseError(FatalError):
+    """git printed a diff the tool could not read: a bug in the tool, not the user's doing."""
+
+
 class ValidationFailed(FatalError):
     """A file does not match its schema (``bounded-review validate``)."""
 

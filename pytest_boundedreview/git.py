@@ -28,16 +28,20 @@ _PINNED_CONFIG = (
 )
 
 
+def without_git_variables(environ: Mapping[str, str]) -> dict[str, str]:
+    """``environ`` without the ``GIT_*`` variables that point git at a repository, index or
+    object store. ``GIT_CONFIG*`` stay: they are the user's configuration (``core.autocrlf``,
+    LFS filters), which must apply as it would to ``git add -A && git commit``."""
+    return {
+        k: v for k, v in environ.items() if not k.startswith("GIT_") or k.startswith("GIT_CONFIG")
+    }
+
+
 def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The process environment without ``GIT_*`` variables, plus our own settings."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update(
-        GIT_OPTIONAL_LOCKS="0",
-        GIT_TERMINAL_PROMPT="0",
-        GIT_CONFIG_NOSYSTEM="1",
-        LC_ALL="C",
-        LANGUAGE="C",
-    )
+    """The process environment without repository-pointing ``GIT_*`` variables, plus our own
+    settings."""
+    env = without_git_variables(os.environ)
+    env.update(GIT_OPTIONAL_LOCKS="0", GIT_TERMINAL_PROMPT="0", LC_ALL="C", LANGUAGE="C")
     if extra:
         env.update(extra)
     return env

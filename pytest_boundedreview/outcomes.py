@@ -8,6 +8,7 @@ phase and subtest. Neither writes anything.
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Generator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -56,6 +57,22 @@ class SignatureStamp:
         return report
 
 
+def _plain(value: object) -> str:
+    """A subtest argument as text. pytest stores ``repr(value)``, and once more on each
+    (de)serialisation, so an xdist worker's report holds ``repr(repr(value))``: unwrap string
+    literals until the value is not one, so both spell it the same."""
+    text = str(value)
+    while len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        try:
+            inner = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            break
+        if not isinstance(inner, str):
+            break
+        text = inner
+    return text
+
+
 def _label(report: pytest.TestReport | pytest.CollectReport) -> str:
     """Which part of a test failed: the phase (unless the call) and the subtest, if any."""
     parts = []
@@ -64,7 +81,7 @@ def _label(report: pytest.TestReport | pytest.CollectReport) -> str:
         parts.append(when)
     context = getattr(report, "context", None)  # subtest reports carry their context
     if context is not None:
-        kwargs = ", ".join(f"{k}={v!r}" for k, v in sorted(context.kwargs.items()))
+        kwargs = ", ".join(f"{k}={_plain(v)}" for k, v in sorted(context.kwargs.items()))
         parts.append(f"[{context.msg or ''}{' ' if context.msg and kwargs else ''}{kwargs}]")
     return (" ".join(parts) + ": ") if parts else ""
 

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import recorder, subproc
+from . import git, recorder, subproc
 
 # Options of the original session worth replaying (they change what is collected or how).
 _REPLAY_FLAGS = {
@@ -68,7 +68,7 @@ def child_env(
 ) -> dict[str, str]:
     """The session's environment without ``GIT_*``; ``extra_path`` goes first on PYTHONPATH
     and entries inside ``mapping[0]`` are moved to the same place inside ``mapping[1]``."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env = git.without_git_variables(os.environ)
     entries = [str(p) for p in extra_path]
     for entry in filter(None, env.get("PYTHONPATH", "").split(os.pathsep)):
         if mapping is not None:

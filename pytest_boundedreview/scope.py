@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from unidiff.errors import UnidiffParseError
-from unidiff.patch import PatchSet
+from unidiff.patch import PatchedFile, PatchSet
 
-from .errors import GitError
+from .errors import DiffParseError
 
 ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type-changed"]
 
@@ -109,38 +109,53 @@ def _parse_raw(raw: str) -> list[tuple[str, str, str, str, str | None]]:
     return entries
 
 
+def _lines(sections: list[PatchedFile]) -> tuple[dict[int, str], frozenset[int], bool]:
+    added = {
+        ln.target_line_no: ln.value.rstrip("\r\n")
+        for pf in sections
+        for hunk in pf
+        for ln in hunk
+        if ln.is_added and ln.target_line_no
+    }
+    removed = frozenset(
+        ln.source_line_no
+        for pf in sections
+        for hunk in pf
+        for ln in hunk
+        if ln.is_removed and ln.source_line_no
+    )
+    return added, removed, any(pf.is_binary_file for pf in sections)
+
+
 def parse_scope(raw: str, patch: str) -> Scope:
     """Build a :class:`Scope` from ``git diff --raw -z`` and the unified diff of one range."""
     entries = _parse_raw(raw)
     try:
         patched = list(PatchSet(patch))
     except UnidiffParseError as exc:
-        raise GitError(f"could not parse the diff: {exc}") from exc
-    if len(patched) != len(entries):
-        raise GitError(
+        raise DiffParseError(f"could not parse the diff: {exc}") from exc
+    # A type change (file <-> symlink or submodule) is one raw entry but two patch sections:
+    # the old object deleted, the new one created.
+    wanted = sum(2 if letter == "T" else 1 for letter, *_ in entries)
+    if wanted != len(patched):
+        raise DiffParseError(
             f"could not parse the diff: git listed {len(entries)} files "
-            f"but the patch holds {len(patched)}"
+            f"but the patch holds {len(patched)} sections"
         )
     files: dict[str, FileChange] = {}
-    for (letter, old_mode, new_mode, path, old_path), pf in zip(entries, patched, strict=True):
-        added_text = {
-            ln.target_line_no: ln.value.rstrip("\r\n")
-            for hunk in pf
-            for ln in hunk
-            if ln.is_added and ln.target_line_no
-        }
-        removed = frozenset(
-            ln.source_line_no for hunk in pf for ln in hunk if ln.is_removed and ln.source_line_no
-        )
+    sections = iter(patched)
+    for letter, old_mode, new_mode, path, old_path in entries:
+        taken = [next(sections) for _ in range(2 if letter == "T" else 1)]
+        added_text, removed, binary = _lines(taken)
         files[path] = FileChange(
             path=path,
             status=_STATUS.get(letter, "modified"),  # type: ignore[arg-type]
             old_path=old_path,
             old_mode=None if old_mode == "000000" else old_mode,
             new_mode=None if new_mode == "000000" else new_mode,
-            binary=pf.is_binary_file,
+            binary=binary,
             added=frozenset(added_text),
-            added_text=added_text,
             removed=removed,
+            added_text=added_text,
         )
     return Scope(files=files)

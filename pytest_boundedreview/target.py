@@ -79,12 +79,9 @@ def resolve_base(repo: git.Repo, explicit: str | None, env: Mapping[str, str]) -
         if env.get(variable):
             name = f"origin/{env[variable]}"
             return name, _require(repo, name, f"{variable}={env[variable]}")
-    proc = git.run(
-        ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], repo.root, check=False
-    )
-    upstream = git.decode(proc.stdout).strip() if proc.returncode == 0 else ""
-    if upstream and (commit := repo.resolve(upstream)):
-        return upstream, commit
+    upstream = _upstream(repo)
+    if upstream:
+        return upstream, _require(repo, upstream, "the branch's upstream")
     if commit := repo.resolve("origin/HEAD"):
         return "origin/HEAD", commit
     hint = f"; {_SHALLOW_HINT}" if repo.shallow else ""
@@ -92,6 +89,28 @@ def resolve_base(repo: git.Repo, explicit: str | None, env: Mapping[str, str]) -
         "could not determine the review base: no upstream branch and no origin/HEAD; "
         f"pass --bounded-review-base=REF or set `base` in [tool.bounded-review]{hint}"
     )
+
+
+def _upstream(repo: git.Repo) -> str | None:
+    """The current branch's configured upstream, if any (even when its ref is gone)."""
+    branch = repo.branch()
+    if branch is None:
+        return None
+    proc = git.run(
+        ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], repo.root, check=False
+    )
+    if proc.returncode == 0:
+        return git.decode(proc.stdout).strip()
+    merge = git.run(["config", "--get", f"branch.{branch}.merge"], repo.root, check=False)
+    if merge.returncode == 0:  # configured, but its ref is gone: never fall back silently
+        remote = git.run(["config", "--get", f"branch.{branch}.remote"], repo.root, check=False)
+        name = git.decode(merge.stdout).strip().removeprefix("refs/heads/")
+        where = git.decode(remote.stdout).strip() or "origin"
+        raise BaseRefError(
+            f"the upstream of {branch!r} ({where}/{name}) is gone: fetch it (git fetch {where}), "
+            "set another (git branch --set-upstream-to=REF) or pass --bounded-review-base=REF"
+        )
+    return None
 
 
 def _require(repo: git.Repo, ref: str, origin: str) -> str:
@@ -119,12 +138,12 @@ def _merge_base(repo: git.Repo, base_commit: str, head: str) -> str:
     raise BaseRefError(f"the base {base_commit[:12]} and HEAD have no common ancestor")
 
 
-def _tree_via_temp_index(repo: git.Repo, *, add_all: bool) -> str:
-    """Write the tree of the index (``add_all``: of the working tree) without touching it."""
+def _tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = None) -> str:
+    """Write the tree of an index (``add_all``: of the working tree) without touching it."""
     folder = Path(tempfile.mkdtemp(prefix="bounded-review-index-"))
     try:
         temp_index = folder / "index"
-        user_index = repo.index_path()
+        user_index = source or repo.index_path()
         if user_index.exists():
             # A byte copy keeps the stat cache, so `git add -A` only rehashes changed files.
             shutil.copyfile(user_index, temp_index)
@@ -135,6 +154,20 @@ def _tree_via_temp_index(repo: git.Repo, *, add_all: bool) -> str:
         return git.text([*pinned, "write-tree"], repo.root, env=env)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _hook_index(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
+    """The index a running ``git commit`` is about to record, when called from its hook.
+
+    ``git commit -a`` and ``git commit <paths>`` build the commit in a temporary index named
+    by ``GIT_INDEX_FILE`` (relative paths are relative to the work tree's top, where hooks run);
+    that file, not ``.git/index``, is what is staged.
+    """
+    value = env.get("GIT_INDEX_FILE")
+    if not value:
+        return None
+    path = Path(value)
+    return path if path.is_absolute() else repo.root / path
 
 
 def freeze(
@@ -150,7 +183,10 @@ def freeze(
     kind: TargetKind
     live_tree = tree = _tree_via_temp_index(repo, add_all=True)
     if requested == "staged":
-        kind, tree = "staged", _tree_via_temp_index(repo, add_all=False)
+        kind, tree = (
+            "staged",
+            _tree_via_temp_index(repo, add_all=False, source=_hook_index(repo, env)),
+        )
         base_name, base_commit = "HEAD", head
     else:
         if requested == "local-diff" or (requested == "auto" and tree != head_tree):

@@ -4,7 +4,7 @@ import os
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import PYTESTER_IGNORES, GitRepo
 
 from pytest_boundedreview.target import CI_BASE_VARIABLES
 
@@ -27,4 +27,12 @@ def repo(tmp_path: Path) -> GitRepo:
     """A repository on ``main`` with one commit."""
     repo = GitRepo.init(tmp_path / "repo")
     repo.commit({"README.md": "hello\n", "app.py": "x = 1\ny = 2\n"}, "initial")
+    return repo
+
+
+@pytest.fixture
+def project(pytester: pytest.Pytester) -> GitRepo:
+    """A git repository in pytester's folder, ignoring what pytester writes."""
+    repo = GitRepo.init(pytester.path)
+    repo.write(".gitignore", PYTESTER_IGNORES)
     return repo

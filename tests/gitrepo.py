@@ -8,6 +8,9 @@ import subprocess
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+# Files pytester and pytest write next to the tests; a real project ignores them too.
+PYTESTER_IGNORES = "__pycache__/\n.pytest_cache/\nbasetemp/\nrunpytest-*\nstdout\nstderr\n"
+
 
 class GitRepo:
     """A work tree the tests drive with the real ``git`` binary."""

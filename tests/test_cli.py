@@ -121,3 +121,20 @@ def test_module_and_console_script_entry_points() -> None:
     )
     assert proc.returncode == 0
     assert json.loads(proc.stdout)["title"] == "Finding"
+
+
+def test_validate_checks_each_finding_of_a_lane_result(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    document = {
+        "schema": "bounded-review/lane-result/v1",
+        "verdict": "revise",
+        "rationale": "r",
+        "findings": [FINDING, {"path": "a.py", "line": 0}],
+    }
+    path = write_json(tmp_path / "lane.json", document)
+    assert cli.main(["validate", str(path)]) == 1
+    out = capsys.readouterr().out
+    assert "  findings[1].line: Input should be greater than or equal to 1 (got 0)" in out
+    assert "  findings[1].severity: required key is missing" in out
+    assert "findings[0]" not in out

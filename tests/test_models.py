@@ -150,3 +150,21 @@ def test_loop_state_rejects_bad_ids_and_newer_schema() -> None:
         LoopState.model_validate({**state, "loop_id": "../escape"})
     with pytest.raises(ValidationError, match="schema"):
         LoopState.model_validate({**state, "schema": "bounded-review/loop-state/v2"})
+
+
+@pytest.mark.parametrize(
+    "result",
+    [
+        {"verdict": "pass"},
+        {"verdict": "revise", "rationale": "  "},
+    ],
+)
+def test_a_bare_verdict_is_rejected(result: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError, match="bare verdict"):
+        LaneResult.model_validate({"schema": "bounded-review/lane-result/v1", **result})
+
+
+@pytest.mark.parametrize("value", ["0.5", True])
+def test_confidence_is_a_number(value: object) -> None:
+    with pytest.raises(ValidationError, match="confidence"):
+        Finding.model_validate({**FINDING, "confidence": value})

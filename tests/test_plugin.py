@@ -1,19 +1,18 @@
 from __future__ import annotations
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import PYTESTER_IGNORES, GitRepo
 
 TESTS = "def test_ok():\n    assert True\n"
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> GitRepo:
-    repo = GitRepo.init(pytester.path)
-    ignored = "__pycache__/\n.pytest_cache/\nbasetemp/\nrunpytest-*\nrole-*\nstdout\nstderr\n"
-    repo.commit({"test_one.py": TESTS, ".gitignore": ignored}, "base")
-    repo.git("checkout", "--quiet", "-b", "feature")
-    repo.commit({"test_two.py": TESTS}, "feature")
-    return repo
+def project(project: GitRepo) -> GitRepo:
+    project.write(".gitignore", PYTESTER_IGNORES + "role-*\n")
+    project.commit({"test_one.py": TESTS}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_two.py": TESTS}, "feature")
+    return project
 
 
 def test_options_are_registered_in_one_group(pytester: pytest.Pytester) -> None:

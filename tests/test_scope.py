@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.errors import GitError
+from pytest_boundedreview.errors import DiffParseError
 from pytest_boundedreview.scope import FileChange, Scope, parse_scope
 
 PATCH = """\
@@ -44,9 +44,10 @@ def test_rename_entries_carry_both_paths() -> None:
     assert (change.status, change.old_path) == ("renamed", "old.py")
 
 
-def test_a_patch_that_disagrees_with_the_file_list_is_an_error() -> None:
-    with pytest.raises(GitError, match="git listed 2 files but the patch holds 1"):
+def test_a_patch_that_disagrees_with_the_file_list_is_an_internal_error() -> None:
+    with pytest.raises(DiffParseError, match="git listed 2 files but the patch holds 1") as info:
         parse_scope(RAW + ":100644 100644 1 2 M\0b.py\0", PATCH)
+    assert info.value.exit_code == 3
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -237,3 +238,74 @@ def test_shallow_clone_missing_the_base_names_the_fix(feature: GitRepo, tmp_path
     old = feature.git("rev-parse", "main~1")
     with pytest.raises(BaseRefError, match=r"shallow clone.*fetch-depth: 0"):
         frozen(shallow, "pr", old)
+
+
+def test_type_changes_are_one_file(repo: GitRepo) -> None:
+    repo.commit({"f": "hi\n", "g": "x\n"}, "files")
+    (repo.path / "f").unlink()
+    (repo.path / "f").symlink_to("README.md")
+    (repo.path / "g").unlink()
+    target = frozen(repo, "local-diff")
+    f = target.scope.files["f"]
+    assert (f.status, f.old_mode, f.new_mode) == ("type-changed", "100644", "120000")
+    assert f.removed == {1}
+    assert f.added == {1}
+    assert f.symlink
+    assert target.scope.files["g"].status == "deleted"
+
+
+HOOK = """#!/bin/sh
+exec {python} -c '
+import sys
+import sys
+from pathlib import Path
+from pytest_boundedreview import git, target
+t = target.freeze(git.open_repo(Path(".")), "staged")
+Path(sys.argv[1]).write_text(" ".join(t.files) + "|" + t.revision)
+' {out}
+"""
+
+
+@pytest.mark.parametrize(
+    ("command", "expected_files"),
+    [
+        (["commit", "--quiet", "-a", "-m", "all"], "app.py other.py"),
+        (["commit", "--quiet", "-m", "partial", "app.py"], "app.py"),
+        (["commit", "--quiet", "-m", "index"], "other.py"),
+    ],
+    ids=["commit -a", "commit paths", "commit index"],
+)
+def test_staged_inside_a_real_pre_commit_hook(
+    repo: GitRepo, tmp_path: Path, command: list[str], expected_files: str
+) -> None:
+    out = tmp_path / "hook-output"
+    hook = repo.path / ".git" / "hooks" / "pre-commit"
+    hook.write_text(HOOK.format(python=sys.executable, out=out))
+    hook.chmod(0o755)
+    repo.write("app.py", "x = 2\n")  # modified, not staged
+    repo.write("other.py", "y = 1\n")
+    repo.git("add", "other.py")  # staged, but not part of `commit app.py`
+    repo.git(*command)
+    files, revision = out.read_text().split("|")
+    assert revision == f"tree:{repo.tree()}"  # exactly what the commit recorded
+    assert files == expected_files
+
+
+def test_user_git_config_applies_as_it_would_to_a_commit(
+    repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "gitconfig"
+    config.write_text("[core]\n\tautocrlf = input\n")
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(config))
+    repo.write("crlf.txt", b"one\r\ntwo\r\n")
+    target = frozen(repo, "local-diff")
+    repo.git("add", "-A", env={"GIT_CONFIG_GLOBAL": str(config)})
+    repo.git("commit", "--quiet", "-m", "crlf", env={"GIT_CONFIG_GLOBAL": str(config)})
+    assert target.revision == f"tree:{repo.tree()}"
+
+
+def test_a_gone_upstream_is_an_error_not_a_fallback(clone: GitRepo) -> None:
+    clone.git("branch", "--set-upstream-to=origin/feature")
+    clone.git("update-ref", "-d", "refs/remotes/origin/feature")
+    with pytest.raises(BaseRefError, match=r"upstream of 'topic' \(origin/feature\) is gone"):
+        frozen(clone, "pr")

@@ -53,7 +53,7 @@ class Finding(Model):
     quote: NonEmpty | None = None
     reproduce: Reproduce | None = None
     remediation: NonEmpty
-    confidence: Annotated[float, Field(ge=0, le=1, strict=False)] | None = None
+    confidence: Annotated[float, Field(ge=0, le=1)] | None = None
 
     @model_validator(mode="after")
     def _ordered_lines(self) -> Finding:

@@ -48,6 +48,12 @@ class LaneResult(Model):
     reconciliation: list[Reconciliation] = Field(default_factory=list)
     assurances: Assurances | None = None
 
+    @model_validator(mode="after")
+    def _not_bare(self) -> LaneResult:
+        if self.verdict is not None and not (self.rationale or "").strip() and not self.findings:
+            raise ValueError("a bare verdict (no rationale and no findings) is not a review")
+        return self
+
 
 class LaneInfo(Model):
     name: str

@@ -1,0 +1,164 @@
+"""End to end: real repositories, real pytest sessions, real re-runs at the base."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+CALC = "def add(a, b):\n    return a + b\n\n\ndef legacy(x):\n    return int(x)\n"
+TESTS = (
+    "from calc import add, legacy\n\n\n"
+    "def test_add():\n    assert add(2, 3) == 5\n\n\n"
+    "def test_legacy():\n    assert legacy(2.7) == 3\n\n\n"
+    "def test_other():\n    assert True\n"
+)
+XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+
+
+@pytest.fixture
+def calc(project: GitRepo) -> GitRepo:
+    """``main`` has one pre-existing failure (test_legacy); ``feature`` branches off it."""
+    project.commit({"calc.py": CALC, "test_calc.py": TESTS}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    return project
+
+
+def review(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main", *args)
+    report_path = pytester.path / ".bounded-review" / "report.json"
+    report = json.loads(report_path.read_text()) if report_path.exists() else {}
+    return result, report
+
+
+def ids(report: dict[str, Any], kind: str) -> list[str]:
+    return [t["nodeid"] for t in report["tests"][kind]]
+
+
+@pytest.mark.parametrize("extra", XDIST)
+def test_only_pre_existing_failures_pass_the_gate(
+    pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
+) -> None:
+    calc.commit({"README.md": "docs\n"}, "docs only")
+    with calc.untouched():
+        result, report = review(pytester, *extra)
+    assert result.ret == 0
+    assert ids(report, "pre_existing") == ["test_calc.py::test_legacy"]
+    assert ids(report, "target_related") == []
+    assert report["gate"]["review_clean"] == "yes"
+    assert report["statuses"]["local_verification"] == "partial"
+    assert report["statuses"]["committed"] == "yes"
+    assert any("no reviewer lanes ran" in item for item in report["limitations"])
+    result.stdout.fnmatch_lines(
+        [
+            "*= bounded review =*",
+            "pre-existing failures*",
+            "  test_calc.py::test_legacy - fails the same at base",
+        ]
+    )
+
+
+@pytest.mark.parametrize("extra", XDIST)
+def test_a_regression_fails_the_session_naming_it(
+    pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
+) -> None:
+    calc.commit({"calc.py": CALC.replace("a + b", "a - b")}, "break add")
+    result, report = review(pytester, *extra)
+    assert result.ret == 1
+    assert ids(report, "target_related") == ["test_calc.py::test_add"]
+    assert report["tests"]["target_related"][0]["reason"] == "passes at base"
+    assert ids(report, "pre_existing") == ["test_calc.py::test_legacy"]
+    assert report["gate"]["review_clean"] == "no"
+    assert report["statuses"]["local_verification"] == "failed"
+    result.stdout.fnmatch_lines(
+        ["target-related failures (block) (1):", "  test_calc.py::test_add - passes at base"]
+    )
+
+
+def test_new_failing_test_and_changed_failure(pytester: pytest.Pytester, calc: GitRepo) -> None:
+    changed = TESTS.replace("int(x)", "int(x)") + (
+        "\n\ndef test_new():\n    assert add(1, 1) == 3\n"
+    )
+    calc.commit(
+        {"test_calc.py": changed, "calc.py": CALC.replace("return int(x)", "raise ValueError(x)")},
+        "new test, legacy fails differently",
+    )
+    result, report = review(pytester)
+    assert result.ret == 1
+    related = {t["nodeid"]: t for t in report["tests"]["target_related"]}
+    assert related["test_calc.py::test_new"]["reason"] == "new test: not at base"
+    legacy = related["test_calc.py::test_legacy"]
+    assert legacy["signature"].startswith("ValueError: N @ calc.py::legacy")
+    assert legacy["base_signature"].startswith("AssertionError: assert N == N")
+    assert legacy["reason"].startswith("failure changed: was AssertionError")
+
+
+def test_flaky_test_is_advisory(pytester: pytest.Pytester, calc: GitRepo, tmp_path: Path) -> None:
+    marker = tmp_path / "seen"
+    flaky = (
+        "import os, pathlib\n\n\ndef test_flaky():\n"
+        f"    marker = pathlib.Path({str(marker)!r})\n"
+        "    first = not marker.exists()\n    marker.touch()\n    assert not first\n"
+    )
+    calc.commit({"test_flaky.py": flaky}, "flaky test")
+    result, report = review(pytester)
+    assert ids(report, "flaky") == ["test_flaky.py::test_flaky"]
+    assert report["tests"]["flaky"][0]["reason"] == "passes on a re-run at head"
+    assert result.ret == 0
+
+
+def test_base_unreachable_is_unknown_and_fails_closed(
+    pytester: pytest.Pytester, calc: GitRepo
+) -> None:
+    calc.commit({"calc.py": CALC.replace("a + b", "a - b")}, "break add")
+    (calc.path / ".git" / "worktrees").write_text("not a folder")  # no checkout can be made
+    result, report = review(pytester)
+    assert result.ret == 1
+    assert sorted(ids(report, "unknown")) == ["test_calc.py::test_add", "test_calc.py::test_legacy"]
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert any("unreachable" in item for item in report["limitations"])
+
+
+def test_more_failures_than_the_cap_is_a_systemic_break(
+    pytester: pytest.Pytester, calc: GitRepo
+) -> None:
+    pytester.makepyprojecttoml("[tool.bounded-review]\nmax_base_reruns = 1\n")
+    calc.commit({"calc.py": CALC.replace("a + b", "a - b")}, "break add, cap re-runs")
+    result, report = review(pytester)
+    assert result.ret == 1
+    assert len(report["tests"]["unknown"]) == 2
+    assert "systemic" in report["tests"]["unknown"][0]["reason"]
+    assert any("max_base_reruns = 1" in item for item in report["limitations"])
+
+
+def test_conflict_marker_blocks(pytester: pytest.Pytester, calc: GitRepo) -> None:
+    calc.commit({"notes.txt": "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> other\n"}, "oops")
+    result, report = review(pytester)
+    assert result.ret == 1
+    blocking = report["findings"]["blocking"]
+    assert [(f["path"], f["line"]) for f in blocking] == [
+        ("notes.txt", 2),
+        ("notes.txt", 4),
+        ("notes.txt", 6),
+    ]
+    assert report["gate"]["review_clean"] == "no"
+
+
+def test_second_run_reuses_the_base_cache(pytester: pytest.Pytester, calc: GitRepo) -> None:
+    calc.commit({"calc.py": CALC.replace("a + b", "a - b")}, "break add")
+    first, report1 = review(pytester)
+    first.stdout.fnmatch_lines(["bounded-review: re-running 2 failing test(s) at base *"])
+    second, report2 = review(pytester)
+    assert "failing test(s) at base" not in second.stdout.str()
+    assert report1["tests"] == report2["tests"]
+    assert list((pytester.path / ".bounded-review" / "cache").glob("base-*.json"))
+
+
+def test_empty_target_keeps_pytests_status(pytester: pytest.Pytester, calc: GitRepo) -> None:
+    result, report = review(pytester)
+    assert result.ret == 1  # test_legacy fails; nothing to review, so plain pytest decides
+    assert report["target"]["empty"] is True
+    assert report["tests"]["pre_existing"] == []
