@@ -35,7 +35,7 @@ def normalise_message(message: str, root: Path) -> str:
     for prefix in {str(root), str(root.resolve())}:
         text = text.replace(prefix, "<root>")
     text = _TEMP.sub("<tmp>", text)
-    text = _HEX.sub("0x?", text)
+    text = _HEX.sub("<addr>", text)
     text = _NUMBER.sub("N", text)
     text = _SPACE.sub(" ", text)
     return text[:MAX_MESSAGE]

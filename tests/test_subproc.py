@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+from pytest_boundedreview.subproc import Outcome, run
+
+ENV = dict(os.environ)
+
+
+def py(code: str, timeout: float, stdin: bytes | None = None, cap: int = 1 << 20) -> Outcome:
+    argv = [sys.executable, "-c", code]
+    return run(argv, cwd=Path.cwd(), env=ENV, timeout=timeout, stdin=stdin, cap=cap)
+
+
+def test_output_and_status() -> None:
+    out = py("import sys; print('hi'); sys.stderr.write('err'); sys.exit(3)", timeout=30)
+    assert (out.returncode, out.stdout, out.stderr) == (3, b"hi\n", b"err")
+    assert not out.ok
+
+
+def test_stdin_is_fed() -> None:
+    out = py("import sys; print(sys.stdin.read().upper())", timeout=30, stdin=b"packet")
+    assert out.stdout == b"PACKET\n"
+
+
+def test_output_is_capped() -> None:
+    out = py("print('x' * 100000)", timeout=30, cap=1000)
+    assert len(out.stdout) == 1000
+    assert out.truncated
+
+
+def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
+    pidfile = tmp_path / "child.pid"
+    code = (
+        "import subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        f"open({str(pidfile)!r}, 'w').write(str(child.pid))\n"
+        "time.sleep(60)\n"
+    )
+    started = time.monotonic()
+    out = py(code, timeout=1)
+    assert out.timed_out
+    assert out.returncode is None
+    assert time.monotonic() - started < 30
+    child = int(pidfile.read_text())
+    for _ in range(50):
+        try:
+            os.kill(child, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.1)
+    else:
+        raise AssertionError("the grandchild survived the timeout")
+
+
+def test_a_missing_program_is_a_start_error() -> None:
+    out = run(["no-such-program-here"], cwd=Path.cwd(), env=ENV, timeout=5)
+    assert out.returncode is None
+    assert out.start_error is not None
+    assert "no-such-program-here" in out.start_error
