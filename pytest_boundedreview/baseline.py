@@ -39,6 +39,8 @@ class BaselineRun:
     max_base_reruns: int
     timeout: float
     state: Path
+    # Re-runs at head; the session passes an in-process runner when it can (no xdist).
+    rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
 
 
 def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str, str]:
@@ -118,13 +120,11 @@ def classify(
     env = child_env()
     for attempt in range(run.reruns):
         progress(f"re-running {len(remaining)} failing test(s) at head (flaky check {attempt + 1})")
-        again = rerun(
-            [n.nodeid for n in remaining],
-            rootdir=run.rootdir,
-            args=run.args,
-            env=env,
-            timeout=run.timeout,
-        )
+        nodeids = [n.nodeid for n in remaining]
+        if run.rerun_at_head is not None:
+            again = run.rerun_at_head(nodeids)
+        else:
+            again = rerun(nodeids, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout)
         if again.status != "ok":
             result.limitations.append(f"flaky check at head did not complete: {again.detail}")
             break

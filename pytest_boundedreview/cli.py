@@ -13,7 +13,7 @@ from pydantic import ValidationError
 
 from . import __version__, demo, strictjson
 from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, FatalError, UsageError
-from .models import SCHEMA_IDS, SCHEMAS, Finding, json_schema
+from .models import SCHEMA_IDS, SCHEMA_NAMES, Finding, json_schema, model
 from .validation import describe_all
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
@@ -50,7 +50,7 @@ def _validate_one(path: Path, forced: str | None) -> list[str]:
                 "(or pass --schema NAME)"
             ]
     try:
-        SCHEMAS[name].model_validate(document)
+        model(name).model_validate(document)
     except ValidationError as exc:
         return describe_all(exc)
     problems: list[str] = []
@@ -98,11 +98,13 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     schema = sub.add_parser("schema", help="print the JSON Schema of a document kind")
-    schema.add_argument("name", choices=sorted(SCHEMAS))
+    schema.add_argument("name", choices=sorted(SCHEMA_NAMES))
     validate = sub.add_parser("validate", help="check files against their schemas")
     validate.add_argument("files", nargs="+", metavar="FILE")
     validate.add_argument(
-        "--schema", choices=sorted(SCHEMAS), help="schema to use (default: the file's `schema`)"
+        "--schema",
+        choices=sorted(SCHEMA_NAMES),
+        help="schema to use (default: the file's `schema`)",
     )
     demo_parser = sub.add_parser(
         "demo", help="review a built-in example change in a throwaway repository"

@@ -120,3 +120,17 @@ def rerun(
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def merged(first: RerunResult, second: RerunResult) -> RerunResult:
+    """Two partial re-runs of disjoint node ids as one."""
+    if first.status != "ok":
+        return first
+    if second.status != "ok":
+        return second
+    return RerunResult(
+        status="ok",
+        found=first.found | second.found,
+        failed={**first.failed, **second.failed},
+        passed=first.passed | second.passed,
+    )

@@ -96,7 +96,10 @@ def test_new_failing_test_and_changed_failure(pytester: pytest.Pytester, calc: G
     assert legacy["reason"].startswith("failure changed: was AssertionError")
 
 
-def test_flaky_test_is_advisory(pytester: pytest.Pytester, calc: GitRepo, tmp_path: Path) -> None:
+@pytest.mark.parametrize("extra", XDIST)  # re-run in this process, or in a new one under xdist
+def test_flaky_test_is_advisory(
+    pytester: pytest.Pytester, calc: GitRepo, tmp_path: Path, extra: list[str]
+) -> None:
     marker = tmp_path / "seen"
     flaky = (
         "import os, pathlib\n\n\ndef test_flaky():\n"
@@ -104,7 +107,7 @@ def test_flaky_test_is_advisory(pytester: pytest.Pytester, calc: GitRepo, tmp_pa
         "    first = not marker.exists()\n    marker.touch()\n    assert not first\n"
     )
     calc.commit({"test_flaky.py": flaky}, "flaky test")
-    result, report = review(pytester)
+    result, report = review(pytester, *extra)
     assert ids(report, "flaky") == ["test_flaky.py::test_flaky"]
     assert report["tests"]["flaky"][0]["reason"] == "passes on a re-run at head"
     assert result.ret == 0
@@ -162,3 +165,42 @@ def test_empty_target_keeps_pytests_status(pytester: pytest.Pytester, calc: GitR
     assert result.ret == 1  # test_legacy fails; nothing to review, so plain pytest decides
     assert report["target"]["empty"] is True
     assert report["tests"]["pre_existing"] == []
+
+
+CHECKS = """
+[tool.bounded-review]
+[[tool.bounded-review.checks]]
+name = "lint"
+command = ["ruff", "check", "--no-cache", "--output-format=sarif", "--select=F401", "."]
+format = "sarif"
+[[tool.bounded-review.checks]]
+name = "optional"
+command = ["no-such-linter"]
+required = {required}
+"""
+
+
+@pytest.mark.parametrize("required", ["false", "true"])
+def test_checks_in_the_gate(pytester: pytest.Pytester, project: GitRepo, required: str) -> None:
+    project.commit(
+        {
+            "pyproject.toml": CHECKS.format(required=required),
+            "mod.py": "import os\n",
+            "test_ok.py": "def test_ok():\n    pass\n",
+        },
+        "base: one lint finding already",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"mod.py": "\n\nimport os\n"}, "move the finding")
+    result, report = review(pytester)
+    lint, optional = report["checks"]
+    assert (lint["status"], len(lint["pre_existing"]), lint["target_related"]) == ("fail", 1, [])
+    assert optional["status"] == "not-run"
+    if required == "false":
+        assert report["gate"]["review_clean"] == "yes"
+        assert result.ret == 0
+    else:
+        assert report["gate"]["review_clean"] == "indeterminate"
+        assert "required check 'optional' did not run" in report["gate"]["reasons"][0]
+        assert result.ret == 1
+    assert any("check 'optional' did not run" in item for item in report["limitations"])

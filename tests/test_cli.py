@@ -9,10 +9,10 @@ import pytest
 from test_models import FINDING, report_document
 
 from pytest_boundedreview import cli
-from pytest_boundedreview.models import SCHEMAS, json_schema
+from pytest_boundedreview.models import SCHEMA_NAMES, json_schema
 
 
-@pytest.mark.parametrize("name", sorted(SCHEMAS))
+@pytest.mark.parametrize("name", sorted(SCHEMA_NAMES))
 def test_schema_prints_each_json_schema(name: str, capsys: pytest.CaptureFixture[str]) -> None:
     assert cli.main(["schema", name]) == 0
     assert json.loads(capsys.readouterr().out) == json_schema(name)

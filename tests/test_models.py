@@ -6,7 +6,7 @@ import pytest
 from pydantic import ValidationError
 
 from pytest_boundedreview.models import (
-    SCHEMAS,
+    SCHEMA_NAMES,
     Finding,
     LaneResult,
     LoopState,
@@ -52,7 +52,7 @@ def report_document() -> dict[str, Any]:
 
 
 def test_every_schema_is_a_json_schema_with_a_title() -> None:
-    for name in SCHEMAS:
+    for name in SCHEMA_NAMES:
         schema = json_schema(name)
         assert schema["$schema"].startswith("https://json-schema.org/")
         assert schema["type"] == "object"

@@ -25,9 +25,9 @@ def lines(report: Report) -> Iterator[str]:
     )
     tests = report.tests
     yield from _failures("target-related failures (block)", tests.target_related)
-    yield from _failures("unknown failures (fail closed)", tests.unknown)
     yield from _failures("pre-existing failures (do not block)", tests.pre_existing)
     yield from _failures("flaky (advisory)", tests.flaky)
+    yield from _failures("unknown failures (fail closed)", tests.unknown)
     for check in report.checks:
         state = check.status + ("" if check.required else ", not required")
         yield f"check {terminal(check.name)}: {state}" + (
