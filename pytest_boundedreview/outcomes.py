@@ -92,6 +92,10 @@ class OutcomeCollector:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.nodes: dict[str, NodeOutcome] = {}
+        self.deselected = 0
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.deselected += len(items)
 
     def _node(self, nodeid: str) -> NodeOutcome:
         return self.nodes.setdefault(nodeid, NodeOutcome(nodeid))

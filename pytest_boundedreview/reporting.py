@@ -46,6 +46,7 @@ class Evidence:
     gate: Gate
     committed: bool
     limitations: Sequence[str]
+    deselected: int = 0
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -54,7 +55,7 @@ def _local_verification(ev: Evidence) -> str:
     required_failures = any(c.required and c.target_related for c in ev.checks)
     if ev.tests.target_related or ev.tests.unknown or required_failures:
         return "failed"
-    incomplete = any(c.status == "not-run" for c in ev.checks)
+    incomplete = ev.deselected > 0 or any(c.status == "not-run" for c in ev.checks)
     if (
         ev.tests.pre_existing
         or ev.tests.flaky

@@ -83,11 +83,18 @@ class BoundedReview:
         settings, target = self.settings, self.target
         failed = self.collector.failed
         tests, checks, findings, limitations = Classification(), [], [], []
+        if self.collector.deselected:
+            limitations.append(
+                f"{self.collector.deselected} test(s) deselected (-k, -m, --lf or similar) "
+                "did not run, so they were not reviewed"
+            )
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             gate = Gate(
                 review_clean="indeterminate",
                 reasons=[f"the pytest session did not complete (exit {int(exitstatus)})"],
             )
+        elif self.config.option.collectonly:
+            gate = Gate(review_clean="indeterminate", reasons=["--collect-only: no test ran"])
         elif target.empty:
             gate = Gate(
                 review_clean="yes" if not failed else "indeterminate",
@@ -113,7 +120,7 @@ class BoundedReview:
             tests = classify(failed, run, self._progress)
             checks = run_all(settings.checks, self.repo, target.base_commit, self._progress)
             findings = scan(target, self.repo, settings.scans.model_dump())
-            limitations = tests.limitations
+            limitations += tests.limitations
             limitations += [
                 f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
             ]
@@ -128,6 +135,7 @@ class BoundedReview:
             findings=findings,
             gate=gate,
             committed=target.committed,
+            deselected=self.collector.deselected,
             limitations=limitations,
         )
 

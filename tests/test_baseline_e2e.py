@@ -204,3 +204,21 @@ def test_checks_in_the_gate(pytester: pytest.Pytester, project: GitRepo, require
         assert "required check 'optional' did not run" in report["gate"]["reasons"][0]
         assert result.ret == 1
     assert any("check 'optional' did not run" in item for item in report["limitations"])
+
+
+def test_deselected_tests_make_the_review_partial(pytester: pytest.Pytester, calc: GitRepo) -> None:
+    calc.commit({"README.md": "docs\n"}, "docs only")
+    result, report = review(pytester, "-k", "not other")
+    assert result.ret == 0
+    assert report["statuses"]["local_verification"] == "partial"
+    assert any("1 test(s) deselected" in item for item in report["limitations"])
+
+
+def test_collect_only_is_never_clean(pytester: pytest.Pytester, calc: GitRepo) -> None:
+    calc.commit({"README.md": "docs\n"}, "docs only")
+    result, report = review(pytester, "--collect-only")
+    assert report["gate"] == {
+        "review_clean": "indeterminate",
+        "reasons": ["--collect-only: no test ran"],
+    }
+    assert result.ret == 1
