@@ -84,10 +84,13 @@ def _judge(node: NodeOutcome, verdict: Mapping[str, str], into: Classification) 
                 reason="its file does not collect at base",
             )
         )
+    elif kind == "skipped":  # the base run could not tell: fail closed
+        into.unknown.append(
+            TestFailure(nodeid=node.nodeid, signature=signature, reason="skipped at base")
+        )
     else:
         reason = {
             "passed": "passes at base" if "::" in node.nodeid else "imports at base",
-            "skipped": "skipped at base",
             "missing": "new test: not at base",
         }[kind]
         into.target_related.append(

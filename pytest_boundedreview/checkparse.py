@@ -11,7 +11,7 @@ import hashlib
 import json
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -122,12 +122,31 @@ def _line_text(root: Path, path: str | None, line: int | None, cache: dict[str, 
     return " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
 
 
-def fingerprinted(findings: Sequence[RawFinding], root: Path) -> list[CheckFinding]:
-    """Attach drift-resistant fingerprints, reading flagged lines from the tree at ``root``."""
+def fingerprinted(
+    findings: Sequence[RawFinding],
+    root: Path,
+    added: Callable[[str, int], bool] | None = None,
+) -> list[CheckFinding]:
+    """Attach drift-resistant fingerprints, reading flagged lines from the tree at ``root``.
+
+    Identical findings are numbered in line order, except that findings on lines the change
+    added (``added``) come last: when head has one more than the base, the extra one is the
+    one the change added.
+    """
     seen: Counter[tuple[str, str, str]] = Counter()
     cache: dict[str, list[str]] = {}
     result = []
-    for finding in sorted(findings, key=lambda f: (f.path or "", f.line or 0, f.rule)):
+
+    def order(f: RawFinding) -> tuple[bool, str, int, str]:
+        new = (
+            added is not None
+            and f.path is not None
+            and f.line is not None
+            and added(f.path, f.line)
+        )
+        return (new, f.path or "", f.line or 0, f.rule)
+
+    for finding in sorted(findings, key=order):
         text = _line_text(root, finding.path, finding.line, cache)
         if not text:  # no line to anchor on: fall back to the message without numbers
             text = re.sub(r"\d+", "N", finding.message)
@@ -144,4 +163,4 @@ def fingerprinted(findings: Sequence[RawFinding], root: Path) -> list[CheckFindi
                 fingerprint=digest,
             )
         )
-    return result
+    return sorted(result, key=lambda f: (f.path or "", f.line or 0, f.rule))

@@ -14,6 +14,7 @@ from .config import CheckConfig
 from .errors import GitError
 from .models.report import CheckFinding, CheckResult
 from .rerun import child_env
+from .scope import Scope
 
 OUTPUT_CAP = 16 * 1024 * 1024
 
@@ -34,8 +35,9 @@ def _env() -> dict[str, str]:
     return env
 
 
-def run_once(check: CheckConfig, root: Path) -> Ran:
-    """Run ``check`` with ``root`` as working directory and read its findings."""
+def run_once(check: CheckConfig, root: Path, scope: Scope | None = None) -> Ran:
+    """Run ``check`` with ``root`` as working directory and read its findings (``scope``: the
+    change's added lines, at head, so a new duplicate is the one the change added)."""
     out = subproc.run(check.command, cwd=root, env=_env(), timeout=check.timeout, cap=OUTPUT_CAP)
     if out.start_error:
         return Ran(None, True, f"could not start: {out.start_error}")
@@ -56,7 +58,8 @@ def run_once(check: CheckConfig, root: Path) -> Ran:
         tail = (out.stderr or out.stdout).decode("utf-8", "replace").strip().splitlines()
         message = f"exit {out.returncode}" + (f": {tail[-1][:200]}" if tail else "")
         raw = [RawFinding(rule=f"{check.name}:exit", path=None, line=None, message=message)]
-    return Ran(fingerprinted(raw, root), failed or bool(raw))
+    added = (lambda path, line: scope.is_added(path, line)) if scope is not None else None
+    return Ran(fingerprinted(raw, root, added), failed or bool(raw))
 
 
 def _compare(check: CheckConfig, head: Ran, base: Ran | None) -> CheckResult:
@@ -64,13 +67,15 @@ def _compare(check: CheckConfig, head: Ran, base: Ran | None) -> CheckResult:
     if not head.failed:
         return CheckResult(name=check.name, required=check.required, status="pass")
     if base is None or base.findings is None:
+        # The findings were never shown to be new: fail closed, as for tests at an unknown base.
         why = base.problem if base is not None else "no base to compare with"
         return CheckResult(
             name=check.name,
             required=check.required,
-            status="fail",
+            status="not-run",
             target_related=head.findings,
-            detail=f"every finding counted as new: the base run failed ({why})",
+            detail=f"{len(head.findings)} finding(s) at head, but the base run failed ({why}): "
+            "new and pre-existing findings cannot be told apart",
         )
     known = {finding.fingerprint for finding in base.findings}
     new = [f for f in head.findings if f.fingerprint not in known]
@@ -90,13 +95,14 @@ def run_all(
     repo: git.Repo,
     base_commit: str | None,
     progress: Callable[[str], None],
+    scope: Scope | None = None,
 ) -> list[CheckResult]:
     """Every configured check, classified against the base."""
     results: dict[str, CheckResult] = {}
     heads: dict[str, Ran] = {}
     for check in checks:
         progress(f"check {check.name}: running at head")
-        ran = run_once(check, repo.root)
+        ran = run_once(check, repo.root, scope)
         if ran.findings is None:
             results[check.name] = CheckResult(
                 name=check.name, required=check.required, status="not-run", detail=ran.problem

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .outcomes import SignatureStamp
+from .signature import checkout_root
 
 if TYPE_CHECKING:
     from .session import BoundedReview
@@ -61,7 +62,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if config.pluginmanager.has_plugin("pytest_boundedreview.recorder"):
         return  # a re-run started by a review: record, never review again
     # Signatures are taken where tests run: here, or on each xdist worker.
-    config.pluginmanager.register(SignatureStamp(Path(config.rootpath)), "bounded-review-stamp")
+    root = checkout_root(Path(config.rootpath))
+    config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
     if hasattr(config, "workerinput"):
         return  # workers only run tests; the controller reviews and writes
     # A file that fails to import is a failure to classify, not a reason to stop the session.

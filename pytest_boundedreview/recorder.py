@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from .outcomes import OutcomeCollector, SignatureStamp
+from .signature import checkout_root
 
 SELECT = "select.json"
 RESULT = "result.json"
@@ -56,8 +57,9 @@ def pytest_configure(config: pytest.Config) -> None:
     folder = config.getoption("bounded_review_record")
     if not folder:
         return
-    config.pluginmanager.register(SignatureStamp(config.rootpath), "bounded-review-stamp")
+    root = checkout_root(config.rootpath)
+    config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
     if not hasattr(config, "workerinput"):  # workers stamp; the controller records
-        recorder = Recorder(Path(folder), config.rootpath)
+        recorder = Recorder(Path(folder), root)
         config.pluginmanager.register(recorder.collector, "bounded-review-collector")
         config.pluginmanager.register(recorder, "bounded-review-recorder")

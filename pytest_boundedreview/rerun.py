@@ -13,24 +13,114 @@ import json
 import os
 import shutil
 import sys
-import tempfile
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import git, recorder, subproc
+from . import git, recorder, subproc, tempdirs
 
-# Options of the original session worth replaying (they change what is collected or how).
-_REPLAY_FLAGS = {
-    "--doctest-modules",
-    "--doctest-continue-on-failure",
-    "--runxfail",
-    "--strict-markers",
-    "--strict-config",
+# Options of the original session a re-run must not repeat: they select, stop or repeat tests,
+# write the user's outputs, or drive the session. Everything else (conftest options such as
+# --runslow, -p, -o, --doctest-modules, --import-mode...) is repeated as given.
+_DROP_WITH_VALUE = {
+    "-k",
+    "-m",
+    "-n",
+    "-c",
+    "--numprocesses",
+    "--maxprocesses",
+    "--dist",
+    "--tx",
+    "--maxfail",
+    "--basetemp",
+    "--rootdir",
+    "--config-file",
+    "--deselect",
+    "--junitxml",
+    "--junit-xml",
+    "--junit-prefix",
+    "--html",
+    "--json-report-file",
+    "--report-log",
+    "--result-log",
+    "--durations",
+    "--durations-min",
+    "--last-failed-no-failures",
+    "--lfnf",
+    "--cov-report",
+    "--cov-config",
+    "--cov-fail-under",
+    "--pdbcls",
+    "--log-file",
+    "--max-worker-restart",
 }
-_REPLAY_VALUES = {"-p", "-o", "--override-ini", "--import-mode", "--doctest-glob", "-W"}
-_REPLAY_VALUES |= {"--pythonwarnings", "--confcutdir"}
+_DROP_FLAGS = {
+    "-x",
+    "--exitfirst",
+    "--lf",
+    "--last-failed",
+    "--ff",
+    "--failed-first",
+    "--nf",
+    "--new-first",
+    "--sw",
+    "--stepwise",
+    "--sw-skip",
+    "--stepwise-skip",
+    "--pdb",
+    "--trace",
+    "--cache-clear",
+    "--co",
+    "--collect-only",
+    "--collectonly",
+    "--looponfail",
+    "-f",
+    "--cov-append",
+    "--no-cov",
+    "--cov-branch",
+    "--json-report",
+}
+_OPTIONAL_VALUE = {"--cov"}
+_OWN_VALUES = {f"--bounded-review-{k}" for k in ("base", "target", "mode", "risk", "report")}
+_OWN_VALUES |= {"--bounded-review-markdown", "--bounded-review-sarif"}
+
+
+def replayable(args: Sequence[str], positional: Sequence[str]) -> list[str]:
+    """The options of ``args`` a re-run repeats: all but the paths given (``positional``),
+    the bounded review's own options and those in the drop lists above."""
+    kept: list[str] = []
+    paths = set(positional)
+    tokens = list(args)
+    i = 0
+    while i < len(tokens):
+        arg = tokens[i]
+        i += 1
+        name = arg.split("=", 1)[0]
+        following = tokens[i] if "=" not in arg and i < len(tokens) else None
+        if arg in paths:
+            continue
+        if not arg.startswith("-"):
+            kept.append(arg)  # the value of an option that is kept
+        elif name in _DROP_WITH_VALUE or name in _OWN_VALUES:
+            i += 1 if following is not None else 0
+        elif name in _OPTIONAL_VALUE:
+            if following is not None and not following.startswith("-") and following not in paths:
+                i += 1
+        elif name in _DROP_FLAGS or name.startswith("--bounded-review"):
+            continue
+        elif arg[1] != "-" and len(arg) > 2 and arg[1] in "kmnc":
+            continue  # -kEXPR, -mMARK, -n4, -cFILE: a dropped option with its value attached
+        elif arg[1] != "-" and arg[1:].isalpha() and arg[1] not in "poW" and len(arg) > 2:
+            if flags := arg[1:].replace("x", ""):  # -xvs: keep -vs
+                kept.append("-" + flags)
+        elif name in ("-p", "-o", "-W") and following is not None:
+            if "boundedreview" not in following:
+                kept += [arg, following]
+            i += 1
+        elif "boundedreview" not in arg:
+            kept.append(arg)
+    return kept
 
 
 @dataclass(frozen=True)
@@ -42,25 +132,6 @@ class RerunResult:
     found: frozenset[str] = frozenset()
     failed: Mapping[str, str] = field(default_factory=dict)
     passed: frozenset[str] = frozenset()
-
-
-def replayable(args: Sequence[str]) -> list[str]:
-    """The options of ``args`` that a re-run must repeat; paths and others are dropped."""
-    kept: list[str] = []
-    items = iter(args)
-    for arg in items:
-        name = arg.split("=", 1)[0]
-        if name in _REPLAY_FLAGS:
-            kept.append(arg)
-        elif name in _REPLAY_VALUES:
-            if "=" in arg:
-                kept.append(arg)
-            else:
-                kept += [arg, next(items, "")]
-        elif arg.startswith("-p") and len(arg) > 2:
-            kept.append(arg)
-    # Never load the bounded review itself in the child.
-    return [a for a in kept if "boundedreview" not in a and "bounded_review" not in a]
 
 
 def child_env(
@@ -94,7 +165,7 @@ def rerun(
     files = [f for f in files if (rootdir / f).exists()]
     if not files:
         return RerunResult(status="ok")
-    folder = Path(tempfile.mkdtemp(prefix="bounded-review-rerun-"))
+    folder = tempdirs.make("rerun")
     try:
         (folder / recorder.SELECT).write_text(json.dumps(wanted), encoding="utf-8")
         argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.recorder"]

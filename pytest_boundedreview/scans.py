@@ -33,7 +33,7 @@ LINE_RULES = (
     LineRule(
         "conflict_markers",
         "correctness",
-        re.compile(r"^(?:<{7}|>{7})(?: |$)|^={7}$|^\|{7}(?: |$)"),
+        re.compile(r"^(?:<{7}|>{7}|\|{7})(?: |$)"),
         "merge-conflict marker left in the file",
         "resolve the conflict and remove the marker lines",
     ),
@@ -41,7 +41,7 @@ LINE_RULES = (
         "secrets",
         "security",
         re.compile(
-            r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
+            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
             r"|\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b"
             r"|\bxox[baprse]-[A-Za-z0-9-]{10,}\b"
         ),
@@ -52,13 +52,23 @@ LINE_RULES = (
     LineRule(
         "debugger",
         "correctness",
-        re.compile(r"\bbreakpoint\(\s*\)|\b(?:i?pdb|pudb)\.set_trace\(|^\s*import i?pdb\b"),
+        re.compile(
+            r"(?<!def )\bbreakpoint\(|\b(?:i?pdb|pudb)\.set_trace\(|^\s*import i?pdb\b"
+            r"|__import__\(\s*['\"](?:i?pdb|pudb)['\"]\s*\)"
+        ),
         "a debugger call is left in the code",
         "remove the debugger call",
     ),
 )
+_CONFLICT_EDGE = LINE_RULES[0].pattern
+_MIDDLE = (
+    "correctness",
+    LINE_RULES[0].failure_mode,
+    LINE_RULES[0].remediation,
+    "conflict_markers",
+)
 _SKIP = re.compile(
-    r"@pytest\.mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail)\(|@unittest\.skip|"
+    r"@(?:pytest\.)?mark\.(?:skip|skipif|xfail)\b|\bpytest\.(?:skip|xfail)\(|@(?:unittest\.)?skip|"
     r"^\s*pytestmark\s*=.*\b(?:skip|skipif|xfail)\b"
 )
 
@@ -89,8 +99,9 @@ def _finding(
     )
 
 
-def _functions(source: str) -> dict[str, tuple[int, int]]:
-    """Test functions by qualified name → (first line incl. decorators, last line)."""
+def _functions(source: str, classes: bool = False) -> dict[str, tuple[int, int]]:
+    """Test functions (and with ``classes``, test classes) by qualified name → (first line
+    including decorators, last line)."""
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -100,6 +111,9 @@ def _functions(source: str) -> dict[str, tuple[int, int]]:
     def visit(node: ast.AST, prefix: str) -> None:
         for child in ast.iter_child_nodes(node):
             if isinstance(child, ast.ClassDef):
+                if classes and child.name.startswith("Test"):
+                    first = min([d.lineno for d in child.decorator_list] + [child.lineno])
+                    found[prefix + child.name] = (first, child.end_lineno or child.lineno)
                 visit(child, f"{prefix}{child.name}.")
             elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)) and (
                 child.name.startswith("test")
@@ -121,16 +135,19 @@ def _test_scans(
 ) -> Iterator[ReportFinding]:
     base = target.base_commit
     old_path = change.old_path or change.path
-    before = _functions(repo.show(base, old_path) or "") if base else {}
-    after = (
-        _functions(repo.show(target.tree, change.path) or "") if change.status != "deleted" else {}
-    )
+    before_source = repo.show(base, old_path) or "" if base else ""
+    after_source = repo.show(target.tree, change.path) or "" if change.status != "deleted" else ""
+    before, after = _functions(before_source), _functions(after_source)
+    owners_before = _functions(before_source, classes=True)
+    owners_after = _functions(after_source, classes=True)
     if levels["skip_added"] != "off":
         for line, text in sorted(change.added_text.items()):
             if not _SKIP.search(text):
                 continue
-            owners = [name for name, (a, b) in after.items() if a <= line <= b]
-            if (owners and owners[0] in before) or (not owners and before):
+            # The innermost test function or class around the line owns the skip.
+            spans = [(b - a, name) for name, (a, b) in owners_after.items() if a <= line <= b]
+            owners = [name for _, name in sorted(spans)]
+            if (owners and owners[0] in owners_before) or (not owners and before):
                 yield _finding(
                     change.path,
                     line,
@@ -163,6 +180,15 @@ def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportF
     """Every scan finding of ``target``; ``levels`` maps scan name → severity or ``off``."""
     findings: list[ReportFinding] = []
     for change in target.scope:
+        # A bare "=======" is a conflict marker only beside "<<<<<<<" or ">>>>>>>" lines;
+        # alone it is a heading underline.
+        markers = [ln for ln, text in change.added_text.items() if _CONFLICT_EDGE.match(text)]
+        if markers and levels["conflict_markers"] != "off":
+            for line, text in sorted(change.added_text.items()):
+                if text == "=======":
+                    findings.append(
+                        _finding(change.path, line, text, levels["conflict_markers"], *_MIDDLE)
+                    )
         for rule in LINE_RULES:
             level = levels[rule.name]
             if level == "off":
@@ -184,4 +210,4 @@ def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportF
                     )
         if _is_test_file(change.path) or (change.old_path and _is_test_file(change.old_path)):
             findings.extend(_test_scans(change, target, repo, levels))
-    return findings
+    return sorted(findings, key=lambda f: (f.path, f.line))

@@ -7,14 +7,15 @@ from pathlib import Path
 
 import pytest
 
-from . import git
+from . import git, worktree
 from .baseline import BaselineRun, Classification, classify
 from .checks import run_all
 from .config import Settings, load_settings
 from .errors import FatalError
 from .gate import decide
 from .inprocess import head_rerunner
-from .models.report import Gate, Report
+from .models.finding import ReportFinding
+from .models.report import CheckResult, Gate, GateAnswer, Report
 from .outcomes import OutcomeCollector
 from .render.terminal import lines
 from .reporting import Evidence, build, write
@@ -46,7 +47,7 @@ class BoundedReview:
         self.settings = settings
         self.repo = repo
         self.target = target
-        self.collector = OutcomeCollector(Path(config.rootpath))
+        self.collector = OutcomeCollector(repo.root)
         self.report: Report | None = None
         self._announced = False
         self.report_path = Path(settings.report) if settings.report else None
@@ -55,6 +56,7 @@ class BoundedReview:
     def from_config(cls, config: pytest.Config, option_keys: list[str]) -> BoundedReview:
         try:
             repo = git.open_repo(Path(config.rootpath))
+            worktree.sweep(repo)  # what a killed run left, whether or not this run needs a base
             settings, _ = load_settings(
                 Path(config.rootpath), repo.root, _overrides(config, option_keys)
             )
@@ -79,86 +81,122 @@ class BoundedReview:
             self._announced = True
         reporter.write_line(f"bounded-review: {message}")
 
-    def _evidence(self, exitstatus: int, items: list[pytest.Item]) -> Evidence:
-        settings, target = self.settings, self.target
-        failed = self.collector.failed
-        tests, checks, findings, limitations = Classification(), [], [], []
+    def _what_ran(self, session: pytest.Session) -> tuple[list[str], str | None]:
+        """Limitations on what the session looked at, and why it stopped early, if it did."""
+        limitations = []
         if self.collector.deselected:
             limitations.append(
                 f"{self.collector.deselected} test(s) deselected (-k, -m, --lf or similar) "
                 "did not run, so they were not reviewed"
             )
-        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            gate = Gate(
-                review_clean="indeterminate",
-                reasons=[f"the pytest session did not complete (exit {int(exitstatus)})"],
-            )
-        elif self.config.option.collectonly:
-            gate = Gate(review_clean="indeterminate", reasons=["--collect-only: no test ran"])
-        elif target.empty:
-            gate = Gate(
-                review_clean="yes" if not failed else "indeterminate",
-                reasons=[] if not failed else ["nothing to review; pytest's own status stands"],
-            )
-        else:
-            rootdir = Path(self.config.rootpath)
-            args = replayable(self.config.invocation_params.args)
-            in_a_new_process = partial(
-                rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
-            )
-            run = BaselineRun(
-                repo=self.repo,
-                rootdir=rootdir,
-                base_commit=target.base_commit,
-                args=args,
-                reruns=settings.reruns,
-                max_base_reruns=settings.max_base_reruns,
-                timeout=settings.base_timeout,
-                state=self._state(),
-                rerun_at_head=head_rerunner(items, in_a_new_process),
-            )
-            tests = classify(failed, run, self._progress)
-            checks = run_all(settings.checks, self.repo, target.base_commit, self._progress)
-            findings = scan(target, self.repo, settings.scans.model_dump())
-            limitations += tests.limitations
-            limitations += [
-                f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
-            ]
-            gate = decide(tests, checks, [f for f in findings if f.severity == "blocking"])
-        return Evidence(
-            target=target,
-            settings=settings,
-            passed=self.collector.passed_count,
-            failed=len(failed),
-            tests=tests,
-            checks=checks,
-            findings=findings,
-            gate=gate,
-            committed=target.committed,
-            deselected=self.collector.deselected,
-            limitations=limitations,
+        if self.config.args_source == pytest.Config.ArgsSource.ARGS:
+            given = " ".join(self.config.args)
+            limitations.append(f"only the paths given on the command line ran: {given}")
+        stopped = session.shouldfail or session.shouldstop
+        if stopped:
+            unrun = max(len(session.items) - len(self.collector.nodes), 0)
+            stopped = f"the session stopped early ({stopped}): {unrun} test(s) did not run"
+            limitations.append(stopped)
+        return limitations, stopped or None
+
+    def _classified(self, session: pytest.Session) -> Evidence:
+        """Everything established about a completed session over a non-empty target."""
+        settings, target = self.settings, self.target
+        rootdir = Path(self.config.rootpath)
+        args = replayable(self.config.invocation_params.args, self.config.args)
+        in_a_new_process = partial(
+            rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
         )
+        run = BaselineRun(
+            repo=self.repo,
+            rootdir=rootdir,
+            base_commit=target.base_commit,
+            args=args,
+            reruns=settings.reruns,
+            max_base_reruns=settings.max_base_reruns,
+            timeout=settings.base_timeout,
+            state=self._state(),
+            rerun_at_head=head_rerunner(session.items, in_a_new_process),
+        )
+        tests = classify(self.collector.failed, run, self._progress)
+        checks = run_all(
+            settings.checks, self.repo, target.base_commit, self._progress, target.scope
+        )
+        findings = scan(target, self.repo, settings.scans.model_dump())
+        limitations, stopped = self._what_ran(session)
+        limitations += tests.limitations
+        limitations += [
+            f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
+        ]
+        gate = decide(tests, checks, [f for f in findings if f.severity == "blocking"])
+        if stopped:  # what did not run was not looked at: never "yes"
+            answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
+            gate = Gate(review_clean=answer, reasons=[*gate.reasons, stopped])
+        return self._evidence(gate, tests, checks, findings, limitations)
+
+    def _evidence(
+        self,
+        gate: Gate,
+        tests: Classification | None = None,
+        checks: list[CheckResult] | None = None,
+        findings: list[ReportFinding] | None = None,
+        limitations: list[str] | None = None,
+    ) -> Evidence:
+        return Evidence(
+            target=self.target,
+            settings=self.settings,
+            passed=self.collector.passed_count,
+            failed=len(self.collector.failed),
+            tests=tests or Classification(),
+            checks=checks or [],
+            findings=findings or [],
+            gate=gate,
+            committed=self.target.committed,
+            deselected=self.collector.deselected,
+            limitations=limitations or [],
+        )
+
+    def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
+        def undecided(reason: str) -> Evidence:
+            return self._evidence(Gate(review_clean="indeterminate", reasons=[reason]))
+
+        if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
+            return undecided(f"the pytest session did not complete (exit {int(exitstatus)})")
+        if self.config.option.collectonly:
+            return undecided("--collect-only: no test ran")
+        if self.target.empty:
+            if self.collector.failed:
+                return undecided("nothing to review; pytest's own status stands")
+            return self._evidence(Gate(review_clean="yes"))
+        return self._classified(session)
 
     def _state(self) -> Path:
         return state_folder(self.repo.root, self.settings.state_dir)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        interrupted = False
         try:
-            self.report = build(self._evidence(exitstatus, session.items))
-            path = self.report_path or self._state() / "report.json"
-            write(self.report, path)
+            try:
+                evidence = self._judge(session, exitstatus)
+            except KeyboardInterrupt:  # Ctrl-C during the re-runs: say so, keep pytest's status
+                interrupted = True
+                reason = "the review was interrupted before it finished"
+                evidence = self._evidence(Gate(review_clean="indeterminate", reasons=[reason]))
+            self.report = build(evidence)
+            write(self.report, self.report_path or self._state() / "report.json")
         except FatalError as exc:
             self._progress(f"error: {exc}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
             return
-        if self.target.empty or exitstatus not in (
+        if interrupted:
+            session.exitstatus = pytest.ExitCode.INTERRUPTED
+        elif not self.target.empty and exitstatus in (
             pytest.ExitCode.OK,
             pytest.ExitCode.TESTS_FAILED,
         ):
-            return  # pytest's own status stands
-        clean = self.report.gate.review_clean == "yes"
-        session.exitstatus = pytest.ExitCode.OK if clean else pytest.ExitCode.TESTS_FAILED
+            clean = self.report.gate.review_clean == "yes"
+            session.exitstatus = pytest.ExitCode.OK if clean else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.report is None:

@@ -7,6 +7,7 @@ same failure at the base checkout and at head compares equal.
 
 from __future__ import annotations
 
+import doctest
 import re
 import sys
 import sysconfig
@@ -55,8 +56,35 @@ def location(path: str | Path, root: Path) -> str:
     return resolved.as_posix()
 
 
+def checkout_root(rootdir: Path) -> Path:
+    """The top of the checkout holding ``rootdir`` (the nearest folder with a ``.git``, which
+    is a file in a linked worktree), so frames outside pytest's rootdir fold too."""
+    for folder in [rootdir, *rootdir.parents]:
+        if (folder / ".git").exists():
+            return folder
+    return rootdir
+
+
+def _doctest(value: BaseException, root: Path) -> str | None:
+    """Doctest failures all raise from pytest's runner: name the failing example instead."""
+    failures = getattr(value, "failures", None)  # MultipleDoctestFailures
+    for failure in failures if isinstance(failures, list) else [value]:
+        if isinstance(failure, doctest.DocTestFailure):
+            got = normalise_message(failure.got, root)
+            source = normalise_message(failure.example.source, root)
+            return f"DocTestFailure: {source} -> {got} @ {failure.test.name}"
+        if isinstance(failure, doctest.UnexpectedException):
+            error = failure.exc_info[1]
+            message = normalise_message(str(error), root)
+            source = normalise_message(failure.example.source, root)
+            return f"{type(error).__name__}: {message} in {source} @ {failure.test.name}"
+    return None
+
+
 def from_excinfo(excinfo: pytest.ExceptionInfo[BaseException], root: Path) -> str:
     """The signature of a raised exception."""
+    if (special := _doctest(excinfo.value, root)) is not None:
+        return special
     typename = type(excinfo.value).__name__
     message = normalise_message(str(excinfo.value), root)
     frames = excinfo.traceback.filter(excinfo)

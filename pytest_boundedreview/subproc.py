@@ -7,11 +7,13 @@ whole group gets SIGTERM and, after a grace period, SIGKILL, and bounded output 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import signal
 import subprocess
+import sys
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
@@ -60,6 +62,26 @@ class _Capped:
         return bytes(self.data)
 
 
+def _die_with_parent() -> Callable[[], None] | None:
+    """On Linux, a hook that makes the child get SIGKILL when this process dies, so a killed
+    run does not leave its re-runs and checks working on (elsewhere: nothing)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+    except OSError:
+        return None
+    pr_set_pdeathsig = 1
+
+    def hook() -> None:
+        libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
+
+    return hook
+
+
+_PREEXEC = _die_with_parent()
+
+
 def _kill_group(pid: int, sig: int) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, sig)
@@ -85,6 +107,7 @@ def run(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
+            preexec_fn=_PREEXEC,  # only calls prctl(2): safe between fork and exec
         )
     except OSError as exc:
         return Outcome(returncode=None, start_error=f"{argv[0]}: {exc.strerror or exc}")

@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from . import git
+from . import git, tempdirs
 from .errors import BaseRefError, UsageError
 from .scope import Scope, parse_scope
 
@@ -140,7 +139,7 @@ def _merge_base(repo: git.Repo, base_commit: str, head: str) -> str:
 
 def _tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = None) -> str:
     """Write the tree of an index (``add_all``: of the working tree) without touching it."""
-    folder = Path(tempfile.mkdtemp(prefix="bounded-review-index-"))
+    folder = tempdirs.make("index")
     try:
         temp_index = folder / "index"
         user_index = source or repo.index_path()

@@ -31,8 +31,8 @@ def summary(findings: list[ReportFinding]) -> list[tuple[str, int, str, str | No
         ("-----BEGIN OPENSSH PRIVATE KEY-----", "scan: secrets"),
         ("token = 'ghp_" + "a" * 36 + "'", "scan: secrets"),
         ("slack = 'xoxb-1234567890-abcdef'", "scan: secrets"),
+        ("-----BEGIN PGP PRIVATE KEY BLOCK-----", "scan: secrets"),
         ("<<<<<<< HEAD", "scan: conflict_markers"),
-        ("=======", "scan: conflict_markers"),
         (">>>>>>> feature", "scan: conflict_markers"),
     ],
 )
@@ -45,7 +45,16 @@ def test_blocking_line_scans(repo: GitRepo, line: str, note: str) -> None:
         assert findings[0].category == "security"
 
 
-@pytest.mark.parametrize("line", ["breakpoint()", "import pdb; pdb.set_trace()", "import ipdb"])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "breakpoint()",
+        "breakpoint(header='x')",
+        "import pdb; pdb.set_trace()",
+        "import ipdb",
+        "__import__('pdb').set_trace()",
+    ],
+)
 def test_debugger_calls_are_advisory(repo: GitRepo, line: str) -> None:
     repo.write("app.py", f"x = 1\n{line}\n")
     assert summary(scanned(repo)) == [("app.py", 2, "advisory", "scan: debugger")]
@@ -93,3 +102,38 @@ def test_fingerprints_do_not_depend_on_line_numbers(repo: GitRepo) -> None:
     first = scanned(repo)[0].fingerprint
     repo.write("a.py", "x = 1\n\nbreakpoint()\n")
     assert scanned(repo)[0].fingerprint == first
+
+
+def test_a_heading_underline_is_not_a_conflict_marker(repo: GitRepo) -> None:
+    repo.write("README.md", "hello\n\nInstall\n=======\n")
+    assert scanned(repo) == []
+    repo.write("notes.txt", "<<<<<<< HEAD\na\n=======\nb\n>>>>>>> x\n")
+    assert [(f.path, f.line) for f in scanned(repo)] == [
+        ("notes.txt", 1),
+        ("notes.txt", 3),
+        ("notes.txt", 5),
+    ]
+
+
+def test_a_method_named_breakpoint_is_not_a_debugger_call(repo: GitRepo) -> None:
+    repo.write("app.py", "class A:\n    def breakpoint(self):\n        pass\n")
+    assert scanned(repo) == []
+
+
+def test_skip_forms_and_owners(repo: GitRepo) -> None:
+    source = (
+        "from pytest import mark\n\n\nclass TestK:\n    def test_m(self):\n        pass\n\n\n"
+        "def test_f():\n    pass\n"
+    )
+    repo.commit({"tests/test_y.py": source}, "tests")
+    repo.write(
+        "tests/test_y.py",
+        source.replace("class TestK", "@mark.skip\nclass TestK").replace(
+            "def test_f", "@mark.xfail\ndef test_f"
+        ),
+    )
+    modes = [f.failure_mode for f in scanned(repo)]
+    assert modes == [
+        "skip/xfail added to existing test TestK",
+        "skip/xfail added to existing test test_f",
+    ]
