@@ -66,17 +66,18 @@ def checkout_root(rootdir: Path) -> Path:
 
 
 def _doctest(value: BaseException, root: Path) -> str | None:
-    """Doctest failures all raise from pytest's runner: name the failing example instead."""
+    """Doctest failures all raise from pytest's runner: name the failing example instead. Its
+    source is code, so it is kept as written (whitespace folded) rather than number-folded."""
     failures = getattr(value, "failures", None)  # MultipleDoctestFailures
     for failure in failures if isinstance(failures, list) else [value]:
         if isinstance(failure, doctest.DocTestFailure):
             got = normalise_message(failure.got, root)
-            source = normalise_message(failure.example.source, root)
+            source = " ".join(failure.example.source.split())
             return f"DocTestFailure: {source} -> {got} @ {failure.test.name}"
         if isinstance(failure, doctest.UnexpectedException):
             error = failure.exc_info[1]
             message = normalise_message(str(error), root)
-            source = normalise_message(failure.example.source, root)
+            source = " ".join(failure.example.source.split())
             return f"{type(error).__name__}: {message} in {source} @ {failure.test.name}"
     return None
 

@@ -222,3 +222,93 @@ def test_collect_only_is_never_clean(pytester: pytest.Pytester, calc: GitRepo) -
         "reasons": ["--collect-only: no test ran"],
     }
     assert result.ret == 1
+
+
+def test_stopping_early_is_never_clean(pytester: pytest.Pytester, calc: GitRepo) -> None:
+    # test_legacy (pre-existing) fails first; -x stops before test_other ever runs.
+    calc.commit({"README.md": "docs\n"}, "docs only")
+    result, report = review(pytester, "-x")
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert "the session stopped early" in report["gate"]["reasons"][-1]
+    assert "1 test(s) did not run" in report["gate"]["reasons"][-1]
+    assert result.ret == 1
+
+
+CONFTEST = """
+import pytest
+
+
+def pytest_addoption(parser):
+    parser.addoption("--runslow", action="store_true")
+
+
+def pytest_collection_modifyitems(config, items):
+    if not config.getoption("--runslow"):
+        for item in items:
+            if "slow" in item.keywords:
+                item.add_marker(pytest.mark.skip(reason="needs --runslow"))
+"""
+SLOW = "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    assert False\n"
+
+
+def test_conftest_options_are_repeated_at_the_base(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    project.commit(
+        {"conftest.py": CONFTEST, "test_s.py": SLOW, "pytest.ini": "[pytest]\nmarkers = slow\n"},
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"README.md": "docs\n"}, "docs")
+    result, report = review(pytester, "--runslow")
+    assert ids(report, "pre_existing") == ["test_s.py::test_slow"]
+    assert result.ret == 0
+
+
+def test_rootdir_below_the_repository_root(pytester: pytest.Pytester, project: GitRepo) -> None:
+    code = "def legacy(x):\n    raise ValueError('bad')\n"
+    test = "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent.parent))\n"
+    test += "from lib.calc import legacy\n\n\ndef test_legacy():\n    legacy(1)\n"
+    project.commit(
+        {
+            "lib/__init__.py": "",
+            "lib/calc.py": code,
+            "proj/test_c.py": test,
+            "proj/pytest.ini": "[pytest]\n",
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"README.md": "docs\n"}, "docs")
+    result = pytester.runpytest_subprocess(
+        "--bounded-review", "--bounded-review-base=main", "--rootdir=proj", "-c", "proj/pytest.ini"
+    )
+    report = json.loads((project.path / ".bounded-review" / "report.json").read_text())
+    (failure,) = report["tests"]["pre_existing"]
+    assert failure["signature"] == "ValueError: bad @ lib/calc.py::legacy"
+    assert result.ret == 0
+
+
+DOCTEST = '''def add(a, b):
+    """
+    >>> add(1, 1)
+    {first}
+    >>> add(2, 2)
+    {second}
+    """
+    return a + b
+'''
+
+
+def test_a_doctest_failing_at_another_example_is_target_related(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    project.commit({"calc.py": DOCTEST.format(first=3, second=4)}, "base: first example wrong")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"calc.py": DOCTEST.format(first=2, second=5)}, "now the second is wrong")
+    result, report = review(pytester, "--doctest-modules")
+    (failure,) = report["tests"]["target_related"]
+    assert failure["signature"] == "DocTestFailure: add(2, 2) -> N @ calc.add"
+    assert failure["base_signature"] == "DocTestFailure: add(1, 1) -> N @ calc.add"
+    assert failure["reason"].startswith("failure changed")
+    assert result.ret == 1

@@ -12,6 +12,7 @@ from pytest_boundedreview import git
 from pytest_boundedreview.checks import run_all
 from pytest_boundedreview.config import CheckConfig
 from pytest_boundedreview.models.report import CheckResult
+from pytest_boundedreview.target import freeze
 
 RUFF = CheckConfig(
     name="ruff",
@@ -29,7 +30,8 @@ def run(repo: GitRepo, *checks: CheckConfig, base: str | None = "main") -> list[
     handle = git.open_repo(repo.path)
     commit = repo.git("rev-parse", base) if base else None
     with repo.untouched():
-        return run_all(list(checks), handle, commit, lambda _: None)
+        scope = freeze(handle, "pr", base).scope if base else None
+        return run_all(list(checks), handle, commit, lambda _: None, scope)
 
 
 @pytest.fixture
@@ -122,3 +124,36 @@ def test_no_base_commit_makes_every_finding_new(tmp_path: Path) -> None:
     repo.write("mod.py", "import os\n")
     (result,) = run(repo, RUFF, base=None)
     assert [f.rule for f in result.target_related] == ["F401"]
+
+
+def test_a_base_run_that_fails_makes_the_check_not_run(repo: GitRepo) -> None:
+    # Prints the same finding at base and head, but hangs at the base.
+    script = (
+        "import pathlib, sys, time\n"
+        "if not pathlib.Path('head-marker').exists():\n    time.sleep(30)\n"
+        "print('app.py:1: error: same finding  [code]')\nsys.exit(1)\n"
+    )
+    check = CheckConfig(
+        name="slow", command=[sys.executable, "-c", script], format="gnu", timeout=2
+    )
+    repo.git("checkout", "--quiet", "-b", "feature")
+    repo.commit({"head-marker": "x"}, "head only")
+    (result,) = run(repo, check)
+    assert result.status == "not-run"
+    assert "the base run failed (timed out after 2s)" in result.detail
+    assert [f.rule for f in result.target_related] == ["code"]
+
+
+def test_a_new_duplicate_is_reported_where_the_change_added_it(repo: GitRepo) -> None:
+    old = "def old():\n    x = 1\n"
+    repo.commit({"mod.py": old}, "base")
+    repo.git("checkout", "--quiet", "-b", "feature")
+    repo.commit({"mod.py": "def new():\n    x = 1\n\n\n" + old}, "add an identical function above")
+    check = CheckConfig(
+        name="ruff",
+        command=["ruff", "check", "--no-cache", "--output-format=sarif", "--select=F841", "."],
+        format="sarif",
+    )
+    (result,) = run(repo, check)
+    assert [f.line for f in result.target_related] == [2]
+    assert [f.line for f in result.pre_existing] == [6]
