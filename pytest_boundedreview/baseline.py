@@ -15,7 +15,7 @@ from . import basecache, git, worktree
 from .errors import GitError
 from .models import TestFailure
 from .outcomes import NodeOutcome
-from .rerun import RerunResult, child_env, rerun
+from .rerun import RerunResult, child_env, moved, rerun
 
 
 @dataclass
@@ -161,15 +161,22 @@ def _at_base(
     if todo:
         progress(f"re-running {len(todo)} failing test(s) at base {run.base_commit[:12]}")
         try:
+            relative = run.rootdir.relative_to(run.repo.root)
+        except ValueError:
+            reason = f"pytest's rootdir {run.rootdir} is outside the repository {run.repo.root}"
+            _unknown(todo, reason, into)
+            into.limitations.append(reason)
+            return
+        try:
             with worktree.checkout(run.repo, run.base_commit) as checkout:
-                rootdir = checkout / run.rootdir.relative_to(run.repo.root)
+                rootdir = checkout / relative
                 sources = [p for p in (checkout / "src", checkout) if p.is_dir()]
                 env = child_env(sources, (run.repo.root, checkout))
                 ran = (
                     rerun(
                         [n.nodeid for n in todo],
                         rootdir=rootdir,
-                        args=run.args,
+                        args=moved(run.args, run.repo.root, checkout),
                         env=env,
                         timeout=run.timeout,
                     )

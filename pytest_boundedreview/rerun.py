@@ -27,7 +27,6 @@ _DROP_WITH_VALUE = {
     "-k",
     "-m",
     "-n",
-    "-c",
     "--numprocesses",
     "--maxprocesses",
     "--dist",
@@ -86,9 +85,12 @@ _OWN_VALUES = {f"--bounded-review-{k}" for k in ("base", "target", "mode", "risk
 _OWN_VALUES |= {"--bounded-review-markdown", "--bounded-review-sarif"}
 
 
-def replayable(args: Sequence[str], positional: Sequence[str]) -> list[str]:
+def replayable(
+    args: Sequence[str], positional: Sequence[str], invocation_dir: Path | None = None
+) -> list[str]:
     """The options of ``args`` a re-run repeats: all but the paths given (``positional``),
-    the bounded review's own options and those in the drop lists above."""
+    the bounded review's own options and those in the drop lists above. A configuration file
+    (``-c``) is made absolute against ``invocation_dir``, as re-runs start elsewhere."""
     kept: list[str] = []
     paths = set(positional)
     tokens = list(args)
@@ -100,6 +102,11 @@ def replayable(args: Sequence[str], positional: Sequence[str]) -> list[str]:
         following = tokens[i] if "=" not in arg and i < len(tokens) else None
         if arg in paths:
             continue
+        if name in ("-c", "--config-file") and (following is not None or "=" in arg):
+            value = arg.split("=", 1)[1] if "=" in arg else tokens[i]
+            i += 0 if "=" in arg else 1
+            kept.append(f"--config-file={Path(invocation_dir or Path.cwd(), value)}")
+            continue
         if not arg.startswith("-"):
             kept.append(arg)  # the value of an option that is kept
         elif name in _DROP_WITH_VALUE or name in _OWN_VALUES:
@@ -109,8 +116,8 @@ def replayable(args: Sequence[str], positional: Sequence[str]) -> list[str]:
                 i += 1
         elif name in _DROP_FLAGS or name.startswith("--bounded-review"):
             continue
-        elif arg[1] != "-" and len(arg) > 2 and arg[1] in "kmnc":
-            continue  # -kEXPR, -mMARK, -n4, -cFILE: a dropped option with its value attached
+        elif arg[1] != "-" and len(arg) > 2 and arg[1] in "kmn":
+            continue  # -kEXPR, -mMARK, -n4: a dropped option with its value attached
         elif arg[1] != "-" and arg[1:].isalpha() and arg[1] not in "poW" and len(arg) > 2:
             if flags := arg[1:].replace("x", ""):  # -xvs: keep -vs
                 kept.append("-" + flags)
@@ -132,6 +139,20 @@ class RerunResult:
     found: frozenset[str] = frozenset()
     failed: Mapping[str, str] = field(default_factory=dict)
     passed: frozenset[str] = frozenset()
+
+
+def moved(args: Sequence[str], old_root: Path, new_root: Path) -> list[str]:
+    """``args`` with absolute paths inside ``old_root`` moved to ``new_root`` (the base
+    checkout), including ``--option=/path`` forms."""
+
+    def move(text: str) -> str:
+        prefix, _, value = text.rpartition("=") if text.startswith("-") else ("", "", text)
+        path = Path(value)
+        if path.is_absolute() and path.is_relative_to(old_root):
+            value = str(new_root / path.relative_to(old_root))
+        return f"{prefix}={value}" if prefix else value
+
+    return [move(arg) for arg in args]
 
 
 def child_env(

@@ -103,7 +103,9 @@ class BoundedReview:
         """Everything established about a completed session over a non-empty target."""
         settings, target = self.settings, self.target
         rootdir = Path(self.config.rootpath)
-        args = replayable(self.config.invocation_params.args, self.config.args)
+        args = replayable(
+            self.config.invocation_params.args, self.config.args, self.config.invocation_params.dir
+        )
         in_a_new_process = partial(
             rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
         )

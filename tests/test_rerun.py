@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from pytest_boundedreview.rerun import RerunResult, merged, replayable
+from pytest_boundedreview.rerun import RerunResult, merged, moved, replayable
 
 
 @pytest.mark.parametrize(
@@ -30,6 +32,24 @@ from pytest_boundedreview.rerun import RerunResult, merged, replayable
 )
 def test_replayable(args: list[str], positional: list[str], expected: list[str]) -> None:
     assert replayable(args, positional) == expected
+
+
+def test_config_files_are_made_absolute_and_moved_to_the_checkout(tmp_path: Path) -> None:
+    args = replayable(["-c", "ci/pytest.ini", "--config-file=other.ini", "-v"], [], tmp_path)
+    assert args == [
+        f"--config-file={tmp_path}/ci/pytest.ini",
+        f"--config-file={tmp_path}/other.ini",
+        "-v",
+    ]
+    base = Path("/elsewhere/checkout")
+    assert moved([*args, "/outside/x", "-o", "a=b"], tmp_path, base) == [
+        "--config-file=/elsewhere/checkout/ci/pytest.ini",
+        "--config-file=/elsewhere/checkout/other.ini",
+        "-v",
+        "/outside/x",
+        "-o",
+        "a=b",
+    ]
 
 
 def test_merged_results() -> None:
