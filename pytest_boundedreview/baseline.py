@@ -60,42 +60,25 @@ def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str
 
 
 def _judge(node: NodeOutcome, verdict: Mapping[str, str], into: Classification) -> None:
-    signature = node.signature
-    kind = verdict["kind"]
-    if kind == "failed" and verdict["signature"] == signature:
-        into.pre_existing.append(
-            TestFailure(nodeid=node.nodeid, signature=signature, reason="fails the same at base")
+    """File one head failure under its class, given what happened to it at the base."""
+    kind, base = verdict["kind"], verdict.get("signature")
+    bucket, reason = {
+        "failed": (into.target_related, f"failure changed: was {base}"),
+        "collect-error": (into.unknown, "its file does not collect at base"),
+        "skipped": (into.unknown, "skipped at base"),  # the base could not tell: fail closed
+        "passed": (
+            into.target_related,
+            "passes at base" if "::" in node.nodeid else "imports at base",
+        ),
+        "missing": (into.target_related, "new test: not at base"),
+    }[kind]
+    if kind == "failed" and base == node.signature:
+        bucket, reason, base = into.pre_existing, "fails the same at base", None
+    bucket.append(
+        TestFailure(
+            nodeid=node.nodeid, signature=node.signature, base_signature=base, reason=reason
         )
-    elif kind == "failed":
-        into.target_related.append(
-            TestFailure(
-                nodeid=node.nodeid,
-                signature=signature,
-                base_signature=verdict["signature"],
-                reason=f"failure changed: was {verdict['signature']}",
-            )
-        )
-    elif kind == "collect-error":
-        into.unknown.append(
-            TestFailure(
-                nodeid=node.nodeid,
-                signature=signature,
-                base_signature=verdict["signature"],
-                reason="its file does not collect at base",
-            )
-        )
-    elif kind == "skipped":  # the base run could not tell: fail closed
-        into.unknown.append(
-            TestFailure(nodeid=node.nodeid, signature=signature, reason="skipped at base")
-        )
-    else:
-        reason = {
-            "passed": "passes at base" if "::" in node.nodeid else "imports at base",
-            "missing": "new test: not at base",
-        }[kind]
-        into.target_related.append(
-            TestFailure(nodeid=node.nodeid, signature=signature, reason=reason)
-        )
+    )
 
 
 def _unknown(nodes: Sequence[NodeOutcome], reason: str, into: Classification) -> None:
