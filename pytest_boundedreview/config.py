@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -80,6 +81,34 @@ class ScanConfig(Model):
     deleted_tests: ScanLevel = "advisory"
 
 
+class TriggerConfig(Model):
+    """``[tool.bounded-review.risk_rules.triggers.<name>]``: extends (or with ``replace``,
+    overrides) a built-in trigger, adds a new one, or turns one off."""
+
+    paths: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    added: list[Annotated[str, Field(min_length=1)]] = Field(default_factory=list)
+    replace: bool = False
+    enabled: bool = True
+
+    @field_validator("added")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+        return patterns
+
+
+class RiskRules(Model):
+    """``[tool.bounded-review.risk_rules]``: what makes ``risk = "auto"`` strict or economy."""
+
+    trivial_lines: int = Field(default=3, ge=0, le=10_000)
+    docs_paths: list[Annotated[str, Field(min_length=1)]] | None = None
+    triggers: dict[Word, TriggerConfig] = Field(default_factory=dict)
+
+
 class Settings(Model):
     """Every setting; each option of the pytest face is also a key here (CLI wins)."""
 
@@ -107,6 +136,7 @@ class Settings(Model):
     checks: list[CheckConfig] = Field(default_factory=list)
     lanes: list[LaneConfig] = Field(default_factory=list)
     scans: ScanConfig = Field(default_factory=ScanConfig)
+    risk_rules: RiskRules = Field(default_factory=RiskRules)
 
     @field_validator("max_lanes", "max_concurrent", "max_repair_loops", "max_retries")
     @classmethod
@@ -147,6 +177,7 @@ _SECTION_MODELS: dict[str, type[Model]] = {
     "checks": CheckConfig,
     "lanes": LaneConfig,
     "scans": ScanConfig,
+    "risk_rules": RiskRules,
 }
 
 
@@ -189,6 +220,8 @@ def _explain(error: Any, overrides: Mapping[str, object]) -> str:
         model: type[Model] = Settings
         if len(loc) > 1 and isinstance(loc[0], str) and loc[0] in _SECTION_MODELS:
             model = _SECTION_MODELS[loc[0]]
+        if tuple(loc[:2]) == ("risk_rules", "triggers") and len(loc) > 3:
+            model = TriggerConfig
         known = sorted(model.model_fields)
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""

@@ -25,7 +25,7 @@ from .models.report import (
     TargetInfo,
     Tests,
 )
-from .risk import effective_budget
+from .risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
 from .statefile import write_atomic
 from .target import Target
 
@@ -79,17 +79,26 @@ def _next_action(ev: Evidence) -> str:
     return "resolve what kept the gate from deciding (see gate.reasons) and run again"
 
 
-def build(ev: Evidence) -> Report:
-    tier = "standard" if ev.settings.risk == "auto" else ev.settings.risk
-    reasons = (
-        []
-        if ev.settings.risk != "auto"
-        else [
-            RiskReason(
-                path=None, rule="default tier: automatic risk assessment runs with reviewer lanes"
-            )
-        ]
+def _risk(ev: Evidence) -> tuple[Tier, list[RiskReason]]:
+    """The configured tier, or the automatic one with every trigger behind it."""
+    if ev.settings.risk != "auto":
+        return ev.settings.risk, [RiskReason(path=None, rule=f"set to {ev.settings.risk}")]
+    rules = ev.settings.risk_rules
+    triggers, public_api = rules_from(
+        {n: (t.paths, t.added, t.replace, t.enabled) for n, t in rules.triggers.items()}
     )
+    tier, reasons = assess(
+        ev.target.scope,
+        triggers,
+        rules.docs_paths if rules.docs_paths is not None else DOCS_PATHS,
+        rules.trivial_lines,
+        public_api,
+    )
+    return tier, [RiskReason(path=r.path, rule=r.rule) for r in reasons]
+
+
+def build(ev: Evidence) -> Report:
+    tier, reasons = _risk(ev)
     budget = effective_budget(tier, ev.settings.mode, ev.settings.lowered_ceilings)
     blocking = [f for f in ev.findings if f.severity == "blocking"]
     advisory = [f for f in ev.findings if f.severity == "advisory"]

@@ -1,8 +1,18 @@
-"""Risk tiers and the budget each allows (CONTRACT §6)."""
+"""Risk tiers, the budget each allows, and the automatic tier of a change (CONTRACT §6).
+
+``auto`` is ``strict`` when a trigger fires — a changed path matches one of its globs or an
+added line matches one of its patterns — ``economy`` for docs-only or trivial changes, else
+``standard``. Every trigger is listed in the reasons with its path and rule.
+"""
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Literal, NamedTuple
+
+from .scope import FileChange, Scope
 
 Tier = Literal["economy", "standard", "strict"]
 
@@ -35,3 +45,179 @@ def effective_budget(
     if mode == "review-only":
         ceilings = ceilings._replace(max_repair_loops=0)
     return ceilings
+
+
+@dataclass(frozen=True)
+class Trigger:
+    """Paths (globs; ``**`` crosses folders) and added-line patterns that make a change strict."""
+
+    paths: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+
+BUILTIN_TRIGGERS: dict[str, Trigger] = {
+    "authentication": Trigger(
+        ("**/auth/**", "**/*auth*.py", "**/login*", "**/*password*", "**/login*/**"),
+        (r"\b(?:password|passwd|authenticate|login_required|jwt|oauth|set_cookie)\b",),
+    ),
+    "authorization": Trigger(
+        ("**/permissions*", "**/permissions*/**", "**/*acl*", "**/rbac*", "**/polic*"),
+        (r"\b(?:is_admin|is_superuser|has_perm\w*|authorize\w*|permission\w*|role\w*)\b",),
+    ),
+    "cryptography": Trigger(
+        ("**/crypto*", "**/crypto*/**", "**/*cipher*", "**/*.pem", "**/*.key"),
+        (r"\b(?:hashlib|hmac|cryptography|Crypto|nacl|secrets\.token\w*|AES|RSA|bcrypt)\b",),
+    ),
+    "payments": Trigger(
+        (
+            "**/payment*",
+            "**/billing*",
+            "**/checkout*",
+            "**/invoice*",
+            "**/payment*/**",
+            "**/billing*/**",
+            "**/checkout*/**",
+            "**/invoice*/**",
+        ),
+        (r"\b(?:stripe|paypal|braintree|refund\w*|charge\w*|currency|amount_cents)\b",),
+    ),
+    "migrations": Trigger(
+        ("**/migrations/**", "**/alembic/**", "**/*.sql"),
+        (r"\b(?:ALTER TABLE|CREATE TABLE|op\.(?:add|drop|alter)_\w+|migrations\.\w+)\b",),
+    ),
+    "data-deletion": Trigger(
+        (),
+        (
+            r"\b(?:DELETE FROM|TRUNCATE|DROP (?:TABLE|COLUMN|DATABASE))\b",
+            r"\b(?:shutil\.rmtree|os\.remove|os\.unlink|\.unlink\(|\.delete\(\)|drop_table)",
+        ),
+    ),
+    "concurrency": Trigger(
+        (),
+        (
+            r"\b(?:threading|multiprocessing|concurrent\.futures|asyncio\.(?:Lock|gather|"
+            r"create_task|Semaphore)|fcntl\.flock|Lock\(\)|RLock\(\))",
+        ),
+    ),
+    "release": Trigger(
+        (
+            ".github/workflows/**",
+            ".gitlab-ci.yml",
+            "Jenkinsfile",
+            "**/Dockerfile*",
+            "**/docker-compose*",
+            "**/deploy/**",
+            "**/k8s/**",
+            "**/helm/**",
+            "**/*.tf",
+            ".pre-commit-hooks.yaml",
+        ),
+        (r"^\s*(?:__)?version(?:__)?\s*[:=]",),
+    ),
+}
+DOCS_PATHS = ("**/*.md", "**/*.rst", "**/*.txt", "**/*.adoc", "docs/**", "LICENSE*", "AUTHORS*")
+_PUBLIC_DEF = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z]\w*)")
+
+
+@dataclass(frozen=True)
+class Reason:
+    path: str | None
+    rule: str
+
+
+def glob_regex(glob: str) -> re.Pattern[str]:
+    """A path glob as a regex: ``**`` matches across folders, ``*`` and ``?`` within one; a
+    glob without ``/`` matches the file name in any folder."""
+    if "/" not in glob:
+        glob = "**/" + glob
+    out = []
+    i = 0
+    while i < len(glob):
+        if glob.startswith("**/", i):
+            out.append("(?:.*/)?")
+            i += 3
+        elif glob.startswith("**", i):
+            out.append(".*")
+            i += 2
+        else:
+            char = glob[i]
+            out.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
+            i += 1
+    return re.compile("".join(out) + r"\Z")
+
+
+def _public_api(change: FileChange) -> Iterable[Reason]:
+    """Public names a change removes or renames in a non-test Python module, and ``__all__``
+    edits that drop names."""
+    name = change.path.rsplit("/", 1)[-1]
+    private = name.startswith(("test_", "_")) and name != "__init__.py"
+    if not change.path.endswith(".py") or private or "/tests/" in f"/{change.path}":
+        return []
+    added_names = {m[1] for t in change.added_text.values() if (m := _PUBLIC_DEF.match(t))}
+    reasons = []
+    for old_line in sorted(change.removed_text.items()):
+        match = _PUBLIC_DEF.match(old_line[1])
+        if match and match[1] not in added_names:
+            reasons.append(Reason(change.path, f"public-api: removes or renames `{match[1]}`"))
+        elif "__all__" in old_line[1]:
+            reasons.append(Reason(change.path, "public-api: edits `__all__`"))
+    return reasons
+
+
+def assess(
+    scope: Scope,
+    triggers: Mapping[str, Trigger] = BUILTIN_TRIGGERS,
+    docs_paths: Sequence[str] = DOCS_PATHS,
+    trivial_lines: int = 3,
+    public_api: bool = True,
+) -> tuple[Tier, list[Reason]]:
+    """The automatic tier of a change, with every reason behind it."""
+    compiled = {
+        name: ([glob_regex(g) for g in t.paths], [re.compile(p) for p in t.added])
+        for name, t in triggers.items()
+    }
+    reasons: list[Reason] = []
+    for change in scope:
+        for name, (globs, patterns) in compiled.items():
+            paths = [change.path, *([change.old_path] if change.old_path else [])]
+            glob = next((g for g in globs if any(g.match(p) for p in paths)), None)
+            if glob is not None:
+                reasons.append(Reason(change.path, f"{name}: path matches {glob.pattern}"))
+                continue
+            for line, text in sorted(change.added_text.items()):
+                hit = next((p for p in patterns if p.search(text)), None)
+                if hit is not None:
+                    rule = f"{name}: added line {line} matches {hit.pattern}"
+                    reasons.append(Reason(change.path, rule))
+                    break
+        if public_api:
+            reasons.extend(_public_api(change))
+    if reasons:
+        return "strict", reasons
+    docs = [glob_regex(g) for g in docs_paths]
+    if len(scope) and all(any(d.match(c.path) for d in docs) for c in scope):
+        return "economy", [Reason(None, "economy: documentation only")]
+    changed = sum(len(c.added) + len(c.removed) for c in scope)
+    if len(scope) and changed <= trivial_lines and not any(c.binary or c.mode_only for c in scope):
+        return "economy", [Reason(None, f"economy: trivial change ({changed} line(s))")]
+    return "standard", []
+
+
+def rules_from(
+    configured: Mapping[str, tuple[Sequence[str], Sequence[str], bool, bool]],
+) -> tuple[dict[str, Trigger], bool]:
+    """Built-in triggers with the configured ones applied: ``name -> (paths, added, replace,
+    enabled)``; a new name adds a trigger. Returns the triggers and whether the public-API
+    check stays on (``public-api`` can only be turned off)."""
+    triggers = dict(BUILTIN_TRIGGERS)
+    public_api = True
+    for name, (paths, added, replace, enabled) in configured.items():
+        if name == "public-api":
+            public_api = enabled
+            continue
+        if not enabled:
+            triggers.pop(name, None)
+            continue
+        base = Trigger() if replace else triggers.get(name, Trigger())
+        triggers[name] = Trigger(base.paths + tuple(paths), base.added + tuple(added))
+    return triggers, public_api

@@ -42,6 +42,7 @@ class FileChange:
     added: frozenset[int] = field(default_factory=frozenset)
     removed: frozenset[int] = field(default_factory=frozenset)
     added_text: Mapping[int, str] = field(default_factory=dict, compare=False, repr=False)
+    removed_text: Mapping[int, str] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def mode_only(self) -> bool:
@@ -109,7 +110,7 @@ def _parse_raw(raw: str) -> list[tuple[str, str, str, str, str | None]]:
     return entries
 
 
-def _lines(sections: list[PatchedFile]) -> tuple[dict[int, str], frozenset[int], bool]:
+def _lines(sections: list[PatchedFile]) -> tuple[dict[int, str], dict[int, str], bool]:
     added = {
         ln.target_line_no: ln.value.rstrip("\r\n")
         for pf in sections
@@ -117,13 +118,13 @@ def _lines(sections: list[PatchedFile]) -> tuple[dict[int, str], frozenset[int],
         for ln in hunk
         if ln.is_added and ln.target_line_no
     }
-    removed = frozenset(
-        ln.source_line_no
+    removed = {
+        ln.source_line_no: ln.value.rstrip("\r\n")
         for pf in sections
         for hunk in pf
         for ln in hunk
         if ln.is_removed and ln.source_line_no
-    )
+    }
     return added, removed, any(pf.is_binary_file for pf in sections)
 
 
@@ -155,7 +156,8 @@ def parse_scope(raw: str, patch: str) -> Scope:
             new_mode=None if new_mode == "000000" else new_mode,
             binary=binary,
             added=frozenset(added_text),
-            removed=removed,
+            removed=frozenset(removed),
             added_text=added_text,
+            removed_text=removed,
         )
     return Scope(files=files)

@@ -1,0 +1,184 @@
+"""Automatic risk tiers from real diffs: every trigger family, economy, and configuration."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+
+from pytest_boundedreview import git
+from pytest_boundedreview.config import load_settings
+from pytest_boundedreview.errors import ConfigError
+from pytest_boundedreview.risk import (
+    BUILTIN_TRIGGERS,
+    TIER_CEILINGS,
+    assess,
+    effective_budget,
+    glob_regex,
+    rules_from,
+)
+from pytest_boundedreview.scope import Scope
+from pytest_boundedreview.target import freeze
+
+BASE = {"app/core.py": "def run():\n    return 1\n\n\ndef helper():\n    return 2\n"}
+
+
+def scope_of(repo: GitRepo, files: dict[str, str]) -> Scope:
+    for name, text in files.items():
+        repo.write(name, text)
+    return freeze(git.open_repo(repo.path), "local-diff").scope
+
+
+@pytest.fixture
+def base(repo: GitRepo) -> GitRepo:
+    repo.commit(BASE, "base")
+    return repo
+
+
+@pytest.mark.parametrize(
+    ("files", "family"),
+    [
+        ({"app/auth/views.py": "x = 1\n"}, "authentication"),
+        ({"app/core.py": BASE["app/core.py"] + "password = input()\n"}, "authentication"),
+        ({"app/permissions.py": "x = 1\n"}, "authorization"),
+        ({"app/core.py": BASE["app/core.py"] + "if user.is_admin:\n    pass\n"}, "authorization"),
+        ({"app/core.py": BASE["app/core.py"] + "import hashlib\n"}, "cryptography"),
+        ({"app/billing/api.py": "x = 1\n"}, "payments"),
+        ({"app/core.py": BASE["app/core.py"] + "stripe.Charge.create()\n"}, "payments"),
+        ({"db/migrations/0002_add.py": "x = 1\n"}, "migrations"),
+        ({"app/core.py": BASE["app/core.py"] + "q = 'DELETE FROM users'\n"}, "data-deletion"),
+        ({"app/core.py": BASE["app/core.py"] + "shutil.rmtree(path)\n"}, "data-deletion"),
+        ({"app/core.py": BASE["app/core.py"] + "import threading\n"}, "concurrency"),
+        ({".github/workflows/ci.yml": "on: push\n"}, "release"),
+        ({"Dockerfile": "FROM python\n"}, "release"),
+        ({"pkg/__init__.py": '__version__ = "2.0"\n'}, "release"),
+        ({"app/core.py": "def run():\n    return 1\n"}, "public-api"),
+    ],
+)
+def test_each_trigger_family_makes_it_strict(
+    base: GitRepo, files: dict[str, str], family: str
+) -> None:
+    tier, reasons = assess(scope_of(base, files))
+    assert tier == "strict"
+    assert any(r.rule.startswith(f"{family}:") for r in reasons), reasons
+    assert all(r.path in files for r in reasons)
+
+
+def test_renaming_a_public_function_is_public_api(base: GitRepo) -> None:
+    renamed = BASE["app/core.py"].replace("def helper", "def assist")
+    _, reasons = assess(scope_of(base, {"app/core.py": renamed}))
+    assert [r.rule for r in reasons] == ["public-api: removes or renames `helper`"]
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        (
+            {"README.md": "a\nb\nc\nd\ne\nf\n", "docs/guide.rst": "x\n"},
+            "economy: documentation only",
+        ),
+        (
+            {"app/core.py": BASE["app/core.py"].replace("return 2", "return 3")},
+            "economy: trivial change (2 line(s))",
+        ),
+    ],
+)
+def test_docs_only_or_trivial_is_economy(
+    base: GitRepo, files: dict[str, str], expected: str
+) -> None:
+    tier, reasons = assess(scope_of(base, files))
+    assert tier == "economy"
+    assert [r.rule for r in reasons] == [expected]
+
+
+def test_an_ordinary_change_is_standard(base: GitRepo) -> None:
+    body = "".join(f"value_{i} = {i}\n" for i in range(10))
+    assert assess(scope_of(base, {"app/values.py": body})) == ("standard", [])
+
+
+def test_triggers_are_extendable_replaceable_and_can_be_turned_off(base: GitRepo) -> None:
+    triggers, public_api = rules_from(
+        {
+            "payments": (["shop/**"], [], False, True),
+            "concurrency": ([], [r"\bspawn\("], True, True),
+            "release": ([], [], False, False),
+            "team-infra": (["infra/**"], [], False, True),
+            "public-api": ([], [], False, False),
+        }
+    )
+    assert "**/billing*" in triggers["payments"].paths  # extended, not replaced
+    assert triggers["concurrency"].added == (r"\bspawn\(",)
+    assert "release" not in triggers
+    assert public_api is False
+    scope = scope_of(
+        base,
+        {
+            "shop/cart.py": "x = 1\n",
+            "infra/main.tf": "y\n",
+            "Dockerfile": "z\n",
+            "app/core.py": "def run():\n    import threading\n",
+        },
+    )
+    tier, reasons = assess(scope, triggers, public_api=public_api)
+    rules = sorted(r.rule.split(":")[0] for r in reasons)
+    assert tier == "strict"
+    assert rules == ["payments", "team-infra"]  # no release, no threading, no public-api
+
+
+@pytest.mark.parametrize(
+    ("glob", "path", "matches"),
+    [
+        ("**/auth/**", "auth/x.py", True),
+        ("**/auth/**", "a/b/auth/c/d.py", True),
+        ("**/auth/**", "author.py", False),
+        ("Dockerfile", "deploy/Dockerfile", True),
+        ("*.md", "docs/a.md", True),
+        ("docs/**", "docs/a/b.rst", True),
+        ("docs/**", "src/docs.py", False),
+        (".github/workflows/**", ".github/workflows/ci.yml", True),
+    ],
+)
+def test_glob_regex(glob: str, path: str, matches: bool) -> None:
+    assert bool(glob_regex(glob).match(path)) is matches
+
+
+def test_tier_ceilings_are_the_contract_table() -> None:
+    assert {t: tuple(c) for t, c in TIER_CEILINGS.items()} == {
+        "economy": (1, 1, 1),
+        "standard": (2, 2, 2),
+        "strict": (3, 2, 3),
+    }
+    assert effective_budget("strict", "review-only").max_repair_loops == 0
+    assert set(BUILTIN_TRIGGERS) >= {
+        "authentication",
+        "authorization",
+        "cryptography",
+        "payments",
+        "migrations",
+        "data-deletion",
+        "concurrency",
+        "release",
+    }
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        (
+            '[tool.bounded-review.risk_rules.triggers.payments]\nadded = ["("]',
+            "risk_rules.triggers.payments.added: '(' is not a regular expression",
+        ),
+        (
+            '[tool.bounded-review.risk_rules.triggers.payments]\npath = ["x"]',
+            "risk_rules.triggers.payments.path: unknown key; did you mean 'paths'?",
+        ),
+        ("[tool.bounded-review.risk_rules]\ntrivial_lines = -1", "risk_rules.trivial_lines:"),
+        ("[tool.bounded-review]\nmax_repair_loops = 4", "would raise the ceiling of 3"),
+    ],
+)
+def test_risk_config_errors(tmp_path: Path, body: str, message: str) -> None:
+    (tmp_path / "pyproject.toml").write_text(body + "\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(tmp_path, tmp_path)
+    assert message in str(info.value)
