@@ -51,6 +51,11 @@ def test_only_pre_existing_failures_pass_the_gate(
     assert report["gate"]["review_clean"] == "yes"
     assert report["statuses"]["local_verification"] == "partial"
     assert report["statuses"]["committed"] == "yes"
+    assert report["risk"] == {
+        "tier": "economy",
+        "reasons": [{"path": None, "rule": "economy: documentation only"}],
+    }
+    assert report["budget"] == {"max_lanes": 1, "max_concurrent": 1, "max_repair_loops": 0}
     assert any("no reviewer lanes ran" in item for item in report["limitations"])
     result.stdout.fnmatch_lines(
         [
