@@ -1,0 +1,1 @@
+"""Reviewer lanes: the environment they get and the runners that start them."""
