@@ -144,8 +144,9 @@ def _tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None =
         temp_index = folder / "index"
         user_index = source or repo.index_path()
         if user_index.exists():
-            # A byte copy keeps the stat cache, so `git add -A` only rehashes changed files.
-            shutil.copyfile(user_index, temp_index)
+            # A copy keeps the stat cache, so `git add -A` only rehashes changed files, and keeps
+            # the timestamp, so git still re-checks entries written in the same second ("racy").
+            shutil.copy2(user_index, temp_index)
         env = {"GIT_INDEX_FILE": str(temp_index)}
         pinned = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"]
         if add_all:
