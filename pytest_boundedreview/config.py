@@ -109,6 +109,21 @@ class RiskRules(Model):
     triggers: dict[Word, TriggerConfig] = Field(default_factory=dict)
 
 
+class SelectionConfig(Model):
+    """``[tool.bounded-review.selection]``: changed-line thresholds of the size classes."""
+
+    small_lines: int = Field(default=50, ge=0)
+    large_lines: int = Field(default=400, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self) -> SelectionConfig:
+        if self.large_lines <= self.small_lines:
+            raise ValueError(
+                f"large_lines ({self.large_lines}) must be above small_lines ({self.small_lines})"
+            )
+        return self
+
+
 class Settings(Model):
     """Every setting; each option of the pytest face is also a key here (CLI wins)."""
 
@@ -137,6 +152,7 @@ class Settings(Model):
     lanes: list[LaneConfig] = Field(default_factory=list)
     scans: ScanConfig = Field(default_factory=ScanConfig)
     risk_rules: RiskRules = Field(default_factory=RiskRules)
+    selection: SelectionConfig = Field(default_factory=SelectionConfig)
 
     @field_validator("max_lanes", "max_concurrent", "max_repair_loops", "max_retries")
     @classmethod
@@ -178,6 +194,7 @@ _SECTION_MODELS: dict[str, type[Model]] = {
     "lanes": LaneConfig,
     "scans": ScanConfig,
     "risk_rules": RiskRules,
+    "selection": SelectionConfig,
 }
 
 
