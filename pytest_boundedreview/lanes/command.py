@@ -4,33 +4,12 @@
 from __future__ import annotations
 
 import shutil
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
 
-from pydantic import ValidationError
-
-from .. import strictjson, subproc, tempdirs
+from .. import subproc, tempdirs
 from ..config import LaneConfig
-from ..models.lane import LaneResult
-from ..validation import describe_all
 from .environment import lane_env
-
-OUTPUT_CAP = 1024 * 1024
-FailureKind = Literal["error", "died", "limit"]
-
-
-@dataclass(frozen=True)
-class Attempt:
-    """One run of one lane: its result, or how it failed (``error`` | ``died`` | ``limit``)."""
-
-    result: LaneResult | None
-    failure: FailureKind | None = None
-    detail: str = ""
-
-    @property
-    def ok(self) -> bool:
-        return self.result is not None
+from .result import OUTPUT_CAP, Attempt, read_result
 
 
 def _tail(data: bytes) -> str:
@@ -63,13 +42,7 @@ def run_once(lane: LaneConfig, packet: bytes, workdir: Path, cap: int = OUTPUT_C
     if out.returncode != 0:
         tail = _tail(out.stderr)
         return Attempt(None, "error", f"exit {out.returncode}" + (f": {tail}" if tail else ""))
-    try:
-        document = strictjson.loads(out.stdout, max_bytes=cap)
-        return Attempt(LaneResult.model_validate(document))
-    except strictjson.StrictJSONError as exc:
-        return Attempt(None, "error", f"invalid JSON: {exc}")
-    except ValidationError as exc:
-        return Attempt(None, "error", "not a lane result: " + "; ".join(describe_all(exc)))
+    return read_result(out.stdout, cap, lane.model)
 
 
 def run_with_retries(

@@ -1,0 +1,113 @@
+"""OpenAI-compatible lanes: the model must be an exact id the endpoint lists right now.
+
+``GET {base_url}/models`` is the live capability list. The configured model is used when
+listed, else the first listed entry of ``fallback_models``; with neither the lane is
+unverified and says which models were listed — an id is never invented. The packet goes as
+the prompt of one chat completion that must answer with the lane-result JSON object.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import urllib.error
+import urllib.request
+from collections.abc import Mapping
+from typing import Any
+
+from ..config import LaneConfig
+from .result import OUTPUT_CAP, Attempt, read_result
+
+INSTRUCTIONS = (
+    "You are a read-only code reviewer. The user message is a JSON review packet "
+    "(bounded-review/packet/v1). Review only through your lens, only the frozen scope. Answer "
+    "with exactly one JSON object of schema bounded-review/lane-result/v1 and nothing else; "
+    "every finding follows packet.finding_schema."
+)
+
+
+class _Failed(Exception):
+    def __init__(self, kind: str, detail: str) -> None:
+        super().__init__(detail)
+        self.kind = kind
+
+
+def _request(url: str, key: str | None, timeout: float, body: Any = None) -> Any:
+    headers = {"Accept": "application/json"}
+    if key:
+        headers["Authorization"] = f"Bearer {key}"
+    data = None
+    if body is not None:
+        headers["Content-Type"] = "application/json"
+        data = json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            raw = response.read(OUTPUT_CAP + 1)
+    except urllib.error.HTTPError as exc:
+        raise _Failed("error", f"{url} answered HTTP {exc.code}") from None
+    except TimeoutError:
+        raise _Failed("limit", f"{url} did not answer within {timeout:g}s") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = getattr(exc, "reason", exc)
+        if isinstance(reason, TimeoutError):
+            raise _Failed("limit", f"{url} did not answer within {timeout:g}s") from None
+        raise _Failed("error", f"{url} unreachable: {reason}") from None
+    if len(raw) > OUTPUT_CAP:
+        raise _Failed("limit", f"{url} answered more than {OUTPUT_CAP} bytes")
+    try:
+        return json.loads(raw)
+    except ValueError:
+        raise _Failed("error", f"{url} did not answer JSON") from None
+
+
+def listed_models(lane: LaneConfig, key: str | None) -> list[str]:
+    """The model ids the endpoint offers now."""
+    answer = _request(f"{(lane.base_url or '').rstrip('/')}/models", key, lane.timeout)
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list):
+        raise _Failed("error", "the model list has no `data` array")
+    return [
+        item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)
+    ]
+
+
+def choose_model(lane: LaneConfig, listed: list[str]) -> str | None:
+    """The configured model if listed, else the first listed fallback, else ``None``."""
+    for candidate in [lane.model, *lane.fallback_models]:
+        if candidate in listed:
+            return candidate
+    return None
+
+
+def run_once(lane: LaneConfig, packet: bytes, environ: Mapping[str, str] | None = None) -> Attempt:
+    """One chat completion with the packet; never raises for the endpoint's failures."""
+    environ = os.environ if environ is None else environ
+    key = environ.get(lane.api_key_env) if lane.api_key_env else None
+    base = (lane.base_url or "").rstrip("/")
+    try:
+        listed = listed_models(lane, key)
+        model = choose_model(lane, listed)
+        if model is None:
+            shown = ", ".join(listed[:20]) or "none"
+            return Attempt(None, "error", f"model not available: {lane.model} (listed: {shown})")
+        body: dict[str, Any] = {
+            "model": model,
+            "messages": [
+                {"role": "system", "content": INSTRUCTIONS},
+                {"role": "user", "content": packet.decode("utf-8")},
+            ],
+            "response_format": {"type": "json_object"},
+        }
+        if lane.reasoning:
+            body["reasoning_effort"] = lane.reasoning
+        answer = _request(f"{base}/chat/completions", key, lane.timeout, body)
+    except _Failed as exc:
+        return Attempt(None, exc.kind, str(exc))  # type: ignore[arg-type]
+    try:
+        content = answer["choices"][0]["message"]["content"]
+    except (KeyError, IndexError, TypeError):
+        return Attempt(None, "error", "the completion has no choices[0].message.content", model)
+    if not isinstance(content, str):
+        return Attempt(None, "error", "the completion content is not text", model)
+    return read_result(content.encode("utf-8"), model=model)

@@ -1,0 +1,150 @@
+"""OpenAI-compatible lanes against a real HTTP server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+from pytest_boundedreview.config import LaneConfig
+from pytest_boundedreview.lanes.openai import run_once
+
+RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "revise", "rationale": "r"}
+
+
+class Endpoint:
+    """What the fake endpoint answers, and what it was asked."""
+
+    def __init__(self) -> None:
+        self.models = ["gpt-small", "gpt-large"]
+        self.content: Any = json.dumps(RESULT)
+        self.status = 200
+        self.delay = 0.0
+        self.raw: bytes | None = None
+        self.requests: list[tuple[str, dict[str, Any] | None, str | None]] = []
+
+
+@pytest.fixture
+def endpoint() -> Iterator[tuple[Endpoint, str]]:
+    state = Endpoint()
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def _answer(self, body: Any) -> None:
+            time.sleep(state.delay)
+            payload = state.raw if state.raw is not None else json.dumps(body).encode()
+            self.send_response(state.status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(payload)))
+            self.end_headers()
+            self.wfile.write(payload)
+
+        def do_GET(self) -> None:
+            state.requests.append((self.path, None, self.headers.get("Authorization")))
+            self._answer({"data": [{"id": m, "object": "model"} for m in state.models]})
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            state.requests.append((self.path, body, self.headers.get("Authorization")))
+            self._answer(
+                {"choices": [{"message": {"role": "assistant", "content": state.content}}]}
+            )
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def lane(url: str, model: str = "gpt-large", **extra: Any) -> LaneConfig:
+    return LaneConfig.model_validate(
+        {
+            "name": "o",
+            "lens": "security",
+            "kind": "openai",
+            "base_url": url,
+            "model": model,
+            "api_key_env": "REVIEW_KEY",
+            "timeout": 2,
+            **extra,
+        }
+    )
+
+
+def test_a_listed_model_is_used(endpoint: tuple[Endpoint, str]) -> None:
+    state, url = endpoint
+    attempt = run_once(lane(url, reasoning="high"), b'{"packet": 1}', {"REVIEW_KEY": "k"})
+    assert attempt.ok, attempt.detail
+    assert attempt.model == "gpt-large"
+    assert attempt.result is not None
+    assert attempt.result.verdict == "revise"
+    (get_path, _, auth), (post_path, body, _) = state.requests
+    assert (get_path, post_path, auth) == ("/v1/models", "/v1/chat/completions", "Bearer k")
+    assert body is not None
+    assert body["model"] == "gpt-large"
+    assert body["reasoning_effort"] == "high"
+    assert body["messages"][1]["content"] == '{"packet": 1}'
+
+
+def test_an_unlisted_model_falls_back_to_the_first_listed_fallback(
+    endpoint: tuple[Endpoint, str],
+) -> None:
+    _, url = endpoint
+    chosen = lane(url, model="gpt-gone", fallback_models=["gpt-missing", "gpt-small"])
+    attempt = run_once(chosen, b"{}", {})
+    assert attempt.ok
+    assert attempt.model == "gpt-small"
+
+
+def test_nothing_listed_is_unverified_and_no_id_is_invented(
+    endpoint: tuple[Endpoint, str],
+) -> None:
+    state, url = endpoint
+    attempt = run_once(lane(url, model="gpt-gone", fallback_models=["also-gone"]), b"{}", {})
+    assert (attempt.ok, attempt.failure) == (False, "error")
+    assert attempt.detail == "model not available: gpt-gone (listed: gpt-small, gpt-large)"
+    assert [path for path, _, _ in state.requests] == ["/v1/models"]  # no completion asked
+
+
+@pytest.mark.parametrize(
+    ("setup", "failure", "detail"),
+    [
+        ({"status": 500}, "error", "answered HTTP 500"),
+        ({"delay": 3.0}, "limit", "did not answer within 2s"),
+        ({"raw": b"<html>oops</html>"}, "error", "did not answer JSON"),
+        ({"content": "sure! here is my review"}, "error", "invalid JSON"),
+        (
+            {"content": json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass"})},
+            "error",
+            "bare verdict",
+        ),
+    ],
+    ids=["500", "slow", "non-json", "prose", "bare"],
+)
+def test_endpoint_failures(
+    endpoint: tuple[Endpoint, str], setup: dict[str, Any], failure: str, detail: str
+) -> None:
+    state, url = endpoint
+    for key, value in setup.items():
+        setattr(state, key, value)
+    attempt = run_once(lane(url), b"{}", {})
+    assert (attempt.ok, attempt.failure) == (False, failure)
+    assert detail in attempt.detail
+
+
+def test_an_unreachable_endpoint() -> None:
+    attempt = run_once(lane("http://127.0.0.1:9/v1"), b"{}", {})
+    assert attempt.failure == "error"
+    assert "unreachable" in attempt.detail
