@@ -1,0 +1,83 @@
+"""Plugin lanes: found through pluggy (entry points of group ``boundedreview`` and the
+session's conftest modules), blocked by name in configuration, driven by the core."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any, Protocol
+
+import pluggy
+
+from .. import hookspec
+from ..config import LaneConfig
+from .result import Attempt, read_result
+
+
+class PluginLane(Protocol):
+    name: str
+    lens: str
+    role: str
+
+    def review(self, packet: dict[str, Any], workdir: Path) -> dict[str, Any]: ...
+
+
+def manager(blocked: Iterable[str] = (), extra: Iterable[object] = ()) -> pluggy.PluginManager:
+    """A plugin manager with the entry-point plugins not ``blocked``, and ``extra`` objects
+    (for example conftest modules) that implement a ``boundedreview_`` hook."""
+    pm = pluggy.PluginManager(hookspec.PROJECT)
+    pm.add_hookspecs(hookspec)
+    for name in blocked:
+        pm.set_blocked(name)
+    pm.load_setuptools_entrypoints(hookspec.PROJECT)
+    for plugin in extra:
+        if any(attr.startswith("boundedreview_") for attr in dir(plugin)):
+            name = getattr(plugin, "__name__", None) or repr(plugin)
+            if not pm.is_blocked(name) and not pm.is_registered(plugin):
+                pm.register(plugin, name)
+    return pm
+
+
+def plugin_lanes(pm: pluggy.PluginManager, settings: object) -> list[tuple[LaneConfig, PluginLane]]:
+    """Every lane the registered plugins offer, as a lane configuration and its object."""
+    found = []
+    for lanes in pm.hook.boundedreview_lanes(settings=settings):
+        for lane in lanes:
+            config = LaneConfig.model_validate(
+                {
+                    "name": lane.name,
+                    "lens": lane.lens,
+                    "role": getattr(lane, "role", "verdict"),
+                    "kind": "plugin",
+                    "model": getattr(lane, "model", None),
+                    "timeout": getattr(lane, "timeout", 600),
+                }
+            )
+            found.append((config, lane))
+    return found
+
+
+def run_once(config: LaneConfig, lane: PluginLane, packet: bytes, workdir: Path) -> Attempt:
+    """Call the plugin's ``review`` in a thread, bounded by the lane's timeout."""
+    box: dict[str, Any] = {}
+
+    def call() -> None:
+        try:
+            box["answer"] = lane.review(json.loads(packet), workdir)
+        except Exception as exc:  # a plugin's failure is the lane's failure, not ours
+            box["error"] = f"{type(exc).__name__}: {exc}"
+
+    worker = threading.Thread(target=call, name=f"lane-{config.name}", daemon=True)
+    worker.start()
+    worker.join(config.timeout)
+    if worker.is_alive():
+        return Attempt(None, "limit", f"timed out after {config.timeout:g}s", config.model)
+    if "error" in box:
+        return Attempt(None, "error", f"the plugin raised {box['error']}", config.model)
+    try:
+        data = json.dumps(box.get("answer"), allow_nan=False).encode()
+    except (TypeError, ValueError) as exc:
+        return Attempt(None, "error", f"the plugin's answer is not JSON: {exc}", config.model)
+    return read_result(data, model=config.model)
