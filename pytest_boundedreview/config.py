@@ -58,6 +58,7 @@ class LaneConfig(Model):
     )
     base_url: str | None = None
     api_key_env: EnvName | None = None
+    models_command: Argv | None = None
 
     @model_validator(mode="after")
     def _kind_needs(self) -> LaneConfig:
@@ -109,6 +110,16 @@ class RiskRules(Model):
     triggers: dict[Word, TriggerConfig] = Field(default_factory=dict)
 
 
+class RoutingConfig(Model):
+    """``[tool.bounded-review.routing]``: the live model list for command lanes and the
+    ordered models of each routing tier."""
+
+    models_command: Argv | None = None
+    routine: list[str] = Field(default_factory=list)
+    complex: list[str] = Field(default_factory=list)
+    arbitration: list[str] = Field(default_factory=list)
+
+
 class SelectionConfig(Model):
     """``[tool.bounded-review.selection]``: changed-line thresholds of the size classes."""
 
@@ -153,6 +164,8 @@ class Settings(Model):
     scans: ScanConfig = Field(default_factory=ScanConfig)
     risk_rules: RiskRules = Field(default_factory=RiskRules)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
+    routing: RoutingConfig = Field(default_factory=RoutingConfig)
+    blocked_plugins: list[str] = Field(default_factory=list)
 
     @field_validator("max_lanes", "max_concurrent", "max_repair_loops", "max_retries")
     @classmethod
@@ -195,6 +208,7 @@ _SECTION_MODELS: dict[str, type[Model]] = {
     "scans": ScanConfig,
     "risk_rules": RiskRules,
     "selection": SelectionConfig,
+    "routing": RoutingConfig,
 }
 
 

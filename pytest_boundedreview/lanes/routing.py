@@ -1,0 +1,95 @@
+"""Model routing for command lanes: the model must be one the reviewer runtime lists now.
+
+A ``models_command`` (on the lane, or in ``[tool.bounded-review.routing]``) prints the live
+capability list: a JSON array of ids or of ``{"id": ..., "reasoning": [...]}`` objects, or
+one id per line (``id: level,level`` adds reasoning levels). The lane's model is used when
+listed, else its first listed fallback; otherwise the lane is unverified. Without a command
+the model is passed through unchecked, and the report says so.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from .. import subproc
+from ..config import LaneConfig, RoutingConfig
+from .environment import lane_env
+
+UNVERIFIED_NOTE = "model not verified against a live list"
+
+
+@dataclass(frozen=True)
+class Route:
+    """The model a lane will use, or why it cannot run (``problem``), and a note."""
+
+    model: str | None
+    problem: str | None = None
+    note: str | None = None
+
+
+def parse_listing(text: str) -> dict[str, set[str]]:
+    """Model id → offered reasoning levels (empty: levels not listed)."""
+    try:
+        data = json.loads(text)
+    except ValueError:
+        data = None
+    listed: dict[str, set[str]] = {}
+    if isinstance(data, list):
+        for item in data:
+            if isinstance(item, str):
+                listed[item] = set()
+            elif isinstance(item, dict) and isinstance(item.get("id"), str):
+                levels = item.get("reasoning") or []
+                listed[item["id"]] = {str(level) for level in levels}
+        return listed
+    for line in text.splitlines():
+        model, _, levels = line.strip().partition(":")
+        if model.strip():
+            listed[model.strip()] = {x.strip() for x in levels.split(",") if x.strip()}
+    return listed
+
+
+def tier_models(routing: RoutingConfig, tier: str) -> Sequence[str]:
+    """The ordered models of a routing tier (``routine``, ``complex``, ``arbitration``)."""
+    return {
+        "routine": routing.routine,
+        "complex": routing.complex,
+        "arbitration": routing.arbitration,
+    }[tier]
+
+
+def route(
+    lane: LaneConfig,
+    routing: RoutingConfig,
+    cwd: Path,
+    environ: Mapping[str, str] | None = None,
+) -> Route:
+    """Resolve ``lane``'s model against the live list, if there is one."""
+    command = lane.models_command or routing.models_command
+    if lane.model is None:
+        return Route(None, note="no model configured: the reviewer picks its own")
+    if command is None:
+        return Route(lane.model, note=UNVERIFIED_NOTE)
+    env = lane_env(lane.env, environ=os.environ if environ is None else environ)
+    out = subproc.run(command, cwd=cwd, env=env, timeout=min(lane.timeout, 60))
+    if not out.ok:
+        why = out.start_error or ("timed out" if out.timed_out else f"exit {out.returncode}")
+        return Route(None, problem=f"the model list could not be read: {why}")
+    listed = parse_listing(out.stdout.decode("utf-8", "replace"))
+    for candidate in [lane.model, *lane.fallback_models]:
+        if candidate not in listed:
+            continue
+        levels = listed[candidate]
+        if lane.reasoning and levels and lane.reasoning not in levels:
+            offered = ", ".join(sorted(levels))
+            return Route(
+                None,
+                problem=f"reasoning {lane.reasoning!r} not offered by {candidate} ({offered})",
+            )
+        return Route(candidate)
+    shown = ", ".join(list(listed)[:20]) or "none"
+    return Route(None, problem=f"model not available: {lane.model} (listed: {shown})")
