@@ -7,6 +7,7 @@ tool saw what was designed into the example: the regression blocks, the old fail
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -31,7 +32,12 @@ BASE_FILES = {
         "def test_add():\n    assert add(2, 3) == 5\n\n\n"
         "def test_legacy_round():\n    assert legacy_round(2.7) == 3\n"
     ),
-    "pyproject.toml": '[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n',
+    "pyproject.toml": (
+        '[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n\n'
+        "[[tool.bounded-review.lanes]]\n"
+        'name = "sample-reviewer"\nlens = "correctness"\n'
+        f"command = {json.dumps([sys.executable, '-m', 'pytest_boundedreview.samplelane'])}\n"
+    ),
 }
 # The change under review: a regression in add().
 HEAD_FILES = {"calc.py": BASE_FILES["calc.py"].replace("a + b", "a + b + 1")}
@@ -68,6 +74,8 @@ def _expectations(output: str) -> list[str]:
         missing.append("the regression in add() is target-related: test_add passes at base")
     if "test_calc.py::test_legacy_round - fails the same at base" not in output:
         missing.append("the known rounding bug is pre-existing: it fails the same at base")
+    if "lane sample-reviewer finished: revise" not in output:
+        missing.append("the sample reviewer lane ran and asked for a revision")
     if "review_clean: no" not in output:
         missing.append("the gate says the change is not clean")
     return missing

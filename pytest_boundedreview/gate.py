@@ -13,6 +13,7 @@ def decide(
     tests: Classification,
     checks: Sequence[CheckResult],
     blocking: Sequence[ReportFinding],
+    lane_problems: Sequence[str] = (),
 ) -> Gate:
     """``no`` when something verified blocks; else ``indeterminate`` when something required
     could not be established; else ``yes``. Every reason is listed."""
@@ -33,6 +34,7 @@ def decide(
             blockers.append(
                 f"required check {check.name!r}: {len(check.target_related)} new finding(s)"
             )
+    undetermined += lane_problems
     for finding in blocking:
         blockers.append(f"blocking finding: {finding.path}:{finding.line} {finding.failure_mode}")
     if blockers:

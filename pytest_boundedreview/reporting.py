@@ -17,6 +17,7 @@ from .models.report import (
     CheckResult,
     Findings,
     Gate,
+    LaneReport,
     LoopInfo,
     Report,
     RiskInfo,
@@ -47,6 +48,7 @@ class Evidence:
     committed: bool
     limitations: Sequence[str]
     deselected: int = 0
+    lanes: Sequence[LaneReport] | None = None  # None: the lanes phase did not run
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -79,16 +81,16 @@ def _next_action(ev: Evidence) -> str:
     return "resolve what kept the gate from deciding (see gate.reasons) and run again"
 
 
-def _risk(ev: Evidence) -> tuple[Tier, list[RiskReason]]:
+def assess_risk(settings: Settings, target: Target) -> tuple[Tier, list[RiskReason]]:
     """The configured tier, or the automatic one with every trigger behind it."""
-    if ev.settings.risk != "auto":
-        return ev.settings.risk, [RiskReason(path=None, rule=f"set to {ev.settings.risk}")]
-    rules = ev.settings.risk_rules
+    if settings.risk != "auto":
+        return settings.risk, [RiskReason(path=None, rule=f"set to {settings.risk}")]
+    rules = settings.risk_rules
     triggers, public_api = rules_from(
         {n: (t.paths, t.added, t.replace, t.enabled) for n, t in rules.triggers.items()}
     )
     tier, reasons = assess(
-        ev.target.scope,
+        target.scope,
         triggers,
         rules.docs_paths if rules.docs_paths is not None else DOCS_PATHS,
         rules.trivial_lines,
@@ -98,7 +100,7 @@ def _risk(ev: Evidence) -> tuple[Tier, list[RiskReason]]:
 
 
 def build(ev: Evidence) -> Report:
-    tier, reasons = _risk(ev)
+    tier, reasons = assess_risk(ev.settings, ev.target)
     budget = effective_budget(tier, ev.settings.mode, ev.settings.lowered_ceilings)
     blocking = [f for f in ev.findings if f.severity == "blocking"]
     advisory = [f for f in ev.findings if f.severity == "advisory"]
@@ -133,7 +135,7 @@ def build(ev: Evidence) -> Report:
             flaky=ev.tests.flaky,
             unknown=ev.tests.unknown,
         ),
-        lanes=[],
+        lanes=list(ev.lanes or []),
         findings=Findings(blocking=blocking, advisory=advisory),
         blockers_fixed=[],
         gate=ev.gate,
@@ -142,7 +144,7 @@ def build(ev: Evidence) -> Report:
             review_clean=ev.gate.review_clean,
             committed="yes" if ev.committed else "no",
         ),
-        limitations=[*ev.limitations, NO_LANES],
+        limitations=[*ev.limitations, *([NO_LANES] if ev.lanes is None else [])],
         next_action=_next_action(ev),
     )
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import partial
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -15,14 +16,18 @@ from .errors import FatalError
 from .gate import decide
 from .inprocess import head_rerunner
 from .models.finding import ReportFinding
-from .models.report import CheckResult, Gate, GateAnswer, Report
+from .models.report import CheckResult, Gate, GateAnswer, LaneReport, Report
 from .outcomes import OutcomeCollector
 from .render.terminal import lines
-from .reporting import Evidence, build, write
+from .reporting import Evidence, assess_risk, build, write
 from .rerun import child_env, replayable, rerun
+from .risk import effective_budget
 from .scans import scan
 from .statefile import state_folder
 from .target import Target, freeze
+
+if TYPE_CHECKING:
+    from .lanes.phase import LanesOutcome
 
 _PATH_KEYS = ("report", "markdown", "sarif")
 
@@ -130,11 +135,31 @@ class BoundedReview:
         limitations += [
             f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
         ]
-        gate = decide(tests, checks, [f for f in findings if f.severity == "blocking"])
+        lanes = self._lanes(tests)
+        limitations += lanes.limitations
+        blocking = [f for f in findings if f.severity == "blocking"]
+        gate = decide(tests, checks, blocking, lanes.problems)
         if stopped:  # what did not run was not looked at: never "yes"
             answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
             gate = Gate(review_clean=answer, reasons=[*gate.reasons, stopped])
-        return self._evidence(gate, tests, checks, findings, limitations)
+        return self._evidence(gate, tests, checks, findings, limitations, lanes.rows)
+
+    def _lanes(self, tests: Classification) -> LanesOutcome:
+        """The reviewer lanes phase, within the budget of the change's risk tier."""
+        from .lanes.phase import run_lanes  # only sessions that reach the lanes import them
+
+        tier, _ = assess_risk(self.settings, self.target)
+        budget = effective_budget(tier, self.settings.mode, self.settings.lowered_ceilings)
+        return run_lanes(
+            self.settings,
+            self.repo,
+            self.target,
+            tier,
+            budget,
+            (tests.target_related, tests.pre_existing),
+            list(self.config.pluginmanager.get_plugins()),
+            self._progress,
+        )
 
     def _evidence(
         self,
@@ -143,6 +168,7 @@ class BoundedReview:
         checks: list[CheckResult] | None = None,
         findings: list[ReportFinding] | None = None,
         limitations: list[str] | None = None,
+        lanes: list[LaneReport] | None = None,
     ) -> Evidence:
         return Evidence(
             target=self.target,
@@ -156,6 +182,7 @@ class BoundedReview:
             committed=self.target.committed,
             deselected=self.collector.deselected,
             limitations=limitations or [],
+            lanes=lanes,
         )
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:

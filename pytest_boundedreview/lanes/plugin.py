@@ -34,9 +34,12 @@ def manager(blocked: Iterable[str] = (), extra: Iterable[object] = ()) -> pluggy
     pm.load_setuptools_entrypoints(hookspec.PROJECT)
     for plugin in extra:
         if any(attr.startswith("boundedreview_") for attr in dir(plugin)):
-            name = getattr(plugin, "__name__", None) or repr(plugin)
-            if not pm.is_blocked(name) and not pm.is_registered(plugin):
-                pm.register(plugin, name)
+            name = getattr(plugin, "__name__", None) or type(plugin).__name__
+            if pm.is_blocked(name) or pm.is_registered(plugin):
+                continue
+            if pm.has_plugin(name):  # several conftest modules share a name
+                name = f"{name}-{id(plugin)}"
+            pm.register(plugin, name)
     return pm
 
 

@@ -45,6 +45,12 @@ def lines(report: Report) -> Iterator[str]:
                 f"{severity}: {terminal(finding.path)}:{finding.line} "
                 f"{terminal(finding.failure_mode)} ({terminal(finding.note or finding.category)})"
             )
+    for lane in report.lanes:
+        model = f", model {terminal(lane.model)}" if lane.model else ""
+        yield (
+            f"lane {terminal(lane.name)} [{terminal(lane.lens)}]: {lane.status}{model}"
+            + (f" - {terminal(lane.note)}" if lane.note else "")
+        )
     for limitation in report.limitations:
         yield f"limitation: {terminal(limitation)}"
     gate = report.gate

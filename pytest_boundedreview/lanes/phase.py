@@ -1,0 +1,161 @@
+"""The lanes phase of a session: select, route, dispatch on a frozen copy, check the live
+tree did not move, and turn the attempts into report rows and gate reasons.
+
+Lane findings are handed on untouched; until triage verifies them, any finding keeps the
+gate from ``yes`` (fail closed) rather than blocking or passing on an unchecked claim.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .. import git
+from ..config import LaneConfig, Settings
+from ..models.report import LaneReport, TestFailure
+from ..risk import Ceilings
+from ..target import Target
+from . import command, openai
+from . import plugin as plugins
+from .dispatch import LaneRun, dispatch
+from .packet import build_packet, requirements
+from .result import Attempt
+from .routing import route
+from .selection import select, size_of
+from .snapshot import live_fingerprint, mutated, snapshot_copy
+
+
+@dataclass
+class LanesOutcome:
+    rows: list[LaneReport] = field(default_factory=list)
+    findings: list[dict[str, Any]] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)
+    limitations: list[str] = field(default_factory=list)
+    dispatched: int = 0
+
+
+def _status(run: LaneRun) -> str:
+    last = run.attempts[-1] if run.attempts else None
+    if last is None or last.result is None:
+        return "unverified"
+    return "scout" if run.lane.role == "scout" else (last.result.verdict or "unverified")
+
+
+def _row(run: LaneRun, note: str | None) -> LaneReport:
+    last = run.attempts[-1] if run.attempts else None
+    failures = [a.detail for a in run.attempts if not a.ok]
+    notes = [n for n in (note, *(f"attempt failed: {f}" for f in failures)) if n]
+    return LaneReport(
+        name=run.lane.name,
+        lens=run.lane.lens,
+        role=run.lane.role,
+        model=last.model if last else run.lane.model,
+        reasoning=run.lane.reasoning,
+        status=_status(run),  # type: ignore[arg-type]
+        attempts=len(run.attempts),
+        rationale=last.result.rationale if last and last.result else None,
+        note="; ".join(notes) or None,
+    )
+
+
+def run_lanes(
+    settings: Settings,
+    repo: git.Repo,
+    target: Target,
+    tier: str,
+    budget: Ceilings,
+    failures: tuple[Sequence[TestFailure], Sequence[TestFailure]],
+    extra_plugins: Sequence[object],
+    progress: Callable[[str], None],
+) -> LanesOutcome:
+    """Review ``target`` with the configured and plugin lanes, within ``budget``."""
+    outcome = LanesOutcome()
+    pm = plugins.manager(settings.blocked_plugins, extra_plugins)
+    offered = plugins.plugin_lanes(pm, settings)
+    plugin_objects = {config.name: lane for config, lane in offered}
+    lanes = [*settings.lanes, *(config for config, _ in offered)]
+    if settings.no_lanes or not lanes:
+        why = "--bounded-review-no-lanes" if settings.no_lanes else "no reviewer lanes configured"
+        outcome.limitations.append(f"no reviewer lanes ran ({why}): the gate is deterministic")
+        return outcome
+    changed = sum(len(c.added) + len(c.removed) for c in target.scope)
+    size = size_of(
+        target.kind, changed, settings.selection.small_lines, settings.selection.large_lines
+    )
+    chosen, skipped = select(lanes, target.kind, size, tier == "strict", budget.max_lanes)
+    for lane, why in skipped:
+        outcome.rows.append(
+            LaneReport(
+                name=lane.name,
+                lens=lane.lens,
+                role=lane.role,
+                model=lane.model,
+                reasoning=lane.reasoning,
+                status="skipped",
+                attempts=0,
+                note=why,
+            )
+        )
+    notes: dict[str, str | None] = {}
+    routed: list[LaneConfig] = []
+    for lane in chosen:
+        if lane.kind != "command":
+            routed.append(lane)
+            continue
+        decision = route(lane, settings.routing, repo.root)
+        if decision.model is None and decision.problem is not None:
+            outcome.rows.append(
+                LaneReport(
+                    name=lane.name,
+                    lens=lane.lens,
+                    role=lane.role,
+                    model=lane.model,
+                    status="unverified",
+                    attempts=0,
+                    note=decision.problem,
+                )
+            )
+            outcome.problems.append(f"lane {lane.name!r} unverified: {decision.problem}")
+            continue
+        notes[lane.name] = decision.note
+        routed.append(lane.model_copy(update={"model": decision.model}))
+    instructions = requirements(repo, target, settings.instructions)
+    retries = settings.max_retries
+    before = live_fingerprint(repo)
+    with snapshot_copy(repo, target.tree) as workdir:
+
+        def run(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
+            packet = build_packet(lane, target, instructions, *failures)
+            data = packet.model_dump_json().encode()
+            if lane.kind == "openai":
+                attempts = [openai.run_once(lane, data)]
+                while not attempts[-1].ok and len(attempts) <= retries:
+                    attempts.append(openai.run_once(lane, data))
+                return attempts
+            if lane.kind == "plugin":
+                if lane.name not in plugin_objects:
+                    why = f"no installed plugin offers a lane named {lane.name!r}"
+                    return [Attempt(None, "error", why)]
+                return [plugins.run_once(lane, plugin_objects[lane.name], data, workdir)]
+            return command.run_with_retries(lane, data, workdir, retries)
+
+        runs = dispatch(routed, run, budget.max_concurrent, progress)
+    changed_paths = mutated(before, live_fingerprint(repo))
+    if changed_paths:
+        outcome.problems.append("artifact mutated during review: " + ", ".join(changed_paths[:20]))
+    for lane_run in runs:
+        outcome.rows.append(_row(lane_run, notes.get(lane_run.lane.name)))
+        outcome.dispatched += 1
+        last = lane_run.attempts[-1] if lane_run.attempts else None
+        if last is None or last.result is None:
+            detail = last.detail if last else "no attempt"
+            outcome.problems.append(f"lane {lane_run.lane.name!r} unverified: {detail}")
+            continue
+        outcome.findings += [{**f, "lanes": [lane_run.lane.name]} for f in last.result.findings]
+    if outcome.findings:
+        outcome.problems.append(
+            f"{len(outcome.findings)} lane finding(s) not yet triaged: none is verified, "
+            "so none blocks, and the review cannot be called clean"
+        )
+    return outcome

@@ -1,0 +1,122 @@
+"""Reviewer lanes inside a real pytest session: dispatched on a snapshot copy, reported, and
+kept from a clean verdict when they fail, find something untriaged, or touch the live tree."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+LANE = """
+import json, os, sys
+packet = json.load(sys.stdin)
+mode = sys.argv[1]
+if mode == "fail":
+    sys.exit(1)
+if mode == "vandal":
+    open(sys.argv[2], "a").write("# touched by a reviewer\\n")
+findings = []
+if mode == "finds":
+    findings = [{"path": "app.py", "line": 1, "severity": "blocking", "category": "correctness",
+                 "failure_mode": "f", "evidence": "e", "remediation": "r"}]
+print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass" if not findings
+                  else "revise", "rationale": f"reviewed {len(packet['scope'])} file(s)",
+                  "findings": findings}))
+"""
+
+
+def configure(project: GitRepo, tmp_path: Path, mode: str, extra: str = "") -> None:
+    script = tmp_path / "lane.py"
+    script.write_text(LANE)
+    command = [sys.executable, str(script), mode, str(project.path / "app.py")]
+    config = (
+        "[tool.bounded-review]\nmax_retries = 1\n"
+        "[[tool.bounded-review.lanes]]\n"
+        f'name = "bot"\nlens = "correctness"\ncommand = {json.dumps(command)}\n' + extra
+    )
+    project.commit(
+        {
+            "pyproject.toml": config,
+            "app.py": "x = 1\n",
+            "test_app.py": "def test_app():\n    pass\n",
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": "x = 2\n"}, "change")
+
+
+def review(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    path = pytester.path / ".bounded-review" / "report.json"
+    return result, json.loads(path.read_text())
+
+
+def test_a_passing_lane_keeps_the_gate_clean(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    configure(
+        project,
+        tmp_path,
+        "pass",
+        '[[tool.bounded-review.lanes]]\nname = "sec"\nlens = "security"\ncommand = ["unused"]\n',
+    )
+    result, report = review(pytester)
+    rows = {row["name"]: row for row in report["lanes"]}
+    assert rows["bot"]["status"] == "pass"
+    assert rows["bot"]["rationale"] == "reviewed 1 file(s)"
+    assert rows["bot"]["attempts"] == 1
+    assert rows["sec"]["status"] == "skipped"
+    assert rows["sec"]["note"] == "the security lens is not needed: a small target"
+    assert report["gate"]["review_clean"] == "yes"
+    assert not any("no reviewer lanes ran" in item for item in report["limitations"])
+    result.stdout.fnmatch_lines(
+        [
+            "bounded-review: lane bot [correctness] started",
+            "bounded-review: lane bot finished: pass in *",
+        ]
+    )
+    assert result.ret == 0
+
+
+@pytest.mark.parametrize(
+    ("mode", "reason", "status", "attempts"),
+    [
+        ("finds", "1 lane finding(s) not yet triaged", "revise", 1),
+        ("fail", "lane 'bot' unverified: exit 1", "unverified", 2),
+        ("vandal", "artifact mutated during review: app.py", "pass", 1),
+    ],
+)
+def test_lanes_that_cannot_be_trusted_keep_the_gate_from_yes(
+    pytester: pytest.Pytester,
+    project: GitRepo,
+    tmp_path: Path,
+    mode: str,
+    reason: str,
+    status: str,
+    attempts: int,
+) -> None:
+    configure(project, tmp_path, mode)
+    result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert (row["status"], row["attempts"]) == (status, attempts)
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert any(reason in r for r in report["gate"]["reasons"]), report["gate"]
+    assert result.ret == 1
+    if mode == "vandal":
+        project.git("checkout", "--", "app.py")
+
+
+def test_no_lanes_flag(pytester: pytest.Pytester, project: GitRepo, tmp_path: Path) -> None:
+    configure(project, tmp_path, "finds")
+    result = pytester.runpytest_subprocess(
+        "--bounded-review", "--bounded-review-base=main", "--bounded-review-no-lanes"
+    )
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert report["lanes"] == []
+    assert any("--bounded-review-no-lanes" in item for item in report["limitations"])
+    assert result.ret == 0
