@@ -66,3 +66,17 @@ def test_without_a_list_the_model_passes_unchecked_and_says_so(tmp_path: Path) -
 def test_routing_tiers() -> None:
     routing = RoutingConfig(routine=["small"], complex=["large", "small"], arbitration=["best"])
     assert list(tier_models(routing, "complex")) == ["large", "small"]
+
+
+def test_a_lane_without_a_model_takes_its_routing_tier(tmp_path: Path) -> None:
+    routing = RoutingConfig(
+        routine=["m-gone", "m-small"],
+        complex=["m-large"],
+        models_command=lister(tmp_path, "m-small\nm-large\n"),
+    )
+    bare = lane(model=None)
+    assert route(bare, routing, tmp_path, tier="routine").model == "m-small"
+    assert route(bare, routing, tmp_path, tier="complex").model == "m-large"
+    assert route(bare, RoutingConfig(), tmp_path).note == (
+        "no model configured: the reviewer picks its own"
+    )

@@ -103,7 +103,8 @@ def run_lanes(
         if lane.kind != "command":
             routed.append(lane)
             continue
-        decision = route(lane, settings.routing, repo.root)
+        routing_tier = "complex" if tier == "strict" else "routine"
+        decision = route(lane, settings.routing, repo.root, tier=routing_tier)
         if decision.model is None and decision.problem is not None:
             outcome.rows.append(
                 LaneReport(

@@ -67,13 +67,20 @@ def route(
     routing: RoutingConfig,
     cwd: Path,
     environ: Mapping[str, str] | None = None,
+    tier: str = "routine",
 ) -> Route:
-    """Resolve ``lane``'s model against the live list, if there is one."""
+    """Resolve ``lane``'s model against the live list, if there is one. A lane without a
+    model takes the models of the routing ``tier`` in order."""
     command = lane.models_command or routing.models_command
     if lane.model is None:
-        return Route(None, note="no model configured: the reviewer picks its own")
+        ordered = list(tier_models(routing, tier))
+        if not ordered:
+            return Route(None, note="no model configured: the reviewer picks its own")
+        lane = lane.model_copy(update={"model": ordered[0], "fallback_models": ordered[1:]})
+        assert lane.model is not None
     if command is None:
         return Route(lane.model, note=UNVERIFIED_NOTE)
+    assert lane.model is not None
     env = lane_env(lane.env, environ=os.environ if environ is None else environ)
     out = subproc.run(command, cwd=cwd, env=env, timeout=min(lane.timeout, 60))
     if not out.ok:
