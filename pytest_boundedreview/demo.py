@@ -63,22 +63,20 @@ def build(folder: Path) -> Path:
     return repo
 
 
+# What the demo must show (text in pytest's output) and what each line proves.
+EXPECTED = (
+    ("bounded-review: target pr (base main", "the header names the frozen `pr` target"),
+    ("1 file changed", "the scope holds exactly the one changed file"),
+    ("test_calc.py::test_add - passes at base", "the regression in add() is target-related"),
+    ("test_calc.py::test_legacy_round - fails the same at base", "the old bug is pre-existing"),
+    ("lane sample-reviewer finished: revise", "the sample reviewer lane ran and asked for a fix"),
+    ("review_clean: no", "the gate says the change is not clean"),
+)
+
+
 def _expectations(output: str) -> list[str]:
-    """What the demo must show; each returned line is one thing that did not happen."""
-    missing = []
-    if "bounded-review: target pr (base main" not in output:
-        missing.append("the header names the frozen `pr` target against `main`")
-    if "1 file changed" not in output:
-        missing.append("the scope holds exactly the one changed file")
-    if "test_calc.py::test_add - passes at base" not in output:
-        missing.append("the regression in add() is target-related: test_add passes at base")
-    if "test_calc.py::test_legacy_round - fails the same at base" not in output:
-        missing.append("the known rounding bug is pre-existing: it fails the same at base")
-    if "lane sample-reviewer finished: revise" not in output:
-        missing.append("the sample reviewer lane ran and asked for a revision")
-    if "review_clean: no" not in output:
-        missing.append("the gate says the change is not clean")
-    return missing
+    """Each returned line is one thing the demo should have shown and did not."""
+    return [meaning for text, meaning in EXPECTED if text not in output]
 
 
 def run(keep: bool = False) -> int:

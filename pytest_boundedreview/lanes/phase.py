@@ -42,6 +42,20 @@ def _status(run: LaneRun) -> str:
     return "scout" if run.lane.role == "scout" else (last.result.verdict or "unverified")
 
 
+def _unrun(lane: LaneConfig, status: str, note: str) -> LaneReport:
+    """The row of a lane that was not dispatched."""
+    return LaneReport(
+        name=lane.name,
+        lens=lane.lens,
+        role=lane.role,
+        model=lane.model,
+        reasoning=lane.reasoning,
+        status=status,  # type: ignore[arg-type]
+        attempts=0,
+        note=note,
+    )
+
+
 def _row(run: LaneRun, note: str | None) -> LaneReport:
     last = run.attempts[-1] if run.attempts else None
     failures = [a.detail for a in run.attempts if not a.ok]
@@ -85,18 +99,7 @@ def run_lanes(
     )
     chosen, skipped = select(lanes, target.kind, size, tier == "strict", budget.max_lanes)
     for lane, why in skipped:
-        outcome.rows.append(
-            LaneReport(
-                name=lane.name,
-                lens=lane.lens,
-                role=lane.role,
-                model=lane.model,
-                reasoning=lane.reasoning,
-                status="skipped",
-                attempts=0,
-                note=why,
-            )
-        )
+        outcome.rows.append(_unrun(lane, "skipped", why))
     notes: dict[str, str | None] = {}
     routed: list[LaneConfig] = []
     for lane in chosen:
@@ -106,17 +109,7 @@ def run_lanes(
         routing_tier = "complex" if tier == "strict" else "routine"
         decision = route(lane, settings.routing, repo.root, tier=routing_tier)
         if decision.model is None and decision.problem is not None:
-            outcome.rows.append(
-                LaneReport(
-                    name=lane.name,
-                    lens=lane.lens,
-                    role=lane.role,
-                    model=lane.model,
-                    status="unverified",
-                    attempts=0,
-                    note=decision.problem,
-                )
-            )
+            outcome.rows.append(_unrun(lane, "unverified", decision.problem))
             outcome.problems.append(f"lane {lane.name!r} unverified: {decision.problem}")
             continue
         notes[lane.name] = decision.note
