@@ -16,7 +16,7 @@ from ..config import LaneConfig, Settings
 from ..models.report import LaneReport, TestFailure
 from ..risk import Ceilings
 from ..target import Target
-from . import command, openai
+from . import command
 from . import plugin as plugins
 from .dispatch import LaneRun, dispatch
 from .packet import build_packet, requirements
@@ -123,6 +123,8 @@ def run_lanes(
             packet = build_packet(lane, target, instructions, *failures)
             data = packet.model_dump_json().encode()
             if lane.kind == "openai":
+                from . import openai  # urllib's import cost only for sessions that use it
+
                 attempts = [openai.run_once(lane, data)]
                 while not attempts[-1].ok and len(attempts) <= retries:
                     attempts.append(openai.run_once(lane, data))
