@@ -124,7 +124,9 @@ def build(ev: Evidence) -> Report:
             round=0,
             repair_loops_used=0,
             status="not-started",
-            stop_reason="no reviewer lanes ran",
+            stop_reason="no reviewer lanes ran"
+            if not ev.lanes
+            else "single review: rounds and repair loops are not recorded yet",
         ),
         checks=list(ev.checks),
         tests=Tests(

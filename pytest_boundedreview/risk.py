@@ -55,18 +55,73 @@ class Trigger:
     added: tuple[str, ...] = ()
 
 
+# Word boundaries that treat "_" as a separator, so hash_password and PASSWORD_HASHERS match.
+_W0, _W1 = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
+
+
+def _words(*words: str) -> str:
+    return rf"(?i){_W0}(?:{'|'.join(words)}){_W1}"
+
+
 BUILTIN_TRIGGERS: dict[str, Trigger] = {
     "authentication": Trigger(
-        ("**/auth/**", "**/*auth*.py", "**/login*", "**/*password*", "**/login*/**"),
-        (r"\b(?:password|passwd|authenticate|login_required|jwt|oauth|set_cookie)\b",),
+        ("**/auth/**", "**/*auth*.py", "**/login*", "**/login*/**", "**/*password*"),
+        (
+            _words(
+                "passwords?",
+                "passwd",
+                "authenticate",
+                "login_required",
+                "jwt",
+                r"oauth\w*",
+                "set_cookie",
+                "session_key",
+                "credentials?",
+            ),
+        ),
     ),
     "authorization": Trigger(
-        ("**/permissions*", "**/permissions*/**", "**/*acl*", "**/rbac*", "**/polic*"),
-        (r"\b(?:is_admin|is_superuser|has_perm\w*|authorize\w*|permission\w*|role\w*)\b",),
+        (
+            "**/authz/**",
+            "**/*authz*",
+            "**/rbac/**",
+            "**/rbac*",
+            "**/permissions*",
+            "**/permissions*/**",
+            "**/*acl*",
+            "**/polic*",
+        ),
+        (
+            _words(
+                "is_admin",
+                "is_superuser",
+                "is_staff",
+                r"has_perm\w*",
+                r"authori[sz]e\w*",
+                "permissions?",
+                "forbidden",
+                "roles?",
+            ),
+        ),
     ),
     "cryptography": Trigger(
         ("**/crypto*", "**/crypto*/**", "**/*cipher*", "**/*.pem", "**/*.key"),
-        (r"\b(?:hashlib|hmac|cryptography|Crypto|nacl|secrets\.token\w*|AES|RSA|bcrypt)\b",),
+        (
+            _words(
+                "hashlib",
+                "hmac",
+                "cryptography",
+                "crypto",
+                "nacl",
+                r"secrets\.token\w*",
+                "aes",
+                "rsa",
+                "bcrypt",
+                "scrypt",
+                r"pbkdf2\w*",
+                "hashers?",
+            ),
+        ),
     ),
     "payments": Trigger(
         (
@@ -79,17 +134,21 @@ BUILTIN_TRIGGERS: dict[str, Trigger] = {
             "**/checkout*/**",
             "**/invoice*/**",
         ),
-        (r"\b(?:stripe|paypal|braintree|refund\w*|charge\w*|currency|amount_cents)\b",),
+        (
+            _words(
+                "stripe", "paypal", "braintree", "refunds?", "charges?", "currency", "amount_cents"
+            ),
+        ),
     ),
     "migrations": Trigger(
         ("**/migrations/**", "**/alembic/**", "**/*.sql"),
-        (r"\b(?:ALTER TABLE|CREATE TABLE|op\.(?:add|drop|alter)_\w+|migrations\.\w+)\b",),
+        (_words("alter table", "create table", r"op\.(?:add|drop|alter)_\w+", r"migrations\.\w+"),),
     ),
     "data-deletion": Trigger(
         (),
         (
-            r"\b(?:DELETE FROM|TRUNCATE|DROP (?:TABLE|COLUMN|DATABASE))\b",
-            r"\b(?:shutil\.rmtree|os\.remove|os\.unlink|\.unlink\(|\.delete\(\)|drop_table)",
+            _words("delete from", "truncate", "drop (?:table|column|database)"),
+            r"(?:shutil\.rmtree|os\.remove|os\.unlink|\.unlink\(|\.delete\(\)|drop_table)",
         ),
     ),
     "concurrency": Trigger(
@@ -115,8 +174,17 @@ BUILTIN_TRIGGERS: dict[str, Trigger] = {
         (r"^\s*(?:__)?version(?:__)?\s*[:=]",),
     ),
 }
-DOCS_PATHS = ("**/*.md", "**/*.rst", "**/*.txt", "**/*.adoc", "docs/**", "LICENSE*", "AUTHORS*")
-_PUBLIC_DEF = re.compile(r"^(?:async\s+def|def|class)\s+([A-Za-z]\w*)")
+DOCS_PATHS = (
+    "**/*.md",
+    "**/*.rst",
+    "**/*.adoc",
+    "docs/**",
+    "LICENSE*",
+    "AUTHORS*",
+    "CHANGELOG*",
+    "**/README*",
+)
+_PUBLIC_DEF = re.compile(r"^\s*(?:async\s+def|def|class)\s+([A-Za-z]\w*)")
 
 
 @dataclass(frozen=True)
@@ -153,13 +221,19 @@ def _public_api(change: FileChange) -> Iterable[Reason]:
     private = name.startswith(("test_", "_")) and name != "__init__.py"
     if not change.path.endswith(".py") or private or "/tests/" in f"/{change.path}":
         return []
-    added_names = {m[1] for t in change.added_text.values() if (m := _PUBLIC_DEF.match(t))}
+    added = {
+        m[1]: " ".join(t.split()) for t in change.added_text.values() if (m := _PUBLIC_DEF.match(t))
+    }
     reasons = []
-    for old_line in sorted(change.removed_text.items()):
-        match = _PUBLIC_DEF.match(old_line[1])
-        if match and match[1] not in added_names:
+    for _, text in sorted(change.removed_text.items()):
+        match = _PUBLIC_DEF.match(text)
+        if match and match[1] not in added:
             reasons.append(Reason(change.path, f"public-api: removes or renames `{match[1]}`"))
-        elif "__all__" in old_line[1]:
+        elif match and added[match[1]] != " ".join(text.split()):
+            reasons.append(
+                Reason(change.path, f"public-api: changes the signature of `{match[1]}`")
+            )
+        elif "__all__" in text:
             reasons.append(Reason(change.path, "public-api: edits `__all__`"))
     return reasons
 
@@ -184,10 +258,12 @@ def assess(
             if glob is not None:
                 reasons.append(Reason(change.path, f"{name}: path matches {glob.pattern}"))
                 continue
-            for line, text in sorted(change.added_text.items()):
+            lines = [("added", *item) for item in sorted(change.added_text.items())]
+            lines += [("removed", *item) for item in sorted(change.removed_text.items())]
+            for side, line, text in lines:
                 hit = next((p for p in patterns if p.search(text)), None)
                 if hit is not None:
-                    rule = f"{name}: added line {line} matches {hit.pattern}"
+                    rule = f"{name}: {side} line {line} matches {hit.pattern}"
                     reasons.append(Reason(change.path, rule))
                     break
         if public_api:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +22,7 @@ from .outcomes import OutcomeCollector
 from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build, write
 from .rerun import child_env, replayable, rerun
-from .risk import effective_budget
+from .risk import Ceilings, effective_budget
 from .scans import scan
 from .statefile import state_folder
 from .target import Target, freeze
@@ -146,10 +147,22 @@ class BoundedReview:
 
     def _lanes(self, tests: Classification) -> LanesOutcome:
         """The reviewer lanes phase, within the budget of the change's risk tier."""
-        from .lanes.phase import run_lanes  # only sessions that reach the lanes import them
+        from .lanes.phase import LanesOutcome, run_lanes  # only sessions reaching the lanes
 
         tier, _ = assess_risk(self.settings, self.target)
         budget = effective_budget(tier, self.settings.mode, self.settings.lowered_ceilings)
+        try:
+            return self._run_lanes(run_lanes, tier, budget, tests)
+        except Exception as exc:  # the report must still be written: fail closed instead
+            return LanesOutcome(problems=[f"the reviewer lanes could not run: {exc!r}"])
+
+    def _run_lanes(
+        self,
+        run_lanes: Callable[..., LanesOutcome],
+        tier: str,
+        budget: Ceilings,
+        tests: Classification,
+    ) -> LanesOutcome:
         return run_lanes(
             self.settings,
             self.repo,

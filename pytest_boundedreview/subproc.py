@@ -138,7 +138,7 @@ def run(
         stdout=out.result(),
         stderr=err.result(),
         timed_out=timed_out,
-        truncated=out.truncated or err.truncated,
+        truncated=out.truncated,  # stderr is diagnostics: cut quietly, never a failure
     )
 
 

@@ -26,6 +26,8 @@ class Endpoint:
         self.status = 200
         self.delay = 0.0
         self.raw: bytes | None = None
+        self.garbage = False
+        self.redirect_to: str | None = None
         self.requests: list[tuple[str, dict[str, Any] | None, str | None]] = []
 
 
@@ -39,6 +41,14 @@ def endpoint() -> Iterator[tuple[Endpoint, str]]:
 
         def _answer(self, body: Any) -> None:
             time.sleep(state.delay)
+            if state.garbage:
+                self.wfile.write(b"GARBAGE\r\n\r\n")
+                return
+            if state.redirect_to:
+                self.send_response(302)
+                self.send_header("Location", state.redirect_to)
+                self.end_headers()
+                return
             payload = state.raw if state.raw is not None else json.dumps(body).encode()
             self.send_response(state.status)
             self.send_header("Content-Type", "application/json")
@@ -125,13 +135,15 @@ def test_nothing_listed_is_unverified_and_no_id_is_invented(
         ({"delay": 3.0}, "limit", "did not answer within 2s"),
         ({"raw": b"<html>oops</html>"}, "error", "did not answer JSON"),
         ({"content": "sure! here is my review"}, "error", "invalid JSON"),
+        ({"garbage": True}, "error", "broke the HTTP protocol"),
+        ({"redirect_to": "http://localhost:9/v1/models"}, "error", "answered HTTP 302"),
         (
             {"content": json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass"})},
             "error",
             "bare verdict",
         ),
     ],
-    ids=["500", "slow", "non-json", "prose", "bare"],
+    ids=["500", "slow", "non-json", "prose", "garbage", "redirect", "bare"],
 )
 def test_endpoint_failures(
     endpoint: tuple[Endpoint, str], setup: dict[str, Any], failure: str, detail: str

@@ -120,3 +120,86 @@ def test_no_lanes_flag(pytester: pytest.Pytester, project: GitRepo, tmp_path: Pa
     assert report["lanes"] == []
     assert any("--bounded-review-no-lanes" in item for item in report["limitations"])
     assert result.ret == 0
+
+
+SCOUT_AND_VERDICT = """
+import json, os, subprocess, sys
+packet = json.load(sys.stdin)
+role = sys.argv[1]
+if role == "scout":
+    open("SCOUT_WAS_HERE", "w").write("x")
+    print(json.dumps({"schema": "bounded-review/lane-result/v1", "findings": [
+        {"path": "app.py", "line": 1, "severity": "advisory", "category": "style",
+         "failure_mode": "f", "evidence": "e", "remediation": "r"}]}))
+elif role == "silent":
+    print(json.dumps({"schema": "bounded-review/lane-result/v1", "rationale": "no verdict"}))
+elif role == "hijack":
+    subprocess.run(["git", "-C", sys.argv[2], "checkout", "-q", "-b", "hijacked"], check=True)
+    print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
+                      "rationale": "ok"}))
+else:
+    seen = sorted(os.listdir("."))
+    print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
+                      "rationale": f"scouts={len(packet['scout_findings'])} "
+                                   f"scout-file={'SCOUT_WAS_HERE' in seen}"}))
+"""
+
+
+def lanes_config(tmp_path: Path, project: GitRepo, *lanes: tuple[str, str, str]) -> str:
+    script = tmp_path / "two.py"
+    script.write_text(SCOUT_AND_VERDICT)
+    config = '[tool.bounded-review]\nrisk = "standard"\nmax_retries = 0\n'
+    for name, role, mode in lanes:
+        command = [sys.executable, str(script), mode, str(project.path)]
+        lens = "scope" if role == "scout" else "correctness"
+        config += (
+            f'[[tool.bounded-review.lanes]]\nname = "{name}"\nlens = "{lens}"\n'
+            f'role = "{role}"\ncommand = {json.dumps(command)}\n'
+        )
+    return config
+
+
+def commit_change(project: GitRepo, config: str) -> None:
+    project.commit(
+        {
+            "pyproject.toml": config,
+            "app.py": "x = 1\n",
+            "test_app.py": "def test_app():\n    pass\n",
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": "x = 2\n"}, "change")
+
+
+def test_scout_findings_reach_verdict_lanes_but_scout_files_do_not(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    commit_change(
+        project,
+        lanes_config(tmp_path, project, ("scout", "scout", "scout"), ("judge", "verdict", "judge")),
+    )
+    _, report = review(pytester)
+    rows = {row["name"]: row for row in report["lanes"]}
+    assert rows["scout"]["status"] == "scout"
+    assert rows["judge"]["rationale"] == "scouts=1 scout-file=False"
+
+
+def test_a_verdict_lane_without_a_verdict_is_unverified(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    commit_change(project, lanes_config(tmp_path, project, ("quiet", "verdict", "silent")))
+    result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert row["status"] == "unverified"
+    assert "answered without a verdict" in " ".join(report["gate"]["reasons"])
+    assert result.ret == 1
+
+
+def test_a_lane_switching_the_users_branch_is_caught(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    commit_change(project, lanes_config(tmp_path, project, ("rogue", "verdict", "hijack")))
+    result, report = review(pytester)
+    assert any("artifact mutated during review: (branch)" in r for r in report["gate"]["reasons"])
+    assert result.ret == 1

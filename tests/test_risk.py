@@ -54,6 +54,14 @@ def base(repo: GitRepo) -> GitRepo:
         ({"Dockerfile": "FROM python\n"}, "release"),
         ({"pkg/__init__.py": '__version__ = "2.0"\n'}, "release"),
         ({"app/core.py": "def run():\n    return 1\n"}, "public-api"),
+        ({"app/core.py": BASE["app/core.py"] + "return hash_password(pw)\n"}, "authentication"),
+        ({"app/core.py": BASE["app/core.py"] + "PASSWORD_HASHERS = []\n"}, "authentication"),
+        ({"app/core.py": BASE["app/core.py"] + "q = 'delete from users'\n"}, "data-deletion"),
+        ({"mylib/authz/roles.py": "x = 1\n"}, "authorization"),
+        (
+            {"app/core.py": BASE["app/core.py"].replace("def run():", "def run(strict=False):")},
+            "public-api",
+        ),
     ],
 )
 def test_each_trigger_family_makes_it_strict(
@@ -182,3 +190,26 @@ def test_risk_config_errors(tmp_path: Path, body: str, message: str) -> None:
     with pytest.raises(ConfigError) as info:
         load_settings(tmp_path, tmp_path)
     assert message in str(info.value)
+
+
+def test_removed_lines_count_too(repo: GitRepo) -> None:
+    guarded = (
+        "def view(user):\n    if not user.is_admin:\n        raise Forbidden()\n    return 1\n"
+    )
+    repo.commit({"app/views.py": guarded}, "guarded view")
+    tier, reasons = assess(scope_of(repo, {"app/views.py": "def view(user):\n    return 1\n"}))
+    assert tier == "strict"
+    assert any(r.rule.startswith("authorization: removed line 2") for r in reasons)
+
+
+def test_a_removed_public_method_is_public_api(repo: GitRepo) -> None:
+    cls = "class Conn:\n    def open(self):\n        pass\n\n    def close(self):\n        pass\n"
+    repo.commit({"app/conn.py": cls}, "conn")
+    shorter = cls.split("\n\n    def close")[0] + "\n"
+    _, reasons = assess(scope_of(repo, {"app/conn.py": shorter}))
+    assert [r.rule for r in reasons] == ["public-api: removes or renames `close`"]
+
+
+def test_requirements_files_are_not_documentation(base: GitRepo) -> None:
+    tier, _ = assess(scope_of(base, {"requirements.txt": "".join(f"pkg{i}\n" for i in range(9))}))
+    assert tier == "standard"

@@ -29,7 +29,9 @@ def lane(**extra: object) -> LaneConfig:
     [
         ('["a", "b"]', {"a": set(), "b": set()}),
         ('[{"id": "a", "reasoning": ["low", "high"]}]', {"a": {"low", "high"}}),
-        ("a\nb: low, high\n\n", {"a": set(), "b": {"low", "high"}}),
+        ("a\nllama3:70b\n\n", {"a": set(), "llama3:70b": set()}),
+        ('{"data": [{"id": "a"}, {"id": "b", "reasoning": ["low"]}]}', {"a": set(), "b": {"low"}}),
+        ('[{"id": "a", "reasoning": 5}, {"id": "b", "reasoning": "high"}, 7]', {}),
     ],
 )
 def test_listings(text: str, expected: dict[str, set[str]]) -> None:
@@ -45,7 +47,7 @@ def test_listed_model_and_fallback(tmp_path: Path) -> None:
 
 
 def test_nothing_listed_and_unoffered_reasoning_are_problems(tmp_path: Path) -> None:
-    listing = lister(tmp_path, "m-large: low\nm-small\n")
+    listing = lister(tmp_path, json.dumps([{"id": "m-large", "reasoning": ["low"]}, "m-small"]))
     routed = route(lane(model="m-gone"), RoutingConfig(models_command=listing), tmp_path)
     assert routed.model is None
     assert routed.problem == "model not available: m-gone (listed: m-large, m-small)"

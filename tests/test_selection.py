@@ -101,3 +101,14 @@ def test_thresholds_are_configurable_and_checked(tmp_path: Path) -> None:
     )
     with pytest.raises(ConfigError, match=r"large_lines \(10\) must be above small_lines"):
         load_settings(tmp_path, tmp_path)
+
+
+def test_a_scout_never_takes_the_last_verdict_slot() -> None:
+    lanes = [lane("scout", "scope", role="scout"), lane("cor", "correctness")]
+    chosen, skipped = select(lanes, "pr", "small", security_relevant=False, max_lanes=1)
+    assert names(chosen) == ["cor"]
+    assert [(ln.name, why) for ln, why in skipped] == [
+        ("scout", "the lane ceiling of 1 leaves no room for a scout")
+    ]
+    chosen, _ = select(lanes, "pr", "small", security_relevant=False, max_lanes=2)
+    assert names(chosen) == ["scout", "cor"]

@@ -8,8 +8,10 @@ the prompt of one chat completion that must answer with the lane-result JSON obj
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Mapping
@@ -24,6 +26,16 @@ INSTRUCTIONS = (
     "with exactly one JSON object of schema bounded-review/lane-result/v1 and nothing else; "
     "every finding follows packet.finding_schema."
 )
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect could carry the API key to another host: refuse to follow any."""
+
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
 
 
 class _Failed(Exception):
@@ -41,13 +53,23 @@ def _request(url: str, key: str | None, timeout: float, body: Any = None) -> Any
         headers["Content-Type"] = "application/json"
         data = json.dumps(body).encode()
     request = urllib.request.Request(url, data=data, headers=headers)
+    deadline = time.monotonic() + timeout
     try:
-        with urllib.request.urlopen(request, timeout=timeout) as response:
-            raw = response.read(OUTPUT_CAP + 1)
+        with _OPENER.open(request, timeout=timeout) as response:
+            raw = b""
+            while len(raw) <= OUTPUT_CAP:  # the timeout bounds the whole answer, not a read
+                if time.monotonic() > deadline:
+                    raise TimeoutError
+                chunk = response.read1(65536)
+                if not chunk:
+                    break
+                raw += chunk
     except urllib.error.HTTPError as exc:
         raise _Failed("error", f"{url} answered HTTP {exc.code}") from None
     except TimeoutError:
         raise _Failed("limit", f"{url} did not answer within {timeout:g}s") from None
+    except http.client.HTTPException as exc:
+        raise _Failed("error", f"{url} broke the HTTP protocol: {type(exc).__name__}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError):

@@ -11,8 +11,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from pydantic import ValidationError
+
 from .. import git
 from ..config import LaneConfig, Settings
+from ..fingerprint import finding_fingerprint
+from ..models.finding import Finding, ReportFinding
 from ..models.report import LaneReport, TestFailure
 from ..risk import Ceilings
 from ..target import Target
@@ -86,7 +90,14 @@ def run_lanes(
     """Review ``target`` with the configured and plugin lanes, within ``budget``."""
     outcome = LanesOutcome()
     pm = plugins.manager(settings.blocked_plugins, extra_plugins)
-    offered = plugins.plugin_lanes(pm, settings)
+    offered = plugins.plugin_lanes(pm, settings, outcome.problems)
+    configured = {lane.name for lane in settings.lanes}
+    for config, _ in offered:
+        if config.name in configured:
+            why = f"a configured lane is already named {config.name!r}"
+            outcome.problems.append(f"plugin lane {config.name!r} left out: {why}")
+    offered = [(config, lane) for config, lane in offered if config.name not in configured]
+    offered = list({config.name: (config, lane) for config, lane in reversed(offered)}.values())
     plugin_objects = {config.name: lane for config, lane in offered}
     lanes = [*settings.lanes, *(config for config, _ in offered)]
     if settings.no_lanes or not lanes:
@@ -117,26 +128,37 @@ def run_lanes(
     instructions = requirements(repo, target, settings.instructions)
     retries = settings.max_retries
     before = live_fingerprint(repo)
-    with snapshot_copy(repo, target.tree) as workdir:
 
-        def run(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
-            packet = build_packet(lane, target, instructions, *failures)
-            data = packet.model_dump_json().encode()
+    def attempts_of(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
+        handed = scout_findings(scouts, repo, target) if lane.role == "verdict" else []
+        packet = build_packet(lane, target, instructions, *failures, scout_findings=handed)
+        data = packet.model_dump_json().encode()
+        # Each lane gets a copy of its own: nothing one lane writes reaches another.
+        with snapshot_copy(repo, target.tree) as workdir:
             if lane.kind == "openai":
                 from . import openai  # urllib's import cost only for sessions that use it
 
                 attempts = [openai.run_once(lane, data)]
                 while not attempts[-1].ok and len(attempts) <= retries:
                     attempts.append(openai.run_once(lane, data))
-                return attempts
-            if lane.kind == "plugin":
+            elif lane.kind == "plugin":
                 if lane.name not in plugin_objects:
                     why = f"no installed plugin offers a lane named {lane.name!r}"
                     return [Attempt(None, "error", why)]
-                return [plugins.run_once(lane, plugin_objects[lane.name], data, workdir)]
-            return command.run_with_retries(lane, data, workdir, retries)
+                attempts = [plugins.run_once(lane, plugin_objects[lane.name], data, workdir)]
+            else:
+                attempts = command.run_with_retries(lane, data, workdir, retries)
+        return [require_verdict(lane, a) for a in attempts]
 
-        runs = dispatch(routed, run, budget.max_concurrent, progress)
+    def run(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
+        try:
+            return attempts_of(lane, scouts)
+        except Exception as exc:  # a lane must never take the session down with it
+            return [Attempt(None, "error", f"the lane could not be run: {exc!r}")]
+
+    runs = dispatch(routed, run, budget.max_concurrent, progress)
+    if not runs:
+        outcome.limitations.append("no reviewer lanes ran: every configured lane was skipped")
     changed_paths = mutated(before, live_fingerprint(repo))
     if changed_paths:
         outcome.problems.append("artifact mutated during review: " + ", ".join(changed_paths[:20]))
@@ -154,4 +176,41 @@ def run_lanes(
             f"{len(outcome.findings)} lane finding(s) not yet triaged: none is verified, "
             "so none blocks, and the review cannot be called clean"
         )
+        for raw in outcome.findings[:20]:
+            outcome.limitations.append(
+                f"untriaged finding from {', '.join(raw['lanes'])}: {raw.get('path')}:"
+                f"{raw.get('line')} {raw.get('category')}: {raw.get('failure_mode')}"
+            )
     return outcome
+
+
+def require_verdict(lane: LaneConfig, attempt: Attempt) -> Attempt:
+    """A verdict lane that answers without a verdict has not reviewed: a failed attempt."""
+    if lane.role == "verdict" and attempt.result is not None and attempt.result.verdict is None:
+        return Attempt(None, "error", "a verdict lane answered without a verdict", attempt.model)
+    return attempt
+
+
+def scout_findings(
+    scouts: Sequence[Attempt], repo: git.Repo, target: Target
+) -> list[ReportFinding]:
+    """The scouts' well-formed findings, as verdict lanes receive them (unverified: triage
+    checks them later), each with the fingerprint of its located text."""
+    handed = []
+    for attempt in scouts:
+        for raw in attempt.result.findings if attempt.result else []:
+            try:
+                finding = Finding.model_validate(raw)
+            except ValidationError:
+                continue
+            text = (repo.show(target.tree, finding.path) or "").splitlines()
+            located = text[finding.line - 1] if 0 < finding.line <= len(text) else ""
+            handed.append(
+                ReportFinding(
+                    **finding.model_dump(),
+                    fingerprint=finding_fingerprint(finding.path, finding.category, located),
+                    verification="evidence",
+                    note="scout finding, not yet triaged",
+                )
+            )
+    return handed

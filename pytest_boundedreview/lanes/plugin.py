@@ -10,9 +10,11 @@ from pathlib import Path
 from typing import Any, Protocol
 
 import pluggy
+from pydantic import ValidationError
 
 from .. import hookspec
 from ..config import LaneConfig
+from ..validation import describe_all
 from .result import Attempt, read_result
 
 
@@ -43,23 +45,37 @@ def manager(blocked: Iterable[str] = (), extra: Iterable[object] = ()) -> pluggy
     return pm
 
 
-def plugin_lanes(pm: pluggy.PluginManager, settings: object) -> list[tuple[LaneConfig, PluginLane]]:
-    """Every lane the registered plugins offer, as a lane configuration and its object."""
+def plugin_lanes(
+    pm: pluggy.PluginManager, settings: object, problems: list[str] | None = None
+) -> list[tuple[LaneConfig, PluginLane]]:
+    """Every lane the registered plugins offer, as a lane configuration and its object; a lane
+    object that does not describe itself validly is left out, with a line in ``problems``."""
     found = []
     for lanes in pm.hook.boundedreview_lanes(settings=settings):
         for lane in lanes:
-            config = LaneConfig.model_validate(
-                {
-                    "name": lane.name,
-                    "lens": lane.lens,
-                    "role": getattr(lane, "role", "verdict"),
-                    "kind": "plugin",
-                    "model": getattr(lane, "model", None),
-                    "timeout": getattr(lane, "timeout", 600),
-                }
-            )
+            try:
+                config = _config_of(lane)
+            except (ValidationError, AttributeError) as exc:
+                reasons = describe_all(exc) if isinstance(exc, ValidationError) else [str(exc)]
+                name = getattr(lane, "name", repr(lane))
+                if problems is not None:
+                    problems.append(f"plugin lane {name!r} is invalid: {'; '.join(reasons)}")
+                continue
             found.append((config, lane))
     return found
+
+
+def _config_of(lane: PluginLane) -> LaneConfig:
+    return LaneConfig.model_validate(
+        {
+            "name": lane.name,
+            "lens": lane.lens,
+            "role": getattr(lane, "role", "verdict"),
+            "kind": "plugin",
+            "model": getattr(lane, "model", None),
+            "timeout": getattr(lane, "timeout", 600),
+        }
+    )
 
 
 def run_once(config: LaneConfig, lane: PluginLane, packet: bytes, workdir: Path) -> Attempt:

@@ -1,8 +1,7 @@
 """Model routing for command lanes: the model must be one the reviewer runtime lists now.
 
 A ``models_command`` (on the lane, or in ``[tool.bounded-review.routing]``) prints the live
-capability list: a JSON array of ids or of ``{"id": ..., "reasoning": [...]}`` objects, or
-one id per line (``id: level,level`` adds reasoning levels). The lane's model is used when
+capability list (see :func:`parse_listing`). The lane's model is used when
 listed, else its first listed fallback; otherwise the lane is unverified. Without a command
 the model is passed through unchecked, and the report says so.
 """
@@ -32,24 +31,26 @@ class Route:
 
 
 def parse_listing(text: str) -> dict[str, set[str]]:
-    """Model id → offered reasoning levels (empty: levels not listed)."""
+    """Model id → offered reasoning levels (empty: levels not listed).
+
+    JSON: an array of ids or of ``{"id", "reasoning": [levels]}`` objects, or an object whose
+    ``data`` is such an array (the OpenAI shape). Anything else: one id per line, taken whole
+    (ids such as ``llama3:70b`` contain colons). Malformed entries are left out, never guessed.
+    """
     try:
         data = json.loads(text)
     except ValueError:
-        data = None
+        return {line.strip(): set() for line in text.splitlines() if line.strip()}
+    if isinstance(data, dict):
+        data = data.get("data")
     listed: dict[str, set[str]] = {}
-    if isinstance(data, list):
-        for item in data:
-            if isinstance(item, str):
-                listed[item] = set()
-            elif isinstance(item, dict) and isinstance(item.get("id"), str):
-                levels = item.get("reasoning") or []
-                listed[item["id"]] = {str(level) for level in levels}
-        return listed
-    for line in text.splitlines():
-        model, _, levels = line.strip().partition(":")
-        if model.strip():
-            listed[model.strip()] = {x.strip() for x in levels.split(",") if x.strip()}
+    for item in data if isinstance(data, list) else []:
+        if isinstance(item, str):
+            listed[item] = set()
+        elif isinstance(item, dict) and isinstance(item.get("id"), str):
+            levels = item.get("reasoning", [])
+            if isinstance(levels, list) and all(isinstance(x, str) for x in levels):
+                listed[item["id"]] = set(levels)
     return listed
 
 

@@ -56,6 +56,8 @@ def select(
             return (1, wanted.index(lane.lens))
         return (2, 0)  # a custom lens, or a standard one this size does not need
 
+    # A scout never takes the last slot a verdict lane needs.
+    reserve = 1 if any(lane.role == "verdict" for lane in eligible) else 0
     chosen: list[LaneConfig] = []
     for lane in sorted(eligible, key=rank):  # sorted() is stable: config order breaks ties
         holder = next((c for c in chosen if c.lens == lane.lens), None)
@@ -67,6 +69,8 @@ def select(
             skipped.append((lane, f"the {lane.lens} lens is not needed: {why}"))
         elif size == "small" and lane.lens not in STANDARD_LENSES and lane.role != "scout":
             skipped.append((lane, "a small target gets one correctness lane"))
+        elif lane.role == "scout" and len(chosen) >= max_lanes - reserve:
+            skipped.append((lane, f"the lane ceiling of {max_lanes} leaves no room for a scout"))
         elif len(chosen) >= max_lanes:
             skipped.append((lane, f"over the lane ceiling of {max_lanes}"))
         else:

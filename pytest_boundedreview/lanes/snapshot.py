@@ -3,7 +3,8 @@ did not change while they ran.
 
 The copy is written with ``git checkout-index`` from a temporary index of the snapshot tree
 (``git archive`` would drop ``export-ignore`` files). The live-tree fingerprint covers the
-index bytes, HEAD and the content of every path ``git status`` lists.
+index bytes, HEAD, the checked-out branch, every ref, ``.git/config``, ``.git/hooks`` and the
+content of every path ``git status`` lists.
 """
 
 from __future__ import annotations
@@ -53,10 +54,18 @@ def live_fingerprint(repo: git.Repo) -> dict[str, str]:
         i += 2 if code[0] in "RC" else 1  # renames carry the old path as the next entry
     index = repo.index_path()
     head = git.run(["rev-parse", "--verify", "--quiet", "HEAD"], repo.root, check=False)
+    branch = git.run(["symbolic-ref", "--quiet", "HEAD"], repo.root, check=False)
+    refs = git.run(["for-each-ref", "--format=%(refname) %(objectname)"], repo.root).stdout
+    common = Path(git.text(["rev-parse", "--path-format=absolute", "--git-common-dir"], repo.root))
+    hooks = sorted((common / "hooks").glob("*")) if (common / "hooks").is_dir() else []
     fingerprint = {
         "(index)": _digest(index),
         "(HEAD)": git.decode(head.stdout).strip() or "unborn",
+        "(branch)": git.decode(branch.stdout).strip() or "detached",
+        "(refs)": hashlib.sha256(refs).hexdigest(),
+        "(.git/config)": _digest(common / "config"),
     }
+    fingerprint.update({f"(.git/hooks/{hook.name})": _digest(hook) for hook in hooks})
     fingerprint.update({path: _digest(repo.root / path) for path in paths})
     return fingerprint
 
