@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -22,7 +21,7 @@ from .outcomes import OutcomeCollector
 from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build, write
 from .rerun import child_env, replayable, rerun
-from .risk import Ceilings, effective_budget
+from .risk import effective_budget
 from .scans import scan
 from .statefile import state_folder
 from .target import Target, freeze
@@ -152,27 +151,18 @@ class BoundedReview:
         tier, _ = assess_risk(self.settings, self.target)
         budget = effective_budget(tier, self.settings.mode, self.settings.lowered_ceilings)
         try:
-            return self._run_lanes(run_lanes, tier, budget, tests)
+            return run_lanes(
+                self.settings,
+                self.repo,
+                self.target,
+                tier,
+                budget,
+                (tests.target_related, tests.pre_existing),
+                list(self.config.pluginmanager.get_plugins()),
+                self._progress,
+            )
         except Exception as exc:  # the report must still be written: fail closed instead
             return LanesOutcome(problems=[f"the reviewer lanes could not run: {exc!r}"])
-
-    def _run_lanes(
-        self,
-        run_lanes: Callable[..., LanesOutcome],
-        tier: str,
-        budget: Ceilings,
-        tests: Classification,
-    ) -> LanesOutcome:
-        return run_lanes(
-            self.settings,
-            self.repo,
-            self.target,
-            tier,
-            budget,
-            (tests.target_related, tests.pre_existing),
-            list(self.config.pluginmanager.get_plugins()),
-            self._progress,
-        )
 
     def _evidence(
         self,
