@@ -38,16 +38,7 @@ def configure(project: GitRepo, tmp_path: Path, mode: str, extra: str = "") -> N
         "[[tool.bounded-review.lanes]]\n"
         f'name = "bot"\nlens = "correctness"\ncommand = {json.dumps(command)}\n' + extra
     )
-    project.commit(
-        {
-            "pyproject.toml": config,
-            "app.py": "x = 1\n",
-            "test_app.py": "def test_app():\n    pass\n",
-        },
-        "base",
-    )
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"app.py": "x = 2\n"}, "change")
+    commit_change(project, config)
 
 
 def review(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]:
