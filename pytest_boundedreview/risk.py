@@ -65,7 +65,14 @@ def _words(*words: str) -> str:
 
 BUILTIN_TRIGGERS: dict[str, Trigger] = {
     "authentication": Trigger(
-        ("**/auth/**", "**/*auth*.py", "**/login*", "**/login*/**", "**/*password*"),
+        (
+            "**/auth/**",
+            "**/*auth*.py",
+            "**/login*",
+            "**/login*/**",
+            "**/*password*",
+            "**/*password*/**",
+        ),
         (
             _words(
                 "passwords?",

@@ -125,3 +125,28 @@ def plugin_lanes_of(lane: Lane) -> Any:
 
     ((config, _),) = plugin_lanes(manager(extra=[One()]), Settings())
     return config
+
+
+def test_a_broken_plugin_does_not_take_the_others_down() -> None:
+    class NotAList:
+        __name__ = "not_a_list"
+
+        @hookimpl
+        def boundedreview_lanes(self, settings: Settings) -> Any:
+            return Lane("single")
+
+    class Raises:
+        __name__ = "raises"
+
+        @hookimpl
+        def boundedreview_lanes(self, settings: Settings) -> Any:
+            raise RuntimeError("broken plugin")
+
+    problems: list[str] = []
+    pm = manager(extra=[NotAList(), Raises(), ConftestLike()])
+    found = plugin_lanes(pm, Settings(), problems)
+    assert [config.name for config, _ in found] == ["from-conftest"]
+    assert sorted(p.split(":")[0] for p in problems) == [
+        "plugin 'not_a_list' offered no lanes",
+        "plugin 'raises' offered no lanes",
+    ]

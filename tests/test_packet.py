@@ -50,3 +50,24 @@ def test_the_packet_is_minimal_task_local_and_read_only(repo: GitRepo) -> None:
 
     scout = LaneConfig(name="s", lens="correctness", role="scout", command=["x"])
     assert build_packet(scout, target, found, scout_findings=[SCOUT]).scout_findings == []
+
+
+def test_scout_findings_that_git_cannot_look_up_are_left_out(repo: GitRepo) -> None:
+    from pytest_boundedreview.lanes.phase import scout_findings
+    from pytest_boundedreview.lanes.result import read_result
+
+    document = {
+        "schema": "bounded-review/lane-result/v1",
+        "findings": [
+            {
+                **SCOUT.model_dump(exclude={"fingerprint", "lanes", "verification", "note"}),
+                "path": "bad\x00path",
+            },
+            SCOUT.model_dump(exclude={"fingerprint", "lanes", "verification", "note"}),
+        ],
+    }
+    attempt = read_result(json.dumps(document).encode())
+    handle = git.open_repo(repo.path)
+    handed = scout_findings([attempt], handle, freeze(handle, "local-diff"))
+    assert [f.path for f in handed] == ["app.py"]
+    assert handed[0].note == "scout finding, not yet triaged"

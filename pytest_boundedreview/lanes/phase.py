@@ -15,6 +15,7 @@ from pydantic import ValidationError
 
 from .. import git
 from ..config import LaneConfig, Settings
+from ..errors import GitError
 from ..fingerprint import finding_fingerprint
 from ..models.finding import Finding, ReportFinding
 from ..models.report import LaneReport, TestFailure
@@ -203,7 +204,10 @@ def scout_findings(
                 finding = Finding.model_validate(raw)
             except ValidationError:
                 continue
-            text = (repo.show(target.tree, finding.path) or "").splitlines()
+            try:
+                text = (repo.show(target.tree, finding.path) or "").splitlines()
+            except (ValueError, OSError, GitError):  # a path git cannot even look up
+                continue
             located = text[finding.line - 1] if 0 < finding.line <= len(text) else ""
             handed.append(
                 ReportFinding(

@@ -51,7 +51,15 @@ def plugin_lanes(
     """Every lane the registered plugins offer, as a lane configuration and its object; a lane
     object that does not describe itself validly is left out, with a line in ``problems``."""
     found = []
-    for lanes in pm.hook.boundedreview_lanes(settings=settings):
+    for impl in pm.hook.boundedreview_lanes.get_hookimpls():
+        try:  # one broken plugin must not take the other lanes down with it
+            lanes = impl.function(settings=settings)
+            if not isinstance(lanes, (list, tuple)):
+                raise TypeError(f"returned {type(lanes).__name__}, not a list of lanes")
+        except Exception as exc:
+            if problems is not None:
+                problems.append(f"plugin {impl.plugin_name!r} offered no lanes: {exc!r}")
+            continue
         for lane in lanes:
             try:
                 config = _config_of(lane)
