@@ -125,6 +125,8 @@ class SelectionConfig(Model):
 
     small_lines: int = Field(default=50, ge=0)
     large_lines: int = Field(default=400, ge=1)
+    # Skip model lanes for economy-tier changes the deterministic gate already found clean.
+    settle_trivial: bool = False
 
     @model_validator(mode="after")
     def _ordered(self) -> SelectionConfig:

@@ -135,16 +135,17 @@ class BoundedReview:
         limitations += [
             f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
         ]
-        lanes = self._lanes(tests)
-        limitations += lanes.limitations
         blocking = [f for f in findings if f.severity == "blocking"]
+        settled = decide(tests, checks, blocking).review_clean == "yes" and not stopped
+        lanes = self._lanes(tests, settled)
+        limitations += lanes.limitations
         gate = decide(tests, checks, blocking, lanes.problems)
         if stopped:  # what did not run was not looked at: never "yes"
             answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
             gate = Gate(review_clean=answer, reasons=[*gate.reasons, stopped])
         return self._evidence(gate, tests, checks, findings, limitations, lanes.rows)
 
-    def _lanes(self, tests: Classification) -> LanesOutcome:
+    def _lanes(self, tests: Classification, deterministic_clean: bool) -> LanesOutcome:
         """The reviewer lanes phase, within the budget of the change's risk tier."""
         from .lanes.phase import LanesOutcome, run_lanes  # only sessions reaching the lanes
 
@@ -160,6 +161,7 @@ class BoundedReview:
                 (tests.target_related, tests.pre_existing),
                 list(self.config.pluginmanager.get_plugins()),
                 self._progress,
+                deterministic_clean,
             )
         except Exception as exc:  # the report must still be written: fail closed instead
             return LanesOutcome(problems=[f"the reviewer lanes could not run: {exc!r}"])

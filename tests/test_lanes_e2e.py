@@ -194,3 +194,22 @@ def test_a_lane_switching_the_users_branch_is_caught(
     result, report = review(pytester)
     assert any("artifact mutated during review: (branch)" in r for r in report["gate"]["reasons"])
     assert result.ret == 1
+
+
+@pytest.mark.parametrize("settle", [True, False])
+def test_trivial_changes_can_be_settled_without_model_lanes(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, settle: bool
+) -> None:
+    extra = f"[tool.bounded-review.selection]\nsettle_trivial = {str(settle).lower()}\n"
+    configure(project, tmp_path, "finds", extra)
+    result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert report["risk"]["tier"] == "economy"
+    if settle:
+        assert row["status"] == "skipped"
+        assert "settled by deterministic evidence" in row["note"]
+        assert report["gate"]["review_clean"] == "yes"
+        assert result.ret == 0
+    else:
+        assert row["status"] == "revise"
+        assert result.ret == 1

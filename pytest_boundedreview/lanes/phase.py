@@ -87,6 +87,7 @@ def run_lanes(
     failures: tuple[Sequence[TestFailure], Sequence[TestFailure]],
     extra_plugins: Sequence[object],
     progress: Callable[[str], None],
+    deterministic_clean: bool = False,
 ) -> LanesOutcome:
     """Review ``target`` with the configured and plugin lanes, within ``budget``."""
     outcome = LanesOutcome()
@@ -110,6 +111,9 @@ def run_lanes(
         target.kind, changed, settings.selection.small_lines, settings.selection.large_lines
     )
     chosen, skipped = select(lanes, target.kind, size, tier == "strict", budget.max_lanes)
+    if settings.selection.settle_trivial and tier == "economy" and deterministic_clean:
+        why = "a trivial change settled by deterministic evidence (selection.settle_trivial)"
+        skipped, chosen = [*skipped, *((lane, why) for lane in chosen)], []
     for lane, why in skipped:
         outcome.rows.append(_unrun(lane, "skipped", why))
     notes: dict[str, str | None] = {}

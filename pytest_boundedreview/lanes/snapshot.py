@@ -57,7 +57,8 @@ def live_fingerprint(repo: git.Repo) -> dict[str, str]:
     branch = git.run(["symbolic-ref", "--quiet", "HEAD"], repo.root, check=False)
     refs = git.run(["for-each-ref", "--format=%(refname) %(objectname)"], repo.root).stdout
     common = Path(git.text(["rev-parse", "--path-format=absolute", "--git-common-dir"], repo.root))
-    hooks = sorted((common / "hooks").glob("*")) if (common / "hooks").is_dir() else []
+    watched = [common / "hooks", common / "info"]
+    hooks = sorted(p for folder in watched if folder.is_dir() for p in folder.glob("*"))
     fingerprint = {
         "(index)": _digest(index),
         "(HEAD)": git.decode(head.stdout).strip() or "unborn",
@@ -65,7 +66,8 @@ def live_fingerprint(repo: git.Repo) -> dict[str, str]:
         "(refs)": hashlib.sha256(refs).hexdigest(),
         "(.git/config)": _digest(common / "config"),
     }
-    fingerprint.update({f"(.git/hooks/{hook.name})": _digest(hook) for hook in hooks})
+    fingerprint["(.git/config.worktree)"] = _digest(common / "config.worktree")
+    fingerprint.update({f"(.git/{p.parent.name}/{p.name})": _digest(p) for p in hooks})
     fingerprint.update({path: _digest(repo.root / path) for path in paths})
     return fingerprint
 
