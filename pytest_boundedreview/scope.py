@@ -111,20 +111,14 @@ def _parse_raw(raw: str) -> list[tuple[str, str, str, str, str | None]]:
 
 
 def _lines(sections: list[PatchedFile]) -> tuple[dict[int, str], dict[int, str], bool]:
-    added = {
-        ln.target_line_no: ln.value.rstrip("\r\n")
-        for pf in sections
-        for hunk in pf
-        for ln in hunk
-        if ln.is_added and ln.target_line_no
-    }
-    removed = {
-        ln.source_line_no: ln.value.rstrip("\r\n")
-        for pf in sections
-        for hunk in pf
-        for ln in hunk
-        if ln.is_removed and ln.source_line_no
-    }
+    """Added lines by new number and removed lines by old number, with their text."""
+    added: dict[int, str] = {}
+    removed: dict[int, str] = {}
+    for line in (ln for pf in sections for hunk in pf for ln in hunk):
+        if line.is_added and line.target_line_no:
+            added[line.target_line_no] = line.value.rstrip("\r\n")
+        elif line.is_removed and line.source_line_no:
+            removed[line.source_line_no] = line.value.rstrip("\r\n")
     return added, removed, any(pf.is_binary_file for pf in sections)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from .. import subproc, tempdirs
 from ..config import LaneConfig
 from .environment import lane_env
-from .result import OUTPUT_CAP, Attempt, read_result
+from .result import OUTPUT_CAP, Attempt, read_result, with_retries
 
 
 def _tail(data: bytes) -> str:
@@ -49,7 +49,4 @@ def run_with_retries(
     lane: LaneConfig, packet: bytes, workdir: Path, retries: int, cap: int = OUTPUT_CAP
 ) -> list[Attempt]:
     """The first attempt and up to ``retries`` more while attempts fail; all are kept."""
-    attempts = [run_once(lane, packet, workdir, cap)]
-    while not attempts[-1].ok and len(attempts) <= retries:
-        attempts.append(run_once(lane, packet, workdir, cap))
-    return attempts
+    return with_retries(lambda: run_once(lane, packet, workdir, cap), retries)

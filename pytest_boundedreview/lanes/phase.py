@@ -25,7 +25,7 @@ from . import command
 from . import plugin as plugins
 from .dispatch import LaneRun, dispatch
 from .packet import build_packet, requirements
-from .result import Attempt
+from .result import Attempt, with_retries
 from .routing import route
 from .selection import select, size_of
 from .snapshot import live_fingerprint, mutated, snapshot_copy
@@ -143,9 +143,7 @@ def run_lanes(
             if lane.kind == "openai":
                 from . import openai  # urllib's import cost only for sessions that use it
 
-                attempts = [openai.run_once(lane, data)]
-                while not attempts[-1].ok and len(attempts) <= retries:
-                    attempts.append(openai.run_once(lane, data))
+                attempts = with_retries(lambda: openai.run_once(lane, data), retries)
             elif lane.kind == "plugin":
                 if lane.name not in plugin_objects:
                     why = f"no installed plugin offers a lane named {lane.name!r}"

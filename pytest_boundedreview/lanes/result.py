@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,6 +29,14 @@ class Attempt:
     @property
     def ok(self) -> bool:
         return self.result is not None
+
+
+def with_retries(call: Callable[[], Attempt], retries: int) -> list[Attempt]:
+    """The first attempt and up to ``retries`` more while attempts fail; all are kept."""
+    attempts = [call()]
+    while not attempts[-1].ok and len(attempts) <= retries:
+        attempts.append(call())
+    return attempts
 
 
 def read_result(data: bytes, cap: int = OUTPUT_CAP, model: str | None = None) -> Attempt:
