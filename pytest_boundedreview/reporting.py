@@ -49,6 +49,7 @@ class Evidence:
     limitations: Sequence[str]
     deselected: int = 0
     lanes: Sequence[LaneReport] | None = None  # None: the lanes phase did not run
+    risk: tuple[Tier, list[RiskReason]] | None = None  # None: assessed here
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -100,7 +101,7 @@ def assess_risk(settings: Settings, target: Target) -> tuple[Tier, list[RiskReas
 
 
 def build(ev: Evidence) -> Report:
-    tier, reasons = assess_risk(ev.settings, ev.target)
+    tier, reasons = ev.risk or assess_risk(ev.settings, ev.target)
     budget = effective_budget(tier, ev.settings.mode, ev.settings.lowered_ceilings)
     blocking = [f for f in ev.findings if f.severity == "blocking"]
     advisory = [f for f in ev.findings if f.severity == "advisory"]

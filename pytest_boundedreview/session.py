@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -16,12 +17,12 @@ from .errors import FatalError
 from .gate import decide
 from .inprocess import head_rerunner
 from .models.finding import ReportFinding
-from .models.report import CheckResult, Gate, GateAnswer, LaneReport, Report
+from .models.report import CheckResult, Gate, GateAnswer, LaneReport, Report, RiskReason
 from .outcomes import OutcomeCollector
 from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build, write
 from .rerun import child_env, replayable, rerun
-from .risk import effective_budget
+from .risk import Tier, effective_budget
 from .scans import scan
 from .statefile import state_folder
 from .target import Target, freeze
@@ -56,6 +57,11 @@ class BoundedReview:
         self.report: Report | None = None
         self._announced = False
         self.report_path = Path(settings.report) if settings.report else None
+
+    @functools.cached_property
+    def risk(self) -> tuple[Tier, list[RiskReason]]:
+        """The change's risk tier and reasons, assessed once for lanes and report alike."""
+        return assess_risk(self.settings, self.target)
 
     @classmethod
     def from_config(cls, config: pytest.Config, option_keys: list[str]) -> BoundedReview:
@@ -149,7 +155,7 @@ class BoundedReview:
         """The reviewer lanes phase, within the budget of the change's risk tier."""
         from .lanes.phase import LanesOutcome, run_lanes  # only sessions reaching the lanes
 
-        tier, _ = assess_risk(self.settings, self.target)
+        tier, _ = self.risk
         budget = effective_budget(tier, self.settings.mode, self.settings.lowered_ceilings)
         try:
             return run_lanes(
@@ -188,6 +194,7 @@ class BoundedReview:
             deselected=self.collector.deselected,
             limitations=limitations or [],
             lanes=lanes,
+            risk=self.risk,
         )
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
