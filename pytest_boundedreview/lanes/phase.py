@@ -143,15 +143,22 @@ def run_lanes(
             if lane.kind == "openai":
                 from . import openai  # urllib's import cost only for sessions that use it
 
-                attempts = with_retries(lambda: openai.run_once(lane, data), retries)
+                def once() -> Attempt:
+                    return openai.run_once(lane, data)
             elif lane.kind == "plugin":
                 if lane.name not in plugin_objects:
                     why = f"no installed plugin offers a lane named {lane.name!r}"
                     return [Attempt(None, "error", why)]
-                attempts = [plugins.run_once(lane, plugin_objects[lane.name], data, workdir)]
+
+                def once() -> Attempt:
+                    return plugins.run_once(lane, plugin_objects[lane.name], data, workdir)
             else:
-                attempts = command.run_with_retries(lane, data, workdir, retries)
-        return [require_verdict(lane, a) for a in attempts]
+
+                def once() -> Attempt:
+                    return command.run_once(lane, data, workdir)
+
+            # A verdict lane's answer without a verdict is a failure, so it is retried too.
+            return with_retries(lambda: require_verdict(lane, once()), retries)
 
     def run(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
         try:
