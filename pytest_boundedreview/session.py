@@ -10,18 +10,15 @@ from typing import TYPE_CHECKING
 import pytest
 
 from . import git, worktree
-from .baseline import BaselineRun, Classification, classify
-from .checks import run_all
+from .baseline import Classification
 from .config import Settings, load_settings
 from .errors import FatalError
 from .gate import decide
-from .inprocess import head_rerunner
 from .models.finding import ReportFinding
 from .models.report import CheckResult, Gate, GateAnswer, LaneReport, Report, RiskReason
 from .outcomes import OutcomeCollector
 from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build, write
-from .rerun import child_env, replayable, rerun
 from .risk import Tier, effective_budget
 from .scans import scan
 from .statefile import state_folder
@@ -113,28 +110,14 @@ class BoundedReview:
     def _classified(self, session: pytest.Session) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
         settings, target = self.settings, self.target
-        rootdir = Path(self.config.rootpath)
-        args = replayable(
-            self.config.invocation_params.args, self.config.args, self.config.invocation_params.dir
-        )
-        in_a_new_process = partial(
-            rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
-        )
-        run = BaselineRun(
-            repo=self.repo,
-            rootdir=rootdir,
-            base_commit=target.base_commit,
-            args=args,
-            reruns=settings.reruns,
-            max_base_reruns=settings.max_base_reruns,
-            timeout=settings.base_timeout,
-            state=self._state(),
-            rerun_at_head=head_rerunner(session.items, in_a_new_process),
-        )
-        tests = classify(self.collector.failed, run, self._progress)
-        checks = run_all(
-            settings.checks, self.repo, target.base_commit, self._progress, target.scope
-        )
+        tests = self._baseline(session) if self.collector.failed else Classification()
+        checks = []
+        if settings.checks:
+            from .checks import run_all
+
+            checks = run_all(
+                settings.checks, self.repo, target.base_commit, self._progress, target.scope
+            )
         findings = scan(target, self.repo, settings.scans.model_dump())
         limitations, stopped = self._what_ran(session)
         limitations += tests.limitations
@@ -150,6 +133,32 @@ class BoundedReview:
             answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
             gate = Gate(review_clean=answer, reasons=[*gate.reasons, stopped])
         return self._evidence(gate, tests, checks, findings, limitations, lanes.rows)
+
+    def _baseline(self, session: pytest.Session) -> Classification:
+        """The session's failures re-run at head and at the base, and classified."""
+        from .baseline import BaselineRun, classify
+        from .inprocess import head_rerunner
+        from .rerun import child_env, replayable, rerun
+
+        settings, rootdir = self.settings, Path(self.config.rootpath)
+        args = replayable(
+            self.config.invocation_params.args, self.config.args, self.config.invocation_params.dir
+        )
+        in_a_new_process = partial(
+            rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
+        )
+        run = BaselineRun(
+            repo=self.repo,
+            rootdir=rootdir,
+            base_commit=self.target.base_commit,
+            args=args,
+            reruns=settings.reruns,
+            max_base_reruns=settings.max_base_reruns,
+            timeout=settings.base_timeout,
+            state=self._state(),
+            rerun_at_head=head_rerunner(session.items, in_a_new_process),
+        )
+        return classify(self.collector.failed, run, self._progress)
 
     def _lanes(self, tests: Classification, deterministic_clean: bool) -> LanesOutcome:
         """The reviewer lanes phase, within the budget of the change's risk tier."""
