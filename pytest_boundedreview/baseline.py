@@ -128,13 +128,50 @@ def classify(
     return result
 
 
+class BaseUnavailable(Exception):
+    """The base could not answer: unreachable, outside the repository, or its run broke."""
+
+
+def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[RerunResult, Path]:
+    """Run ``nodeids`` in ``checkout`` (a copy of some revision of the repository), with its
+    sources first on ``sys.path``; also the rootdir the node ids are relative to there."""
+    try:
+        relative = run.rootdir.relative_to(run.repo.root)
+    except ValueError:
+        why = f"pytest's rootdir {run.rootdir} is outside the repository {run.repo.root}"
+        raise BaseUnavailable(why) from None
+    rootdir = checkout / relative
+    if not rootdir.is_dir():
+        return RerunResult(status="ok"), rootdir
+    sources = [p for p in (checkout / "src", checkout) if p.is_dir()]
+    env = child_env(sources, (run.repo.root, checkout))
+    args = moved(run.args, run.repo.root, checkout)
+    return rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout), rootdir
+
+
+def base_verdicts(run: BaselineRun, nodeids: Sequence[str]) -> dict[str, dict[str, str]]:
+    """What happens to each of ``nodeids`` at the base revision (see :func:`verdict_at_base`);
+    raises :class:`BaseUnavailable` when the base cannot tell."""
+    if run.base_commit is None:  # nothing existed before the change
+        return {nodeid: {"kind": "missing"} for nodeid in nodeids}
+    try:
+        with worktree.checkout(run.repo, run.base_commit) as checkout:
+            ran, rootdir = rerun_in(checkout, nodeids, run)
+            if ran.status != "ok":
+                broke = "timed out" if ran.status == "timeout" else "broke"
+                raise BaseUnavailable(f"base run {broke}: {ran.detail}")
+            return {nodeid: verdict_at_base(nodeid, ran, rootdir) for nodeid in nodeids}
+    except GitError as exc:
+        raise BaseUnavailable(f"base {run.base_commit[:12]} unreachable: {exc}") from None
+
+
 def _at_base(
     nodes: list[NodeOutcome],
     run: BaselineRun,
     progress: Callable[[str], None],
     into: Classification,
 ) -> None:
-    if run.base_commit is None:  # nothing existed before the change
+    if run.base_commit is None:
         for node in nodes:
             _judge(node, {"kind": "missing"}, into)
         return
@@ -144,40 +181,10 @@ def _at_base(
     if todo:
         progress(f"re-running {len(todo)} failing test(s) at base {run.base_commit[:12]}")
         try:
-            relative = run.rootdir.relative_to(run.repo.root)
-        except ValueError:
-            reason = f"pytest's rootdir {run.rootdir} is outside the repository {run.repo.root}"
-            _unknown(todo, reason, into)
-            into.limitations.append(reason)
-            return
-        try:
-            with worktree.checkout(run.repo, run.base_commit) as checkout:
-                rootdir = checkout / relative
-                sources = [p for p in (checkout / "src", checkout) if p.is_dir()]
-                env = child_env(sources, (run.repo.root, checkout))
-                ran = (
-                    rerun(
-                        [n.nodeid for n in todo],
-                        rootdir=rootdir,
-                        args=moved(run.args, run.repo.root, checkout),
-                        env=env,
-                        timeout=run.timeout,
-                    )
-                    if rootdir.is_dir()
-                    else RerunResult(status="ok")
-                )
-                if ran.status != "ok":
-                    broke = "timed out" if ran.status == "timeout" else "broke"
-                    reason = f"base run {broke}: {ran.detail}"
-                    _unknown(todo, reason, into)
-                    into.limitations.append(reason)
-                    todo = []
-                for node in todo:
-                    known[node.nodeid] = verdict_at_base(node.nodeid, ran, rootdir)
-        except GitError as exc:
-            reason = f"base {run.base_commit[:12]} unreachable: {exc}"
-            _unknown(todo, reason, into)
-            into.limitations.append(reason)
+            known.update(base_verdicts(run, [n.nodeid for n in todo]))
+        except BaseUnavailable as exc:
+            _unknown(todo, str(exc), into)
+            into.limitations.append(str(exc))
         basecache.store(cache_file, known)
     for node in nodes:
         if node.nodeid in known:

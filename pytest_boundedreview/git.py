@@ -54,8 +54,10 @@ def run(
     env: Mapping[str, str] | None = None,
     check: bool = True,
     timeout: float = 300,
+    input: bytes | None = None,
 ) -> subprocess.CompletedProcess[bytes]:
-    """Run ``git args`` in ``cwd``; raise :class:`GitError` on failure when ``check``."""
+    """Run ``git args`` in ``cwd`` (``input`` on stdin); raise :class:`GitError` on failure
+    when ``check``."""
     argv = ["git"]
     for item in _PINNED_CONFIG:
         argv += ["-c", item]
@@ -65,7 +67,8 @@ def run(
             argv,
             cwd=cwd,
             env=scrubbed_env(env),
-            stdin=subprocess.DEVNULL,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
             capture_output=True,
             timeout=timeout,
             check=False,

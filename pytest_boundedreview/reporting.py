@@ -10,7 +10,7 @@ from pathlib import Path
 from . import __version__
 from .baseline import Classification
 from .config import Settings
-from .models.finding import ReportFinding
+from .models.finding import RejectedFinding, ReportFinding
 from .models.report import (
     REPORT_SCHEMA,
     Budget,
@@ -50,6 +50,7 @@ class Evidence:
     deselected: int = 0
     lanes: Sequence[LaneReport] | None = None  # None: the lanes phase did not run
     risk: tuple[Tier, list[RiskReason]] | None = None  # None: assessed here
+    rejected: Sequence[RejectedFinding] = ()
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -69,17 +70,33 @@ def _local_verification(ev: Evidence) -> str:
     return "passed"
 
 
+def _listed(items: Sequence[str], limit: int = 5) -> str:
+    more = len(items) - limit
+    return ", ".join(items[:limit]) + (f" and {more} more" if more > 0 else "")
+
+
 def _next_action(ev: Evidence) -> str:
+    """One concrete sentence: what to fix or establish, then run again."""
     if ev.target.empty:
         return "nothing to review: the target has no changes"
     if ev.gate.review_clean == "yes":
         return "none: no verified blocker for this revision"
+    todo = []
     if ev.tests.target_related:
-        names = ", ".join(f.nodeid for f in ev.tests.target_related[:3])
-        return f"fix the target-related failures ({names}) and run again"
-    if any(c.required and c.target_related for c in ev.checks) or ev.findings:
-        return "fix the blocking findings listed in the report and run again"
-    return "resolve what kept the gate from deciding (see gate.reasons) and run again"
+        names = [f.nodeid for f in ev.tests.target_related]
+        todo.append(f"fix {len(names)} target-related test failure(s): {_listed(names)}")
+    blockers = [
+        f"{f.path}:{f.line} ({f.category})" for f in ev.findings if f.severity == "blocking"
+    ]
+    if blockers:
+        todo.append(f"fix {len(blockers)} verified blocker(s): {_listed(blockers)}")
+    for check in ev.checks:
+        if check.required and check.target_related:
+            todo.append(f"fix {len(check.target_related)} new finding(s) of check {check.name!r}")
+    if not todo:
+        first = ev.gate.reasons[0] if ev.gate.reasons else "see gate.reasons"
+        todo.append(f"resolve what kept the gate from deciding ({first})")
+    return "; ".join(todo) + "; then re-run pytest --bounded-review"
 
 
 def assess_risk(settings: Settings, target: Target) -> tuple[Tier, list[RiskReason]]:
@@ -139,7 +156,7 @@ def build(ev: Evidence) -> Report:
             unknown=ev.tests.unknown,
         ),
         lanes=list(ev.lanes or []),
-        findings=Findings(blocking=blocking, advisory=advisory),
+        findings=Findings(blocking=blocking, advisory=advisory, rejected=list(ev.rejected)),
         blockers_fixed=[],
         gate=ev.gate,
         statuses=Statuses(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from functools import partial
 from pathlib import Path
@@ -25,6 +26,7 @@ from .statefile import state_folder
 from .target import Target, freeze
 
 if TYPE_CHECKING:
+    from .baseline import BaselineRun
     from .lanes.phase import LanesOutcome
 
 _PATH_KEYS = ("report", "markdown", "sarif")
@@ -126,17 +128,20 @@ class BoundedReview:
         ]
         blocking = [f for f in findings if f.severity == "blocking"]
         settled = decide(tests, checks, blocking).review_clean == "yes" and not stopped
-        lanes = self._lanes(tests, settled)
+        lanes = self._lanes(session, tests, settled)
         limitations += lanes.limitations
-        gate = decide(tests, checks, blocking, lanes.problems)
+        triaged = lanes.triaged
+        gate = decide(tests, checks, [*blocking, *triaged.blocking], lanes.problems)
         if stopped:  # what did not run was not looked at: never "yes"
             answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
             gate = Gate(review_clean=answer, reasons=[*gate.reasons, stopped])
-        return self._evidence(gate, tests, checks, findings, limitations, lanes.rows)
+        findings += [*triaged.blocking, *triaged.advisory]
+        evidence = self._evidence(gate, tests, checks, findings, limitations, lanes.rows)
+        return dataclasses.replace(evidence, rejected=triaged.rejected)
 
-    def _baseline(self, session: pytest.Session) -> Classification:
-        """The session's failures re-run at head and at the base, and classified."""
-        from .baseline import BaselineRun, classify
+    def _baseline_run(self, session: pytest.Session) -> BaselineRun:
+        """How to re-run tests as this session ran them, at head and at the base."""
+        from .baseline import BaselineRun
         from .inprocess import head_rerunner
         from .rerun import child_env, replayable, rerun
 
@@ -147,7 +152,7 @@ class BoundedReview:
         in_a_new_process = partial(
             rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
         )
-        run = BaselineRun(
+        return BaselineRun(
             repo=self.repo,
             rootdir=rootdir,
             base_commit=self.target.base_commit,
@@ -158,11 +163,19 @@ class BoundedReview:
             state=self._state(),
             rerun_at_head=head_rerunner(session.items, in_a_new_process),
         )
-        return classify(self.collector.failed, run, self._progress)
 
-    def _lanes(self, tests: Classification, deterministic_clean: bool) -> LanesOutcome:
+    def _baseline(self, session: pytest.Session) -> Classification:
+        """The session's failures re-run at head and at the base, and classified."""
+        from .baseline import classify
+
+        return classify(self.collector.failed, self._baseline_run(session), self._progress)
+
+    def _lanes(
+        self, session: pytest.Session, tests: Classification, deterministic_clean: bool
+    ) -> LanesOutcome:
         """The reviewer lanes phase, within the budget of the change's risk tier."""
         from .lanes.phase import LanesOutcome, run_lanes  # only sessions reaching the lanes
+        from .triage.reproduce import Reproducer
 
         tier, _ = self.risk
         budget = effective_budget(tier, self.settings.mode, self.settings.lowered_ceilings)
@@ -177,6 +190,7 @@ class BoundedReview:
                 list(self.config.pluginmanager.get_plugins()),
                 self._progress,
                 deterministic_clean,
+                Reproducer(self._baseline_run(session), self.target.tree, self._progress),
             )
         except Exception as exc:  # the report must still be written: fail closed instead
             return LanesOutcome(problems=[f"the reviewer lanes could not run: {exc!r}"])

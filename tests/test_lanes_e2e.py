@@ -77,7 +77,6 @@ def test_a_passing_lane_keeps_the_gate_clean(
 @pytest.mark.parametrize(
     ("mode", "reason", "status", "attempts"),
     [
-        ("finds", "1 lane finding(s) not yet triaged", "revise", 1),
         ("fail", "lane 'bot' unverified: exit 1", "unverified", 2),
         ("vandal", "artifact mutated during review: app.py", "pass", 1),
     ],
@@ -100,6 +99,22 @@ def test_lanes_that_cannot_be_trusted_keep_the_gate_from_yes(
     assert result.ret == 1
     if mode == "vandal":
         project.git("checkout", "--", "app.py")
+
+
+def test_a_lane_finding_that_survives_triage_blocks(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    configure(project, tmp_path, "finds")
+    result, report = review(pytester)
+    (blocker,) = report["findings"]["blocking"]
+    assert (blocker["path"], blocker["line"], blocker["lanes"]) == ("app.py", 1, ["bot"])
+    assert blocker["verification"] == "evidence"
+    assert report["gate"]["review_clean"] == "no"
+    assert report["gate"]["reasons"] == ["blocking finding: app.py:1 f"]
+    assert report["next_action"] == (
+        "fix 1 verified blocker(s): app.py:1 (correctness); then re-run pytest --bounded-review"
+    )
+    assert result.ret == 1
 
 
 def test_no_lanes_flag(pytester: pytest.Pytester, project: GitRepo, tmp_path: Path) -> None:

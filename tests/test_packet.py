@@ -55,6 +55,7 @@ def test_the_packet_is_minimal_task_local_and_read_only(repo: GitRepo) -> None:
 def test_scout_findings_that_git_cannot_look_up_are_left_out(repo: GitRepo) -> None:
     from pytest_boundedreview.lanes.phase import scout_findings
     from pytest_boundedreview.lanes.result import read_result
+    from pytest_boundedreview.treefiles import TreeFiles
 
     document = {
         "schema": "bounded-review/lane-result/v1",
@@ -68,6 +69,7 @@ def test_scout_findings_that_git_cannot_look_up_are_left_out(repo: GitRepo) -> N
     }
     attempt = read_result(json.dumps(document).encode())
     handle = git.open_repo(repo.path)
-    handed = scout_findings([attempt], handle, freeze(handle, "local-diff"))
+    files = TreeFiles(handle, freeze(handle, "local-diff").tree)
+    handed = scout_findings([attempt], files)
     assert [f.path for f in handed] == ["app.py"]
     assert handed[0].note == "scout finding, not yet triaged"

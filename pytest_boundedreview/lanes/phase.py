@@ -1,26 +1,24 @@
 """The lanes phase of a session: select, route, dispatch on a frozen copy, check the live
 tree did not move, and turn the attempts into report rows and gate reasons.
 
-Lane findings are handed on untouched; until triage verifies them, any finding keeps the
-gate from ``yes`` (fail closed) rather than blocking or passing on an unchecked claim.
+Scout findings reach verdict lanes validated and located (with their fingerprints); every
+lane finding is then triaged (see ``triage``) before it may block.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
-
-from pydantic import ValidationError
 
 from .. import git
 from ..config import LaneConfig, Settings
-from ..errors import GitError
-from ..fingerprint import finding_fingerprint
-from ..models.finding import Finding, ReportFinding
+from ..models.finding import ReportFinding
 from ..models.report import LaneReport, TestFailure
 from ..risk import Ceilings
 from ..target import Target
+from ..treefiles import TreeFiles
+from ..triage import Answer, Raised, Reproduce_, Triaged, candidate, triage
+from ..triage.validate import checked
 from . import command
 from . import plugin as plugins
 from .dispatch import LaneRun, dispatch
@@ -34,7 +32,7 @@ from .snapshot import live_fingerprint, mutated, snapshot_copy
 @dataclass
 class LanesOutcome:
     rows: list[LaneReport] = field(default_factory=list)
-    findings: list[dict[str, Any]] = field(default_factory=list)
+    triaged: Triaged = field(default_factory=Triaged)
     problems: list[str] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
     dispatched: int = 0
@@ -88,6 +86,7 @@ def run_lanes(
     extra_plugins: Sequence[object],
     progress: Callable[[str], None],
     deterministic_clean: bool = False,
+    reproduce: Reproduce_ | None = None,
 ) -> LanesOutcome:
     """Review ``target`` with the configured and plugin lanes, within ``budget``."""
     outcome = LanesOutcome()
@@ -133,9 +132,12 @@ def run_lanes(
     instructions = requirements(repo, target, settings.instructions)
     retries = settings.max_retries
     before = live_fingerprint(repo)
+    files = TreeFiles(repo, target.tree)
+    handed_to: dict[str, dict[str, str]] = {}
 
     def attempts_of(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
-        handed = scout_findings(scouts, repo, target) if lane.role == "verdict" else []
+        handed = scout_findings(scouts, files) if lane.role == "verdict" else []
+        handed_to[lane.name] = {f.fingerprint: f"{f.path}:{f.line} ({f.category})" for f in handed}
         packet = build_packet(lane, target, instructions, *failures, scout_findings=handed)
         data = packet.model_dump_json().encode()
         # Each lane gets a copy of its own: nothing one lane writes reaches another.
@@ -169,9 +171,7 @@ def run_lanes(
     runs = dispatch(routed, run, budget.max_concurrent, progress)
     if not runs:
         outcome.limitations.append("no reviewer lanes ran: every configured lane was skipped")
-    changed_paths = mutated(before, live_fingerprint(repo))
-    if changed_paths:
-        outcome.problems.append("artifact mutated during review: " + ", ".join(changed_paths[:20]))
+    raised, answers = [], []
     for lane_run in runs:
         outcome.rows.append(_row(lane_run, notes.get(lane_run.lane.name)))
         outcome.dispatched += 1
@@ -180,17 +180,20 @@ def run_lanes(
             detail = last.detail if last else "no attempt"
             outcome.problems.append(f"lane {lane_run.lane.name!r} unverified: {detail}")
             continue
-        outcome.findings += [{**f, "lanes": [lane_run.lane.name]} for f in last.result.findings]
-    if outcome.findings:
-        outcome.problems.append(
-            f"{len(outcome.findings)} lane finding(s) not yet triaged: none is verified, "
-            "so none blocks, and the review cannot be called clean"
-        )
-        for raw in outcome.findings[:20]:
-            outcome.limitations.append(
-                f"untriaged finding from {', '.join(raw['lanes'])}: {raw.get('path')}:"
-                f"{raw.get('line')} {raw.get('category')}: {raw.get('failure_mode')}"
-            )
+        name = lane_run.lane.name
+        raised += [Raised(name, lane_run.lane.role, f) for f in last.result.findings]
+        if handed_to.get(name):
+            answers.append(Answer(name, handed_to[name], last.result.reconciliation))
+    if raised:
+        progress(f"triaging {len(raised)} lane finding(s)")
+    scope = {change.path for change in target.scope}
+    outcome.triaged = triage(
+        raised, files, scope, reproduce, answers, settings.require_reproduction
+    )
+    outcome.problems += outcome.triaged.problems
+    changed_paths = mutated(before, live_fingerprint(repo))
+    if changed_paths:
+        outcome.problems.append("artifact mutated during review: " + ", ".join(changed_paths[:20]))
     return outcome
 
 
@@ -201,28 +204,21 @@ def require_verdict(lane: LaneConfig, attempt: Attempt) -> Attempt:
     return attempt
 
 
-def scout_findings(
-    scouts: Sequence[Attempt], repo: git.Repo, target: Target
-) -> list[ReportFinding]:
-    """The scouts' well-formed findings, as verdict lanes receive them (unverified: triage
-    checks them later), each with the fingerprint of its located text."""
+def scout_findings(scouts: Sequence[Attempt], files: TreeFiles) -> list[ReportFinding]:
+    """The scouts' valid, located findings as verdict lanes receive them, each with the
+    fingerprint triage will give it (reproductions are run later, by triage)."""
     handed = []
     for attempt in scouts:
         for raw in attempt.result.findings if attempt.result else []:
-            try:
-                finding = Finding.model_validate(raw)
-            except ValidationError:
+            finding, _ = checked(raw)
+            kept = candidate(Raised("", "scout", raw), finding, files) if finding else None
+            if kept is None or isinstance(kept, list):
                 continue
-            try:
-                text = (repo.show(target.tree, finding.path) or "").splitlines()
-            except (ValueError, OSError, GitError):  # a path git cannot even look up
-                continue
-            located = text[finding.line - 1] if 0 < finding.line <= len(text) else ""
             handed.append(
                 ReportFinding(
-                    **finding.model_dump(),
-                    fingerprint=finding_fingerprint(finding.path, finding.category, located),
-                    verification="evidence",
+                    **kept.finding.model_dump(),
+                    fingerprint=kept.fingerprint,
+                    verification=kept.verification,  # type: ignore[arg-type]
                     note="scout finding, not yet triaged",
                 )
             )

@@ -1,0 +1,88 @@
+"""A read-only view of the files of one frozen tree, read from git's object store.
+
+Nothing is ever opened on disk: a symlink is followed through the tree itself, and one that
+leads outside the tree (or in a circle) resolves to nothing. Blobs are read in one batch.
+"""
+
+from __future__ import annotations
+
+import posixpath
+from collections.abc import Iterable
+
+from . import git
+
+LINK_MODE = "120000"
+MAX_LINK_HOPS = 40
+
+
+class TreeFiles:
+    """The files of ``tree``: their modes, and their text lines on demand."""
+
+    def __init__(self, repo: git.Repo, tree: str) -> None:
+        self.repo = repo
+        raw = git.run(["ls-tree", "-r", "-z", "--full-tree", tree], repo.root).stdout
+        self._entries: dict[str, tuple[str, str, str]] = {}
+        for record in raw.split(b"\0"):
+            if not record:
+                continue
+            meta, _, name = record.partition(b"\t")
+            mode, kind, oid = meta.decode().split()
+            self._entries[git.decode(name)] = (mode, kind, oid)
+        self._blobs: dict[str, bytes | None] = {}
+
+    def __contains__(self, path: str) -> bool:
+        return path in self._entries
+
+    def resolve(self, path: str) -> str | None:
+        """The regular file ``path`` names, following symlinks inside the tree; ``None`` when
+        it names nothing, a folder, a submodule, or a link leading outside the tree."""
+        for _ in range(MAX_LINK_HOPS):
+            entry = self._entries.get(path)
+            if entry is None or entry[1] != "blob":
+                return None
+            if entry[0] != LINK_MODE:
+                return path
+            target = git.decode(self._read([entry[2]])[entry[2]] or b"")
+            if not target or target.startswith("/"):
+                return None
+            joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
+            if joined == ".." or joined.startswith("../") or joined == ".":
+                return None
+            path = joined
+        return None
+
+    def lines(self, path: str) -> list[str] | None:
+        """The text lines of the regular file ``path`` (already resolved), or ``None`` when it
+        is not text (binary or not UTF-8)."""
+        entry = self._entries.get(path)
+        if entry is None:
+            return None
+        data = self._read([entry[2]])[entry[2]]
+        if data is None or b"\0" in data:
+            return None
+        try:
+            return data.decode("utf-8").splitlines()
+        except UnicodeDecodeError:
+            return None
+
+    def prefetch(self, paths: Iterable[str]) -> None:
+        """Read the blobs of ``paths`` in one batch (unknown paths are ignored)."""
+        self._read([self._entries[p][2] for p in paths if p in self._entries])
+
+    def _read(self, oids: list[str]) -> dict[str, bytes | None]:
+        missing = sorted({oid for oid in oids if oid not in self._blobs})
+        if missing:
+            request = "".join(f"{oid}\n" for oid in missing).encode()
+            out = git.run(["cat-file", "--batch"], self.repo.root, input=request).stdout
+            at = 0
+            for oid in missing:
+                header_end = out.index(b"\n", at)
+                header = out[at:header_end].split()
+                if len(header) == 3:
+                    size = int(header[2])
+                    self._blobs[oid] = out[header_end + 1 : header_end + 1 + size]
+                    at = header_end + 1 + size + 1
+                else:  # "<oid> missing"
+                    self._blobs[oid] = None
+                    at = header_end + 1
+        return {oid: self._blobs[oid] for oid in oids}

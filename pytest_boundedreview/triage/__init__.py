@@ -1,0 +1,194 @@
+"""Triage: every lane finding checked, verified, demoted or rejected, and merged.
+
+Order matters and is fixed: validation, location, quote, reproduction, demotion, scout
+reconciliation, then deduplication — so a finding whose quote or reproduction fails is rejected
+even when another lane raised a valid finding at the same place.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..fingerprint import finding_fingerprint
+from ..models.finding import BLOCKING_CATEGORIES, Finding, RejectedFinding, ReportFinding, Reproduce
+from ..models.lane import Reconciliation
+from ..treefiles import TreeFiles
+from .merge import RANK, Candidate, merged
+from .quotes import quote_line
+from .reproduce import Reproduced, key
+from .validate import checked, located, raw_fields, text_at
+
+Reproduce_ = Callable[[Sequence[Reproduce]], Mapping[str, Reproduced]]
+
+
+@dataclass(frozen=True)
+class Raised:
+    """One raw finding as a lane emitted it."""
+
+    lane: str
+    role: str
+    raw: Any
+
+
+@dataclass(frozen=True)
+class Answer:
+    """A verdict lane's reconciliation of the scout findings it was handed (fingerprints)."""
+
+    lane: str
+    handed: Mapping[str, str]  # fingerprint -> "path:line (category)"
+    reconciliation: Sequence[Reconciliation]
+
+
+@dataclass
+class Triaged:
+    blocking: list[ReportFinding] = field(default_factory=list)
+    advisory: list[ReportFinding] = field(default_factory=list)
+    rejected: list[RejectedFinding] = field(default_factory=list)
+    problems: list[str] = field(default_factory=list)  # what keeps the gate from ``yes``
+
+
+def fingerprinted(finding: Finding, lines: list[str]) -> str:
+    """The identity of a located finding across rounds."""
+    located_text = text_at(lines, finding.line, finding.end_line)
+    return finding_fingerprint(finding.path, finding.category, located_text)
+
+
+def candidate(raised: Raised, finding: Finding, files: TreeFiles) -> Candidate | list[str]:
+    """A valid finding located and quote-checked, or the reasons it is rejected."""
+    lines, problem = located(finding, files)
+    if lines is None:
+        return [problem or "not located"]
+    verification, notes = "evidence", []
+    if finding.quote is not None:
+        at = quote_line(lines, finding.line, finding.end_line, finding.quote)
+        if at is None:
+            return ["quote not found at location"]
+        if at != finding.line:
+            notes.append(f"quote found at line {at}, not at line {finding.line} as cited")
+            end = finding.end_line + at - finding.line if finding.end_line else None
+            finding = finding.model_copy(update={"line": at, "end_line": end})
+        verification = "quoted"
+    fingerprint = fingerprinted(finding, lines)
+    return Candidate(finding, {raised.lane}, raised.role, verification, fingerprint, notes)
+
+
+def _rejected(raised: Raised, reasons: list[str]) -> RejectedFinding:
+    return RejectedFinding(reason="; ".join(reasons), lanes=[raised.lane], **raw_fields(raised.raw))
+
+
+def _reproduce(kept: list[Candidate], run: Reproduce_ | None) -> list[tuple[Candidate, str]]:
+    """Run the offered reproductions; the candidates they refute, with the reason."""
+    offered = [c for c in kept if c.finding.reproduce is not None]
+    if not offered:
+        return []
+    if run is None:
+        for c in offered:
+            c.notes.append("reproduction not run: no test session to run it in")
+        return []
+    results = run([c.finding.reproduce for c in offered if c.finding.reproduce])
+    refuted = []
+    for c in offered:
+        assert c.finding.reproduce is not None
+        result = results[key(c.finding.reproduce)]
+        if result.status == "did-not-reproduce":
+            refuted.append((c, f"did not reproduce: {result.detail}"))
+        elif result.status == "pre-existing":
+            c.severity = "advisory"
+            c.notes.append(f"pre-existing, not a blocker of this target: {result.detail}")
+            c.verification = "reproduced"
+        elif result.status == "reproduced":
+            c.verification = "reproduced"
+            c.notes.append(f"reproduced: {result.detail}")
+        else:
+            c.notes.append(f"reproduction {result.detail}")
+    return refuted
+
+
+def _demote(c: Candidate, scope: Collection[str]) -> None:
+    if c.severity == "blocking" and c.finding.category not in BLOCKING_CATEGORIES:
+        c.severity = "advisory"
+        c.notes.append(f"category {c.finding.category!r} is advisory-only: demoted")
+    if c.finding.path not in scope:
+        c.severity = "advisory"
+        c.notes.append("out-of-scope")
+
+
+def _reconcile(kept: list[Candidate], answers: Sequence[Answer]) -> list[str]:
+    """Apply the verdict lanes' answers to scout findings; what they left unanswered."""
+    scouted: dict[str, list[Candidate]] = defaultdict(list)
+    for c in kept:
+        if c.role == "scout":
+            scouted[c.fingerprint].append(c)
+    problems = []
+    decisions: dict[str, list[tuple[str, Reconciliation]]] = defaultdict(list)
+    for answer in answers:
+        given = {r.fingerprint: r for r in answer.reconciliation}
+        ignored = [where for fp, where in answer.handed.items() if fp not in given]
+        if ignored:
+            shown = ", ".join(ignored[:10]) + (" ..." if len(ignored) > 10 else "")
+            problems.append(
+                f"lane {answer.lane!r} did not reconcile {len(ignored)} scout finding(s): {shown}"
+            )
+        for fp in answer.handed.keys() & given.keys():
+            decisions[fp].append((answer.lane, given[fp]))
+    for fp, said in decisions.items():
+        accepted = [lane for lane, r in said if r.decision == "accepted"]
+        dismissed = [(lane, r.reason) for lane, r in said if r.decision == "dismissed"]
+        for c in scouted.get(fp, []):
+            if accepted:
+                c.notes.append(f"accepted by {', '.join(accepted)}")
+            for lane, reason in dismissed:
+                c.notes.append(f"dismissed by {lane}: {reason}")
+            if dismissed and not accepted and RANK[c.verification] < RANK["reproduced"]:
+                c.severity = "advisory"
+    return problems
+
+
+def triage(
+    raised: Sequence[Raised],
+    files: TreeFiles,
+    scope: Collection[str],
+    reproduce: Reproduce_ | None = None,
+    answers: Sequence[Answer] = (),
+    require_reproduction: bool = False,
+) -> Triaged:
+    """Turn the lanes' raw findings into kept (blocking/advisory) and rejected ones."""
+    out = Triaged()
+    valid = [(item, *checked(item.raw)) for item in raised]
+    files.prefetch(filter(None, (files.resolve(f.path) for _, f, _ in valid if f is not None)))
+    kept: list[Candidate] = []
+    for item, finding, reasons in valid:
+        result = candidate(item, finding, files) if finding is not None else reasons
+        if isinstance(result, Candidate):
+            kept.append(result)
+        else:
+            out.rejected.append(_rejected(item, result))
+    refuted = _reproduce(kept, reproduce)
+    for c, reason in refuted:
+        lanes = sorted(c.lanes)
+        out.rejected.append(RejectedFinding(reason=reason, lanes=lanes, **c.finding.model_dump()))
+    gone = {id(c) for c, _ in refuted}
+    kept = [c for c in kept if id(c) not in gone]
+    for c in kept:
+        _demote(c, scope)
+    out.problems += _reconcile(kept, answers)
+    for c in merged(kept):
+        if (
+            c.severity == "blocking"
+            and require_reproduction
+            and RANK[c.verification] < RANK["reproduced"]
+        ):
+            c.severity = "advisory"
+            c.notes.append("not reproduced: require_reproduction makes it advisory")
+        report = ReportFinding.model_construct(
+            **{**c.finding.model_dump(), "severity": c.severity},
+            fingerprint=c.fingerprint,
+            lanes=sorted(c.lanes),
+            verification=c.verification,
+            note="; ".join(c.notes) or None,
+        )
+        (out.blocking if c.severity == "blocking" else out.advisory).append(report)
+    return out

@@ -1,0 +1,94 @@
+"""Field-by-field checks of one raw finding, and its location in the snapshot."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from ..models.finding import Finding
+from ..treefiles import TreeFiles
+from ..validation import describe_all
+from .paths import normalised, path_problem
+
+MAX_LINE = 10**9
+REQUIRED = ("failure_mode", "evidence", "remediation")
+
+
+def _line_problem(key: str, value: object) -> str | None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        shown = repr(_short(value, 40))
+        return f"{key} must be a positive integer, not {type(value).__name__} {shown}"
+    if value < 1:
+        return f"{key} must be a positive integer (got {value})"
+    if value > MAX_LINE:
+        return f"{key} is out of range"
+    return None
+
+
+def checked(raw: object) -> tuple[Finding | None, list[str]]:
+    """The finding ``raw`` describes, or every reason it is not one."""
+    if not isinstance(raw, dict):
+        return None, [f"a finding must be a JSON object, not {type(raw).__name__}"]
+    reasons = []
+    if "path" not in raw or "line" not in raw:
+        reasons.append("missing location (`path` and `line` are required)")
+    if "path" in raw and (problem := path_problem(raw["path"])):
+        reasons.append(problem)
+    for key in ("line", "end_line"):
+        if raw.get(key) is not None and (problem := _line_problem(key, raw[key])):
+            reasons.append(problem)
+    reasons += [f"missing {key}" for key in REQUIRED if not raw.get(key)]
+    if reasons:
+        return None, reasons
+    try:
+        finding = Finding.model_validate({**raw, "path": normalised(raw["path"])})
+    except ValidationError as exc:
+        return None, describe_all(exc)
+    return finding, []
+
+
+def located(finding: Finding, files: TreeFiles) -> tuple[list[str] | None, str | None]:
+    """The lines of the file ``finding`` cites, or why its location is not in the snapshot."""
+    real = files.resolve(finding.path)
+    if real is None:
+        if finding.path in files:
+            return None, "path is a symlink leading outside the snapshot, a folder or a submodule"
+        return None, "no such file in the reviewed snapshot"
+    lines = files.lines(real)
+    if lines is None:
+        return None, "not a text file: lines cannot be cited"
+    last = finding.end_line or finding.line
+    if last > len(lines):
+        return None, f"line {last} is outside the file ({len(lines)} lines)"
+    return lines, None
+
+
+def text_at(lines: list[str], line: int, end_line: int | None) -> str:
+    """The cited lines, joined."""
+    return "\n".join(lines[line - 1 : end_line or line])
+
+
+def raw_fields(raw: Any) -> dict[str, Any]:
+    """The known fields of a rejected finding, shortened, for the report."""
+    if not isinstance(raw, dict):
+        return {"evidence": _short(raw)}
+    known = Finding.model_fields
+    return {k: _short(v) for k, v in raw.items() if k in known}
+
+
+def _short(value: Any, limit: int = 2000) -> Any:
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[:limit] + "…"
+    if isinstance(value, bool) or value is None or isinstance(value, float):
+        return value
+    if isinstance(value, int):
+        return value if abs(value) <= 2**63 else f"<integer of {value.bit_length()} bits>"
+    if isinstance(value, (list, dict)):
+        with contextlib.suppress(ValueError, TypeError, RecursionError):
+            if len(json.dumps(value)) <= limit:
+                return value
+        return f"<{'array' if isinstance(value, list) else 'object'} of {len(value)} item(s)>"
+    return repr(value)[:limit]
