@@ -6,6 +6,7 @@ leads outside the tree (or in a circle) resolves to nothing. Blobs are read in o
 
 from __future__ import annotations
 
+import contextlib
 import posixpath
 from collections.abc import Iterable
 
@@ -29,6 +30,8 @@ class TreeFiles:
             mode, kind, oid = meta.decode().split()
             self._entries[git.decode(name)] = (mode, kind, oid)
         self._blobs: dict[str, bytes | None] = {}
+        self._lines: dict[str, list[str] | None] = {}
+        self._resolved: dict[str, str | None] = {}
 
     def __contains__(self, path: str) -> bool:
         return path in self._entries
@@ -36,6 +39,11 @@ class TreeFiles:
     def resolve(self, path: str) -> str | None:
         """The regular file ``path`` names, following symlinks inside the tree; ``None`` when
         it names nothing, a folder, a submodule, or a link leading outside the tree."""
+        if path not in self._resolved:
+            self._resolved[path] = self._follow(path)
+        return self._resolved[path]
+
+    def _follow(self, path: str) -> str | None:
         for _ in range(MAX_LINK_HOPS):
             entry = self._entries.get(path)
             if entry is None or entry[1] != "blob":
@@ -54,16 +62,18 @@ class TreeFiles:
     def lines(self, path: str) -> list[str] | None:
         """The text lines of the regular file ``path`` (already resolved), or ``None`` when it
         is not text (binary or not UTF-8)."""
+        if path in self._lines:
+            return self._lines[path]
         entry = self._entries.get(path)
         if entry is None:
             return None
         data = self._read([entry[2]])[entry[2]]
-        if data is None or b"\0" in data:
-            return None
-        try:
-            return data.decode("utf-8").splitlines()
-        except UnicodeDecodeError:
-            return None
+        text = None
+        if data is not None and b"\0" not in data:
+            with contextlib.suppress(UnicodeDecodeError):
+                text = data.decode("utf-8").splitlines()
+        self._lines[path] = text
+        return text
 
     def prefetch(self, paths: Iterable[str]) -> None:
         """Read the blobs of ``paths`` in one batch (unknown paths are ignored)."""

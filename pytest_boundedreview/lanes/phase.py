@@ -214,12 +214,8 @@ def scout_findings(scouts: Sequence[Attempt], files: TreeFiles) -> list[ReportFi
             kept = candidate(Raised("", "scout", raw), finding, files) if finding else None
             if kept is None or isinstance(kept, list):
                 continue
+            update = {"fingerprint": kept.fingerprint, "verification": kept.verification}
             handed.append(
-                ReportFinding(
-                    **kept.finding.model_dump(),
-                    fingerprint=kept.fingerprint,
-                    verification=kept.verification,  # type: ignore[arg-type]
-                    note="scout finding, not yet triaged",
-                )
+                kept.finding.model_copy(update={**update, "note": "scout finding, not yet triaged"})
             )
     return handed

@@ -21,6 +21,7 @@ from .quotes import quote_line
 from .reproduce import Reproduced, key
 from .validate import checked, located, raw_fields, text_at
 
+FINDING_KEYS = set(Finding.model_fields)
 Reproduce_ = Callable[[Sequence[Reproduce]], Mapping[str, Reproduced]]
 
 
@@ -48,15 +49,16 @@ class Triaged:
     advisory: list[ReportFinding] = field(default_factory=list)
     rejected: list[RejectedFinding] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)  # what keeps the gate from ``yes``
+    kept_raw: int = 0  # raw findings behind the kept ones (merging makes fewer kept)
 
 
-def fingerprinted(finding: Finding, lines: list[str]) -> str:
+def fingerprinted(finding: ReportFinding, lines: list[str]) -> str:
     """The identity of a located finding across rounds."""
     located_text = text_at(lines, finding.line, finding.end_line)
     return finding_fingerprint(finding.path, finding.category, located_text)
 
 
-def candidate(raised: Raised, finding: Finding, files: TreeFiles) -> Candidate | list[str]:
+def candidate(raised: Raised, finding: ReportFinding, files: TreeFiles) -> Candidate | list[str]:
     """A valid finding located and quote-checked, or the reasons it is rejected."""
     lines, problem = located(finding, files)
     if lines is None:
@@ -169,12 +171,17 @@ def triage(
     refuted = _reproduce(kept, reproduce)
     for c, reason in refuted:
         lanes = sorted(c.lanes)
-        out.rejected.append(RejectedFinding(reason=reason, lanes=lanes, **c.finding.model_dump()))
+        out.rejected.append(
+            RejectedFinding(
+                reason=reason, lanes=lanes, **c.finding.model_dump(include=FINDING_KEYS)
+            )
+        )
     gone = {id(c) for c, _ in refuted}
     kept = [c for c in kept if id(c) not in gone]
     for c in kept:
         _demote(c, scope)
     out.problems += _reconcile(kept, answers)
+    out.kept_raw = len(kept)
     for c in merged(kept):
         if (
             c.severity == "blocking"
@@ -183,12 +190,14 @@ def triage(
         ):
             c.severity = "advisory"
             c.notes.append("not reproduced: require_reproduction makes it advisory")
-        report = ReportFinding.model_construct(
-            **{**c.finding.model_dump(), "severity": c.severity},
-            fingerprint=c.fingerprint,
-            lanes=sorted(c.lanes),
-            verification=c.verification,
-            note="; ".join(c.notes) or None,
+        report = c.finding.model_copy(
+            update={
+                "severity": c.severity,
+                "fingerprint": c.fingerprint,
+                "lanes": sorted(c.lanes),
+                "verification": c.verification,
+                "note": "; ".join(c.notes) or None,
+            }
         )
         (out.blocking if c.severity == "blocking" else out.advisory).append(report)
     return out

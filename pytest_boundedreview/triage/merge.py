@@ -8,8 +8,9 @@ from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass, field
 
-from ..models.finding import Finding
+from ..models.finding import ReportFinding
 
+_NON_WORD = re.compile(r"[^0-9a-z]+")
 RANK = {"deterministic": 3, "reproduced": 2, "quoted": 1, "evidence": 0}
 
 
@@ -17,25 +18,23 @@ RANK = {"deterministic": 3, "reproduced": 2, "quoted": 1, "evidence": 0}
 class Candidate:
     """A finding that survived validation, on its way to the report."""
 
-    finding: Finding
+    finding: ReportFinding
     lanes: set[str]
     role: str
     verification: str
     fingerprint: str
     notes: list[str] = field(default_factory=list)
     severity: str = ""
+    span: tuple[int, int] = (0, 0)  # first and last line, kept in step with ``finding``
 
     def __post_init__(self) -> None:
         self.severity = self.severity or self.finding.severity
-
-    @property
-    def span(self) -> tuple[int, int]:
-        return self.finding.line, self.finding.end_line or self.finding.line
+        self.span = (self.finding.line, self.finding.end_line or self.finding.line)
 
 
 def failure_mode_key(text: str) -> str:
     """Case, punctuation and spacing folded: "Off-by-one in loop." ≈ "off by one in loop"."""
-    return " ".join(re.sub(r"[^0-9a-z]+", " ", text.lower()).split())
+    return " ".join(_NON_WORD.sub(" ", text.lower()).split())
 
 
 def _strength(c: Candidate) -> tuple[int, int, int]:

@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..models.finding import Finding
+from ..models.finding import Finding, ReportFinding
 from ..treefiles import TreeFiles
 from ..validation import describe_all
 from .paths import normalised, path_problem
@@ -28,8 +28,12 @@ def _line_problem(key: str, value: object) -> str | None:
     return None
 
 
-def checked(raw: object) -> tuple[Finding | None, list[str]]:
-    """The finding ``raw`` describes, or every reason it is not one."""
+TRIAGE_KEYS = ("fingerprint", "lanes", "verification", "note")  # triage's to set, not a lane's
+
+
+def checked(raw: object) -> tuple[ReportFinding | None, list[str]]:
+    """The finding ``raw`` describes (with triage's own keys still to be set), or every reason
+    it is not one."""
     if not isinstance(raw, dict):
         return None, [f"a finding must be a JSON object, not {type(raw).__name__}"]
     reasons = []
@@ -41,10 +45,12 @@ def checked(raw: object) -> tuple[Finding | None, list[str]]:
         if raw.get(key) is not None and (problem := _line_problem(key, raw[key])):
             reasons.append(problem)
     reasons += [f"missing {key}" for key in REQUIRED if not raw.get(key)]
+    reasons += [f"{key}: unknown key" for key in TRIAGE_KEYS if key in raw]
     if reasons:
         return None, reasons
+    pending = {"fingerprint": "pending", "verification": "evidence"}
     try:
-        finding = Finding.model_validate({**raw, "path": normalised(raw["path"])})
+        finding = ReportFinding.model_validate({**raw, "path": normalised(raw["path"]), **pending})
     except ValidationError as exc:
         return None, describe_all(exc)
     return finding, []

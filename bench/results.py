@@ -1,0 +1,19 @@
+"""Each benchmark owns one section of ``bench/RESULTS.md`` and rewrites only that section."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+
+def update_section(path: Path, name: str, title: str, body: str) -> None:
+    """Replace (or append) the section ``name`` of the results file at ``path``."""
+    start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
+    section = f"{start}\n## {title}\n\n{body.strip()}\n{end}"
+    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
+    if pattern.search(text):
+        text = pattern.sub(lambda _: section, text)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
