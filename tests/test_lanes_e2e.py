@@ -139,6 +139,11 @@ if role == "scout":
          "failure_mode": "f", "evidence": "e", "remediation": "r"}]}))
 elif role == "silent":
     print(json.dumps({"schema": "bounded-review/lane-result/v1", "rationale": "no verdict"}))
+elif role == "reconcile":
+    answers = [{"fingerprint": f["fingerprint"], "decision": "dismissed", "reason": "by design"}
+               for f in packet["scout_findings"]]
+    print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
+                      "rationale": "checked the scout", "reconciliation": answers}))
 elif role == "hijack":
     subprocess.run(["git", "-C", sys.argv[2], "checkout", "-q", "-b", "hijacked"], check=True)
     print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
@@ -163,6 +168,29 @@ def lanes_config(tmp_path: Path, project: GitRepo, *lanes: tuple[str, str, str])
             f'role = "{role}"\ncommand = {json.dumps(command)}\n'
         )
     return config
+
+
+@pytest.mark.parametrize("mode", ["judge", "reconcile"])
+def test_verdict_lanes_must_answer_the_scout(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, mode: str
+) -> None:
+    commit_change(
+        project,
+        lanes_config(tmp_path, project, ("scout", "scout", "scout"), ("judge", "verdict", mode)),
+    )
+    result, report = review(pytester)
+    (scouted,) = report["findings"]["advisory"]
+    assert (scouted["path"], scouted["lanes"]) == ("app.py", ["scout"])
+    if mode == "judge":  # answered nothing about the scout's finding
+        assert report["gate"] == {
+            "review_clean": "indeterminate",
+            "reasons": ["lane 'judge' did not reconcile 1 scout finding(s): app.py:1 (style)"],
+        }
+        assert result.ret == 1
+    else:
+        assert scouted["note"] == "dismissed by judge: by design"
+        assert report["gate"] == {"review_clean": "yes", "reasons": []}
+        assert result.ret == 0
 
 
 def commit_change(project: GitRepo, config: str) -> None:
