@@ -55,3 +55,13 @@ class NoReportError(FatalError):
     """No report exists for what was asked."""
 
     exit_code = EXIT_INDETERMINATE
+
+
+class LedgerError(FatalError):
+    """A refused or failed loop-state operation: its ``BR_<CODE>``, detail and exit status."""
+
+    def __init__(self, code: str, detail: str, exit_code: int = EXIT_USAGE) -> None:
+        super().__init__(f"BR_{code}: {detail}")
+        self.code = code
+        self.detail = detail
+        self.exit_code = exit_code

@@ -51,6 +51,8 @@ class Evidence:
     lanes: Sequence[LaneReport] | None = None  # None: the lanes phase did not run
     risk: tuple[Tier, list[RiskReason]] | None = None  # None: assessed here
     rejected: Sequence[RejectedFinding] = ()
+    loop: LoopInfo | None = None  # None: no loop round was recorded
+    blockers_fixed: Sequence[str] = ()
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -137,7 +139,8 @@ def build(ev: Evidence) -> Report:
         authorization=ev.settings.mode,
         risk=RiskInfo(tier=tier, reasons=reasons),
         budget=Budget(**budget._asdict()),
-        loop=LoopInfo(
+        loop=ev.loop
+        or LoopInfo(
             loop_id=None,
             round=0,
             repair_loops_used=0,
@@ -157,7 +160,7 @@ def build(ev: Evidence) -> Report:
         ),
         lanes=list(ev.lanes or []),
         findings=Findings(blocking=blocking, advisory=advisory, rejected=list(ev.rejected)),
-        blockers_fixed=[],
+        blockers_fixed=list(ev.blockers_fixed),
         gate=ev.gate,
         statuses=Statuses(
             local_verification=_local_verification(ev),  # type: ignore[arg-type]

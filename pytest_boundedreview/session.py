@@ -27,7 +27,7 @@ from .target import Target, freeze
 
 if TYPE_CHECKING:
     from .baseline import BaselineRun
-    from .lanes.phase import LanesOutcome
+    from .rounds import LoopRound, RoundResult
 
 _PATH_KEYS = ("report", "markdown", "sarif")
 
@@ -128,16 +128,30 @@ class BoundedReview:
         ]
         blocking = [f for f in findings if f.severity == "blocking"]
         settled = decide(tests, checks, blocking).review_clean == "yes" and not stopped
-        lanes = self._lanes(session, tests, settled)
+        lanes, loop = self._lanes(session, tests, settled)
         limitations += lanes.limitations
         triaged = lanes.triaged
         gate = decide(tests, checks, [*blocking, *triaged.blocking], lanes.problems)
         if stopped:  # what did not run was not looked at: never "yes"
             answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
             gate = Gate(review_clean=answer, reasons=[*gate.reasons, stopped])
+        if loop is not None:
+            from .errors import LedgerError
+
+            try:
+                lanes = loop.record(lanes, gate)
+            except LedgerError as exc:  # unrecorded is not reviewed: never "yes"
+                answer = "no" if gate.review_clean == "no" else "indeterminate"
+                why = f"the round could not be recorded: {exc}"
+                gate = Gate(review_clean=answer, reasons=[*gate.reasons, why])
         findings += [*triaged.blocking, *triaged.advisory]
         evidence = self._evidence(gate, tests, checks, findings, limitations, lanes.rows)
-        return dataclasses.replace(evidence, rejected=triaged.rejected)
+        return dataclasses.replace(
+            evidence,
+            rejected=triaged.rejected,
+            loop=lanes.loop,
+            blockers_fixed=lanes.blockers_fixed,
+        )
 
     def _baseline_run(self, session: pytest.Session) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
@@ -172,16 +186,21 @@ class BoundedReview:
 
     def _lanes(
         self, session: pytest.Session, tests: Classification, deterministic_clean: bool
-    ) -> LanesOutcome:
-        """The reviewer lanes phase, within the budget of the change's risk tier."""
-        from .lanes.phase import LanesOutcome, run_lanes  # only sessions reaching the lanes
+    ) -> tuple[RoundResult, LoopRound | None]:
+        """The reviewer lanes phase as one round of the loop, within the budget of the
+        change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
+        from .errors import LedgerError
+        from .lanes.phase import Carried, LanesOutcome, run_lanes
+        from .rounds import LoopRound, RoundResult
         from .triage.reproduce import Reproducer
 
-        tier, _ = self.risk
-        budget = effective_budget(tier, self.settings.mode, self.settings.lowered_ceilings)
-        try:
+        settings = self.settings
+        tier, reasons = self.risk
+        budget = effective_budget(tier, settings.mode, settings.lowered_ceilings)
+
+        def run(carried: Carried | None) -> LanesOutcome:
             return run_lanes(
-                self.settings,
+                settings,
                 self.repo,
                 self.target,
                 tier,
@@ -191,9 +210,63 @@ class BoundedReview:
                 self._progress,
                 deterministic_clean,
                 Reproducer(self._baseline_run(session), self.target.tree, self._progress),
+                carried,
             )
+
+        def plain(outcome: LanesOutcome, *problems: str) -> RoundResult:
+            return RoundResult(
+                rows=outcome.rows,
+                triaged=outcome.triaged,
+                problems=[*outcome.problems, *problems],
+                limitations=outcome.limitations,
+            )
+
+        try:
+            if settings.no_lanes:
+                return plain(run(None)), None
+            loop = LoopRound(
+                self.repo,
+                self.target,
+                self._state(),
+                budget.max_repair_loops,
+                reset=settings.reset,
+                full=settings.full,
+                risk_reasons=[(r.path, r.rule) for r in reasons],
+            )
+            try:
+                plan = loop.prepare()
+            except LedgerError as exc:  # never overwritten: the lanes run, the gate stays open
+                return plain(run(None), f"the loop state cannot be used: {exc}"), None
+            for note in plan.notes:
+                self._progress(note)
+            if plan.action == "reuse":
+                return loop.reused(), loop
+            if plan.action == "stop":
+                why = f"loop {plan.status}: {plan.stop_reason}"
+                return RoundResult(
+                    problems=[why], limitations=[f"no lane was dispatched: {why}"]
+                ), loop
+            carried = None
+            if plan.previous is not None:
+                previous = plan.previous
+                found = previous.findings
+                carried = Carried(
+                    round=previous.number,
+                    redispatch=plan.redispatch,
+                    rows={r.name: r for r in previous.rows if r.status in ("pass", "retained")},
+                    open_findings={
+                        row.name: [
+                            f
+                            for f in (found.blocking + found.advisory if found else [])
+                            if row.name in f.lanes
+                        ]
+                        for row in previous.rows
+                    },
+                )
+            outcome = run(carried)
+            return plain(outcome), loop if outcome.ran else None
         except Exception as exc:  # the report must still be written: fail closed instead
-            return LanesOutcome(problems=[f"the reviewer lanes could not run: {exc!r}"])
+            return RoundResult(problems=[f"the reviewer lanes could not run: {exc!r}"]), None
 
     def _evidence(
         self,

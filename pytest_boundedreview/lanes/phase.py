@@ -29,6 +29,16 @@ from .selection import select, size_of
 from .snapshot import live_fingerprint, mutated, snapshot_copy
 
 
+@dataclass(frozen=True)
+class Carried:
+    """What a delta round carries over from the previous round of the loop."""
+
+    round: int
+    redispatch: frozenset[str] | None  # ``None``: every selected lane
+    rows: dict[str, LaneReport] = field(default_factory=dict)
+    open_findings: dict[str, list[ReportFinding]] = field(default_factory=dict)
+
+
 @dataclass
 class LanesOutcome:
     rows: list[LaneReport] = field(default_factory=list)
@@ -36,6 +46,7 @@ class LanesOutcome:
     problems: list[str] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
     dispatched: int = 0
+    ran: bool = False  # whether any lane was configured and considered at all
 
 
 def _status(run: LaneRun) -> str:
@@ -87,6 +98,7 @@ def run_lanes(
     progress: Callable[[str], None],
     deterministic_clean: bool = False,
     reproduce: Reproduce_ | None = None,
+    carried: Carried | None = None,
 ) -> LanesOutcome:
     """Review ``target`` with the configured and plugin lanes, within ``budget``."""
     outcome = LanesOutcome()
@@ -113,8 +125,21 @@ def run_lanes(
     if settings.selection.settle_trivial and tier == "economy" and deterministic_clean:
         why = "a trivial change settled by deterministic evidence (selection.settle_trivial)"
         skipped, chosen = [*skipped, *((lane, why) for lane in chosen)], []
+    outcome.ran = True
     for lane, why in skipped:
         outcome.rows.append(_unrun(lane, "skipped", why))
+    if carried is not None and carried.redispatch is not None:
+        # Lanes that passed last round keep their result; a lane new to the loop still runs.
+        note = f"passed in round {carried.round}: retained by reference"
+        kept = [
+            lane
+            for lane in chosen
+            if lane.name not in carried.redispatch and lane.name in carried.rows
+        ]
+        for lane in kept:
+            row = carried.rows[lane.name]
+            outcome.rows.append(row.model_copy(update={"status": "retained", "note": note}))
+        chosen = [lane for lane in chosen if lane not in kept]
     notes: dict[str, str | None] = {}
     routed: list[LaneConfig] = []
     for lane in chosen:
@@ -138,7 +163,10 @@ def run_lanes(
     def attempts_of(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
         handed = scout_findings(scouts, files) if lane.role == "verdict" else []
         handed_to[lane.name] = {f.fingerprint: f"{f.path}:{f.line} ({f.category})" for f in handed}
-        packet = build_packet(lane, target, instructions, *failures, scout_findings=handed)
+        reopened = carried.open_findings.get(lane.name, []) if carried else []
+        packet = build_packet(
+            lane, target, instructions, *failures, scout_findings=handed, open_findings=reopened
+        )
         data = packet.model_dump_json().encode()
         # Each lane gets a copy of its own: nothing one lane writes reaches another.
         with snapshot_copy(repo, target.tree) as workdir:

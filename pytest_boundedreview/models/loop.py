@@ -7,7 +7,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field
 
 from .base import Model
-from .report import Gate
+from .report import Findings, Gate, LaneReport
 
 LOOP_STATE_SCHEMA: Final = "bounded-review/loop-state/v1"
 LOOP_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
@@ -44,6 +44,9 @@ class RoundState(Model):
     blocking: list[str] = Field(default_factory=list)
     advisory: list[str] = Field(default_factory=list)
     gate: Gate | None = None
+    rows: list[LaneReport] = Field(default_factory=list)  # the lane rows as reported
+    findings: Findings | None = None  # the triaged findings as reported
+    problems: list[str] = Field(default_factory=list)  # what kept the lanes from a clean answer
 
 
 class OperationReceipt(Model):
@@ -71,3 +74,4 @@ class LoopState(Model):
     rounds: list[RoundState] = Field(default_factory=list)
     operations: list[OperationReceipt] = Field(default_factory=list)
     flags: list[str] = Field(default_factory=list)
+    stop_reason: str | None = None

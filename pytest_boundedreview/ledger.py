@@ -1,0 +1,250 @@
+"""The crash-safe store of one review loop: ``<state>/loops/<loop-id>/state.json``.
+
+Every mutation: take the loop's kernel lock, sweep temp files of dead writers, load and
+validate the state, replay or refuse a known operation id, apply, write a temp file in the same
+folder, fsync it, ``os.replace`` it over the state, fsync the folder, read it back and validate
+it — and only then answer. A state that does not validate is never overwritten. Nothing here
+follows a symlink or writes outside the loop's folder.
+
+File-system calls go through :data:`fs`, one small object, so fault tests can make any one of
+them fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import re
+import secrets
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from . import strictjson
+from .errors import EXIT_INDETERMINATE, EXIT_INTERNAL, LedgerError
+from .lock import DEFAULT_WAIT, exclusive
+from .models.loop import LOOP_ID_PATTERN, LOOP_STATE_SCHEMA, LoopState, OperationReceipt
+from .validation import describe_all
+
+STATE = "state.json"
+LOCK = "lock"
+MAX_STATE_BYTES = 256 * 1024 * 1024
+_TEMP = re.compile(r"^\.state\.json\.(\d+)\.[0-9a-f]+\.tmp$")
+_SCHEMA_VERSION = re.compile(r"^bounded-review/loop-state/v(\d+)$")
+
+Apply = Callable[[LoopState | None], tuple[LoopState, dict[str, Any]]]
+
+
+class FileSystem:
+    """The file-system calls the ledger makes (one object, so tests can inject faults)."""
+
+    open = staticmethod(os.open)
+    write = staticmethod(os.write)
+    fsync = staticmethod(os.fsync)
+    close = staticmethod(os.close)
+    replace = staticmethod(os.replace)
+    unlink = staticmethod(os.unlink)
+    mkdir = staticmethod(os.mkdir)
+    listdir = staticmethod(os.listdir)
+
+    def read(self, path: Path) -> bytes:
+        fd = self.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        try:
+            chunks, size = [], 0
+            while chunk := os.read(fd, 1 << 20):
+                chunks.append(chunk)
+                size += len(chunk)
+                if size > MAX_STATE_BYTES:
+                    raise OSError(f"larger than {MAX_STATE_BYTES} bytes")
+            return b"".join(chunks)
+        finally:
+            self.close(fd)
+
+
+fs = FileSystem()
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def digest(request: Mapping[str, Any]) -> str:
+    """A stable digest of an operation's request."""
+    canonical = json.dumps(request, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def parse_state(data: bytes, where: Path) -> LoopState:
+    """A state file's bytes as a validated :class:`LoopState`; refuses newer schema versions
+    and unknown fields rather than reading them wrongly."""
+    try:
+        document = strictjson.loads(data, max_bytes=MAX_STATE_BYTES)
+    except strictjson.StrictJSONError as exc:
+        raise LedgerError(
+            "RECOVERY_REQUIRED", f"{where} is not valid JSON: {exc}", EXIT_INTERNAL
+        ) from None
+    schema = document.get("schema") if isinstance(document, dict) else None
+    match = _SCHEMA_VERSION.match(schema) if isinstance(schema, str) else None
+    if match and int(match[1]) > 1:
+        why = f"{where} was written by a newer version ({schema}); upgrade pytest-boundedreview"
+        raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL)
+    try:
+        return LoopState.model_validate(document)
+    except ValidationError as exc:
+        problems = "; ".join(describe_all(exc)[:5])
+        why = f"{where} does not validate ({problems}); it is kept as it is"
+        raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL) from None
+
+
+def _encode(state: LoopState) -> bytes:
+    return (state.model_dump_json(indent=1) + "\n").encode()
+
+
+class Ledger:
+    """One loop's state file, its lock, and the mutation protocol."""
+
+    def __init__(self, state_dir: Path, loop_id: str, wait: float = DEFAULT_WAIT) -> None:
+        if not re.match(LOOP_ID_PATTERN, loop_id):
+            why = f"loop id {loop_id!r} must match {LOOP_ID_PATTERN}"
+            raise LedgerError("INVALID", why)
+        self.state_dir = state_dir
+        self.loop_id = loop_id
+        self.folder = state_dir / "loops" / loop_id
+        self.path = self.folder / STATE
+        self.wait = wait
+
+    # -- containment ---------------------------------------------------------------------
+    def _checked_folders(self, create: bool) -> bool:
+        """Whether the loop folder exists; every level must be a real folder, not a link."""
+        root = self.state_dir.resolve()
+        for level in (self.state_dir, self.state_dir / "loops", self.folder):
+            if level.is_symlink():
+                raise LedgerError(
+                    "PATH_ESCAPE", f"{level} is a symlink; refusing to use it", EXIT_INTERNAL
+                )
+            if not level.exists():
+                if not create:
+                    return False
+                try:
+                    fs.mkdir(level, 0o700)
+                except FileExistsError:
+                    pass
+                except OSError as exc:
+                    raise LedgerError(
+                        "INVALID", f"cannot create {level}: {exc}", EXIT_INTERNAL
+                    ) from None
+            if not level.is_dir():
+                raise LedgerError("PATH_ESCAPE", f"{level} is not a folder", EXIT_INTERNAL)
+            if level != self.state_dir and not level.resolve().is_relative_to(root):
+                raise LedgerError("PATH_ESCAPE", f"{level} leads outside {root}", EXIT_INTERNAL)
+        for name in (STATE, LOCK):
+            if (self.folder / name).is_symlink():
+                why = f"{self.folder / name} is a symlink; refusing to use it"
+                raise LedgerError("PATH_ESCAPE", why, EXIT_INTERNAL)
+        return True
+
+    # -- reading -------------------------------------------------------------------------
+    def read(self) -> LoopState | None:
+        """The current state (validated), or ``None`` when the loop does not exist yet."""
+        if not self._checked_folders(create=False) or not self.path.exists():
+            return None
+        try:
+            data = fs.read(self.path)
+        except OSError as exc:
+            raise LedgerError(
+                "RECOVERY_REQUIRED", f"cannot read {self.path}: {exc}", EXIT_INTERNAL
+            ) from None
+        return parse_state(data, self.path)
+
+    # -- writing -------------------------------------------------------------------------
+    def _sweep_temps(self) -> None:
+        """Remove temp files whose writer is gone (a killed run's leftovers)."""
+        with contextlib.suppress(OSError):
+            for name in fs.listdir(self.folder):
+                match = _TEMP.match(name)
+                if match and not _pid_alive(int(match[1])):
+                    with contextlib.suppress(OSError):
+                        fs.unlink(self.folder / name)
+
+    def _write(self, data: bytes) -> None:
+        temp = self.folder / f".{STATE}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+        try:
+            fd = fs.open(temp, flags, 0o600)
+        except OSError as exc:
+            raise LedgerError(
+                "INVALID", f"cannot write in {self.folder}: {exc}", EXIT_INTERNAL
+            ) from None
+        try:
+            try:
+                view = memoryview(data)
+                while view:
+                    view = view[fs.write(fd, view) :]
+                fs.fsync(fd)
+            finally:
+                fs.close(fd)
+            fs.replace(temp, self.path)
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                fs.unlink(temp)
+            if isinstance(exc, OSError):
+                why = f"could not write {self.path} ({exc}); the previous state is intact"
+                raise LedgerError("INVALID", why, EXIT_INTERNAL) from None
+            raise
+        try:
+            fd = fs.open(self.folder, os.O_RDONLY | os.O_CLOEXEC)
+            try:
+                fs.fsync(fd)
+            finally:
+                fs.close(fd)
+        except OSError as exc:
+            why = f"{self.path} was replaced but its folder could not be synced ({exc})"
+            raise LedgerError("COMMIT_UNCERTAIN", why, EXIT_INDETERMINATE) from None
+
+    def mutate(self, operation_id: str, request: Mapping[str, Any], apply: Apply) -> dict[str, Any]:
+        """Apply one operation exactly once and return its receipt (replayed when the same
+        operation id comes again with the same request)."""
+        if not operation_id or len(operation_id) > 256:
+            raise LedgerError("INVALID", "an operation id of 1 to 256 characters is required")
+        self._checked_folders(create=True)
+        request_digest = digest(request)
+        with exclusive(self.folder / LOCK, self.wait):
+            self._sweep_temps()
+            current = self.read()
+            for known in current.operations if current else []:
+                if known.operation_id == operation_id:
+                    if known.request_digest != request_digest:
+                        why = f"operation {operation_id!r} was already applied with another request"
+                        raise LedgerError("OPERATION_CONFLICT", why)
+                    return {**known.receipt, "replayed": True}
+            state, receipt = apply(current)
+            entry = OperationReceipt(
+                operation_id=operation_id, request_digest=request_digest, receipt=receipt
+            )
+            state = state.model_copy(update={"operations": [*state.operations, entry]})
+            data = _encode(state)
+            self._write(data)
+            try:
+                stored = fs.read(self.path)
+            except OSError as exc:
+                why = f"{self.path} could not be read back ({exc})"
+                raise LedgerError("COMMIT_UNCERTAIN", why, EXIT_INDETERMINATE) from None
+            if stored != data or parse_state(stored, self.path) != state:
+                why = f"{self.path} did not read back as written"
+                raise LedgerError("COMMIT_UNCERTAIN", why, EXIT_INDETERMINATE)
+            return receipt
+
+
+def new_state(loop_id: str, **fields: Any) -> LoopState:
+    """A fresh loop state (``fields`` as :class:`LoopState` takes them)."""
+    return LoopState.model_validate({"schema": LOOP_STATE_SCHEMA, "loop_id": loop_id, **fields})

@@ -1,0 +1,191 @@
+"""The bounded review loop as the pytest face drives it: what this session's round is (or why
+there is none), and the loop's state after it.
+
+Round 1 is the first review; each later round on a changed snapshot after a non-clean round is
+one repair loop. An unchanged snapshot is never re-dispatched (its results are reused). Delta
+rounds re-dispatch only the lanes that did not pass; the ceiling reached with blockers left is
+a ``deadlock``, a repair outside the initial scope a ``drift``, a clean round ``converged``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Literal
+
+from .models.finding import ReportFinding
+from .models.loop import LoopState, RoundState
+
+SYSTEMIC_SHARE = 0.5
+SYSTEMIC_RULES = ("public-api", "migrations", "release")
+ROUND_LIMIT = 1 + 3  # the first review and at most three repair loops (strict)
+
+
+@dataclass(frozen=True)
+class Plan:
+    """What this session does about the loop."""
+
+    action: Literal["dispatch", "reuse", "stop"]
+    round: int
+    repair_loops_used: int
+    new_loop: bool = False
+    redispatch: frozenset[str] | None = None  # ``None``: every selected lane (a full round)
+    previous: RoundState | None = None
+    status: str = "open"
+    stop_reason: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def loop_id_for(kind: str, base: str, branch: str | None) -> str:
+    """``kind-base-branch`` with anything outside ``[A-Za-z0-9._-]`` folded to ``_``."""
+    raw = f"{kind}-{base}-{branch or 'detached'}"
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)[:128]
+
+
+def _is_test_of(path: str, scope: Collection[str]) -> bool:
+    """Whether ``path`` is a test file of a module in ``scope`` (``test_x.py`` / ``x_test.py``
+    for ``x.py`` anywhere)."""
+    name = path.rsplit("/", 1)[-1]
+    if not name.endswith(".py"):
+        return False
+    stem = name[:-3]
+    module = stem.removeprefix("test_") if stem.startswith("test_") else stem.removesuffix("_test")
+    if module == stem:
+        return False
+    return any(p.rsplit("/", 1)[-1] == f"{module}.py" for p in scope)
+
+
+def drifted(
+    files: Sequence[str], initial: Collection[str], tests_allowed: bool = True
+) -> list[str]:
+    """Files of the target outside the initial frozen scope (tests of scoped files excepted)."""
+    return [
+        f for f in files if f not in initial and not (tests_allowed and _is_test_of(f, initial))
+    ]
+
+
+def _open_categories(rounds: Sequence[RoundState]) -> set[str]:
+    return {f.category for r in rounds if r.findings for f in r.findings.blocking}
+
+
+def plan(
+    state: LoopState | None,
+    revision: str,
+    files: Sequence[str],
+    max_repair_loops: int,
+    *,
+    reset: bool = False,
+    full: bool = False,
+    systemic: bool = False,
+) -> Plan:
+    """This session's round, given the loop so far."""
+    last = state.rounds[-1] if state and state.rounds else None
+    if state is None or last is None or reset:
+        notes = ["--bounded-review-reset: a new loop starts"] if reset and state else []
+        return Plan("dispatch", 1, 0, new_loop=True, notes=notes)
+    if last.revision == revision:
+        why = f"the snapshot is unchanged since round {last.number}: its results are reused"
+        return Plan(
+            "reuse",
+            last.number,
+            state.repair_loops_used,
+            previous=last,
+            status=state.status,
+            stop_reason=state.stop_reason,
+            notes=[why],
+        )
+    if state.status in ("deadlock", "drift"):
+        why = f"{state.stop_reason}; --bounded-review-reset starts a new loop"
+        return Plan(
+            "stop", last.number, state.repair_loops_used, status=state.status, stop_reason=why
+        )
+    if state.status != "open" or (last.gate and last.gate.review_clean == "yes"):
+        return Plan(
+            "dispatch", 1, 0, new_loop=True, notes=["the previous loop ended: a new loop starts"]
+        )
+    if max_repair_loops == 0:
+        why = "review-only allows no repair loop: the changed snapshot starts a new loop"
+        return Plan("dispatch", 1, 0, new_loop=True, notes=[why])
+    outside = drifted(files, state.initial_scope)
+    if outside:
+        shown = ", ".join(outside[:10]) + (" ..." if len(outside) > 10 else "")
+        why = f"the repair changed files outside the initial scope: {shown}"
+        return Plan("stop", last.number, state.repair_loops_used, status="drift", stop_reason=why)
+    if state.repair_loops_used >= max_repair_loops:
+        why = (
+            f"the ceiling of {max_repair_loops} repair loop(s) is reached with blockers left "
+            f"(last round {last.number})"
+        )
+        return Plan(
+            "stop", last.number, state.repair_loops_used, status="deadlock", stop_reason=why
+        )
+    earlier = _open_categories(state.rounds[:-1])
+    new_class = (
+        bool(last.findings) and bool(_open_categories([last]) - earlier) and len(state.rounds) > 1
+    )
+    notes = []
+    redispatch: frozenset[str] | None = frozenset(
+        row.name for row in last.rows if row.status not in ("pass", "retained", "skipped")
+    )
+    for reason, applies in (
+        ("--bounded-review-full", full),
+        ("a systemic change", systemic),
+        ("a new defect class in the last round", new_class),
+    ):
+        if applies:
+            redispatch = None
+            notes.append(f"a full round: {reason}")
+            break
+    return Plan(
+        "dispatch",
+        last.number + 1,
+        state.repair_loops_used + 1,
+        redispatch=redispatch,
+        previous=last,
+        notes=notes,
+    )
+
+
+def flags_after(rounds: Sequence[RoundState], old: Sequence[str]) -> list[str]:
+    """``stuck``: one fingerprint blocking in the last two rounds; ``model-mismatch``: one lane
+    raising one category at new places in each of the last three rounds."""
+    flags = list(old)
+    blocking = [
+        {f.fingerprint for f in r.findings.blocking} if r.findings else set() for r in rounds
+    ]
+    if len(blocking) >= 2 and blocking[-1] & blocking[-2] and "stuck" not in flags:
+        flags.append("stuck")
+    if len(rounds) >= 3 and "model-mismatch" not in flags:
+        places: list[dict[tuple[str, str], set[str]]] = []
+        for r in rounds[-3:]:
+            seen: dict[tuple[str, str], set[str]] = {}
+            for f in _all(r):
+                for lane in f.lanes:
+                    seen.setdefault((lane, f.category), set()).add(f.fingerprint)
+            places.append(seen)
+        for key in places[0].keys() & places[1].keys() & places[2].keys():
+            a, b, c = (p[key] for p in places)
+            if b - a and c - (a | b):
+                flags.append("model-mismatch")
+                break
+    return flags
+
+
+def _all(round_: RoundState) -> list[ReportFinding]:
+    return [*round_.findings.blocking, *round_.findings.advisory] if round_.findings else []
+
+
+def blockers_fixed(previous: RoundState | None, blocking: Sequence[ReportFinding]) -> list[str]:
+    """Fingerprints that blocked in the previous round and block no more."""
+    if previous is None or previous.findings is None:
+        return []
+    now = {f.fingerprint for f in blocking}
+    return sorted({f.fingerprint for f in previous.findings.blocking} - now)
+
+
+def is_systemic(delta: Sequence[str], snapshot_files: int, reasons: Sequence[str]) -> bool:
+    """A repair that touches more than half the snapshot, or trips a systemic risk rule."""
+    if snapshot_files and len(delta) / snapshot_files > SYSTEMIC_SHARE:
+        return True
+    return any(reason.startswith(SYSTEMIC_RULES) for reason in reasons)

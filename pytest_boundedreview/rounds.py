@@ -1,0 +1,196 @@
+"""One session's round of the review loop: plan it from the ledger, run (or reuse, or refuse)
+the lanes, and record the round once the gate is known."""
+
+from __future__ import annotations
+
+import datetime
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import git
+from .errors import GitError
+from .ledger import Ledger, new_state
+from .loop import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
+from .models.loop import LoopState, RoundState
+from .models.report import Findings, Gate, LaneReport, LoopInfo
+from .target import Target
+from .triage import Triaged
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+@dataclass
+class RoundResult:
+    """What the session reports about its round."""
+
+    rows: list[LaneReport] = field(default_factory=list)
+    triaged: Triaged = field(default_factory=Triaged)
+    problems: list[str] = field(default_factory=list)
+    limitations: list[str] = field(default_factory=list)
+    loop: LoopInfo | None = None
+    blockers_fixed: list[str] = field(default_factory=list)
+
+
+class LoopRound:
+    """The loop bookkeeping around one session's lanes phase."""
+
+    def __init__(
+        self,
+        repo: git.Repo,
+        target: Target,
+        state_dir: Path,
+        max_repair_loops: int,
+        *,
+        reset: bool = False,
+        full: bool = False,
+        risk_reasons: Sequence[tuple[str | None, str]] = (),
+    ) -> None:
+        self.repo = repo
+        self.target = target
+        self.loop_id = loop_id_for(target.kind, target.base, repo.branch())
+        self.ledger = Ledger(state_dir, self.loop_id)
+        self.max_repair_loops = max_repair_loops
+        self.reset = reset
+        self.full = full
+        self.risk_reasons = risk_reasons
+        self.state: LoopState | None = None
+        self.plan: Plan | None = None
+
+    def _systemic(self, previous: RoundState) -> bool:
+        old_tree = previous.revision.removeprefix("tree:")
+        try:
+            out = git.run(["diff", "--name-only", "-z", old_tree, self.target.tree], self.repo.root)
+            listed = git.run(
+                ["ls-tree", "-r", "--name-only", "-z", self.target.tree], self.repo.root
+            )
+        except GitError:  # an old revision git no longer has: review everything
+            return True
+        delta = [p for p in git.decode(out.stdout).split("\0") if p]
+        total = len([p for p in listed.stdout.split(b"\0") if p])
+        reasons = [rule for path, rule in self.risk_reasons if path in delta]
+        return is_systemic(delta, total, reasons)
+
+    def prepare(self) -> Plan:
+        """Read the loop and decide this session's round (raises :class:`LedgerError`)."""
+        self.state = self.ledger.read()
+        last = self.state.rounds[-1] if self.state and self.state.rounds else None
+        systemic = (
+            last is not None and last.revision != self.target.revision and self._systemic(last)
+        )
+        self.plan = plan(
+            self.state,
+            self.target.revision,
+            self.target.files,
+            self.max_repair_loops,
+            reset=self.reset,
+            full=self.full,
+            systemic=systemic,
+        )
+        return self.plan
+
+    def reused(self) -> RoundResult:
+        """The previous round's results for an unchanged snapshot (nothing dispatched)."""
+        assert self.plan is not None
+        assert self.plan.previous is not None
+        previous = self.plan.previous
+        note = f"unchanged snapshot: the result of round {previous.number} is reused"
+        rows = [
+            row
+            if row.status == "skipped"
+            else row.model_copy(update={"status": "reused", "note": note})
+            for row in previous.rows
+        ]
+        found = previous.findings or Findings()
+        triaged = Triaged(
+            blocking=list(found.blocking),
+            advisory=list(found.advisory),
+            rejected=list(found.rejected),
+        )
+        return RoundResult(rows=rows, triaged=triaged, problems=list(previous.problems))
+
+    def record(self, result: RoundResult, gate: Gate) -> RoundResult:
+        """Write this session's round (or the loop's stop) and fill in the loop's report."""
+        assert self.plan is not None
+        p = self.plan
+        previous = p.previous
+        if p.action == "reuse":
+            state = self.state
+            assert state is not None
+            result.loop = self._info(state, p.round)
+            return result
+        blocking = list(result.triaged.blocking)
+
+        def apply(current: LoopState | None) -> tuple[LoopState, dict[str, object]]:
+            now = _now()
+            base = current
+            if base is None or p.new_loop:
+                base = new_state(
+                    self.loop_id,
+                    target_kind=self.target.kind,
+                    base=self.target.base,
+                    branch=self.repo.branch(),
+                    status="open",
+                    created_at=now,
+                    updated_at=now,
+                    initial_scope=self.target.files,
+                    max_repair_loops=self.max_repair_loops,
+                    repair_loops_used=0,
+                    operations=list(current.operations) if current else [],
+                )
+            if p.action == "stop":
+                state = base.model_copy(
+                    update={"status": p.status, "stop_reason": p.stop_reason, "updated_at": now}
+                )
+                return state, {"round": p.round, "status": p.status}
+            findings = Findings(
+                blocking=blocking,
+                advisory=list(result.triaged.advisory),
+                rejected=list(result.triaged.rejected),
+            )
+            new_round = RoundState(
+                number=p.round,
+                revision=self.target.revision,
+                status="complete",
+                rows=result.rows,
+                findings=findings,
+                blocking=[f.fingerprint for f in blocking],
+                advisory=[f.fingerprint for f in result.triaged.advisory],
+                gate=gate,
+                problems=result.problems,
+            )
+            rounds = [*base.rounds, new_round]
+            status = "converged" if gate.review_clean == "yes" else "open"
+            state = base.model_copy(
+                update={
+                    "rounds": rounds,
+                    "status": status,
+                    "stop_reason": "a clean round" if status == "converged" else None,
+                    "repair_loops_used": p.repair_loops_used,
+                    "flags": flags_after(rounds, base.flags),
+                    "updated_at": now,
+                }
+            )
+            return state, {"round": p.round, "status": status}
+
+        request = {"revision": self.target.revision, "round": p.round, "action": p.action}
+        self.ledger.mutate(uuid.uuid4().hex, request, apply)
+        state = self.ledger.read()
+        assert state is not None
+        result.loop = self._info(state, p.round)
+        if p.action == "dispatch":
+            result.blockers_fixed = blockers_fixed(previous, blocking)
+        return result
+
+    def _info(self, state: LoopState, number: int) -> LoopInfo:
+        return LoopInfo(
+            loop_id=state.loop_id,
+            round=number,
+            repair_loops_used=state.repair_loops_used,
+            status=state.status,
+            stop_reason=state.stop_reason,
+            flags=list(state.flags),
+        )

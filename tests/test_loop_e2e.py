@@ -1,0 +1,142 @@
+"""The bounded loop end to end: real pytest sessions over real commits, and a real reviewer
+script that counts its invocations — repair loops up to the ceiling, deadlock, reuse of an
+unchanged snapshot, convergence with the fixed blocker named, and drift."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+REVIEWER = """
+import json, sys
+with open(sys.argv[1], "a") as counter:
+    counter.write("x\\n")
+lines = open("app.py").read().splitlines()
+findings = [
+    {"path": "app.py", "line": n, "severity": "blocking", "category": "correctness",
+     "failure_mode": "a known bug is still there", "evidence": "the line says so",
+     "quote": text, "remediation": "remove the bug"}
+    for n, text in enumerate(lines, 1) if "BUG" in text
+]
+print(json.dumps({"schema": "bounded-review/lane-result/v1",
+                  "verdict": "revise" if findings else "pass",
+                  "rationale": "looked at app.py", "findings": findings}))
+"""
+
+
+class Loop:
+    def __init__(self, pytester: pytest.Pytester, project: GitRepo, tmp_path: Path) -> None:
+        self.pytester = pytester
+        self.project = project
+        self.counter = tmp_path / "invocations"
+        script = tmp_path / "reviewer.py"
+        script.write_text(REVIEWER)
+        command = json.dumps([sys.executable, str(script), str(self.counter)])
+        config = (
+            '[tool.bounded-review]\nmode = "review-and-fix"\nrisk = "standard"\n'
+            '[[tool.bounded-review.lanes]]\nname = "rev"\nlens = "correctness"\n'
+            f"command = {command}\n"
+        )
+        project.commit(
+            {
+                "pyproject.toml": config,
+                "app.py": "x = 1\n",
+                "other.py": "y = 1\n",
+                "test_app.py": "def test_a():\n    pass\n",
+            },
+            "base",
+        )
+        project.git("checkout", "--quiet", "-b", "feature")
+
+    def invocations(self) -> int:
+        return len(self.counter.read_text().splitlines()) if self.counter.exists() else 0
+
+    def review(self, files: dict[str, str] | None = None, *args: str) -> dict[str, Any]:
+        if files:
+            self.project.commit(files, "edit")
+        with self.project.untouched():
+            result = self.pytester.runpytest_subprocess(
+                "--bounded-review", "--bounded-review-base=main", *args
+            )
+        report: dict[str, Any] = json.loads(
+            (self.pytester.path / ".bounded-review" / "report.json").read_text()
+        )
+        assert result.ret == (0 if report["gate"]["review_clean"] == "yes" else 1)
+        return report
+
+
+@pytest.fixture
+def loop(pytester: pytest.Pytester, project: GitRepo, tmp_path: Path) -> Loop:
+    return Loop(pytester, project, tmp_path)
+
+
+def test_repair_loops_end_in_deadlock_at_the_ceiling(loop: Loop) -> None:
+    seen = []
+    for n in range(1, 4):
+        report = loop.review({"app.py": f"x = {n}  # BUG {n}\n"})
+        seen.append(
+            (report["loop"]["round"], report["loop"]["repair_loops_used"], report["loop"]["status"])
+        )
+        assert report["gate"]["review_clean"] == "no"
+        assert loop.invocations() == n
+    assert seen == [(1, 0, "open"), (2, 1, "open"), (3, 2, "open")]
+    assert report["loop"]["loop_id"] == "pr-main-feature"
+    assert report["budget"]["max_repair_loops"] == 2
+
+    report = loop.review({"app.py": "x = 4  # BUG 4\n"})
+    assert loop.invocations() == 3  # not invoked on round 4
+    assert report["loop"]["status"] == "deadlock"
+    assert "ceiling of 2 repair loop(s) is reached" in report["loop"]["stop_reason"]
+    assert report["lanes"] == []
+    assert report["gate"]["review_clean"] != "yes"
+    assert any("loop deadlock" in r for r in report["gate"]["reasons"])
+
+    report = loop.review()  # nothing changed: still refused, still not invoked
+    assert (loop.invocations(), report["loop"]["status"]) == (3, "deadlock")
+
+    report = loop.review({"app.py": "x = 5\n"}, "--bounded-review-reset")
+    assert loop.invocations() == 4
+    assert (report["loop"]["round"], report["loop"]["status"]) == (1, "converged")
+
+
+def test_an_unchanged_snapshot_is_reused_and_a_fix_converges(loop: Loop) -> None:
+    first = loop.review({"app.py": "x = 1  # BUG here\n"})
+    (blocker,) = first["findings"]["blocking"]
+    assert first["loop"]["round"] == 1
+
+    again = loop.review()
+    assert loop.invocations() == 1
+    assert [row["status"] for row in again["lanes"]] == ["reused"]
+    assert "result of round 1 is reused" in again["lanes"][0]["note"]
+    assert again["findings"]["blocking"] == first["findings"]["blocking"]
+    assert (again["loop"]["round"], again["gate"]["review_clean"]) == (1, "no")
+
+    fixed = loop.review({"app.py": "x = 2\n"})
+    assert loop.invocations() == 2
+    assert (fixed["loop"]["round"], fixed["loop"]["repair_loops_used"]) == (2, 1)
+    assert fixed["loop"]["status"] == "converged"
+    assert fixed["blockers_fixed"] == [blocker["fingerprint"]]
+    assert fixed["gate"]["review_clean"] == "yes"
+
+
+def test_a_repair_outside_the_scope_is_drift(loop: Loop) -> None:
+    loop.review({"app.py": "x = 1  # BUG\n"})
+    report = loop.review({"app.py": "x = 2\n", "other.py": "y = 2\n"})
+    assert loop.invocations() == 1
+    assert report["loop"]["status"] == "drift"
+    assert "outside the initial scope: other.py" in report["loop"]["stop_reason"]
+    assert report["gate"]["review_clean"] != "yes"
+
+
+def test_a_stuck_blocker_is_flagged(loop: Loop) -> None:
+    loop.review({"app.py": "x = 1  # BUG\n"})
+    report = loop.review(
+        {"app.py": "x = 1  # BUG\n", "test_app.py": "def test_a():\n    assert 1\n"}
+    )
+    assert report["loop"]["round"] == 2
+    assert "stuck" in report["loop"]["flags"]
