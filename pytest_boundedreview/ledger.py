@@ -24,7 +24,6 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import strictjson
 from .errors import EXIT_INDETERMINATE, EXIT_INTERNAL, LedgerError
 from .lock import DEFAULT_WAIT, exclusive
 from .models.loop import LOOP_ID_PATTERN, LOOP_STATE_SCHEMA, LoopState, OperationReceipt
@@ -88,19 +87,19 @@ def parse_state(data: bytes, where: Path) -> LoopState:
     """A state file's bytes as a validated :class:`LoopState`; refuses newer schema versions
     and unknown fields rather than reading them wrongly."""
     try:
-        document = strictjson.loads(data, max_bytes=MAX_STATE_BYTES)
-    except strictjson.StrictJSONError as exc:
-        raise LedgerError(
-            "RECOVERY_REQUIRED", f"{where} is not valid JSON: {exc}", EXIT_INTERNAL
-        ) from None
-    schema = document.get("schema") if isinstance(document, dict) else None
-    match = _SCHEMA_VERSION.match(schema) if isinstance(schema, str) else None
-    if match and int(match[1]) > 1:
-        why = f"{where} was written by a newer version ({schema}); upgrade pytest-boundedreview"
-        raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL)
-    try:
-        return LoopState.model_validate(document)
+        return LoopState.model_validate_json(data)
     except ValidationError as exc:
+        errors = exc.errors(include_url=False)
+        if any(e["type"] == "json_invalid" for e in errors):
+            why = f"{where} is not valid JSON ({errors[0]['msg']}); it is kept as it is"
+            raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL) from None
+        with contextlib.suppress(ValueError, RecursionError):
+            document = json.loads(data)
+            schema = document.get("schema") if isinstance(document, dict) else None
+            match = _SCHEMA_VERSION.match(schema) if isinstance(schema, str) else None
+            if match and int(match[1]) > 1:
+                why = f"{where} was written by a newer version ({schema}); upgrade the tool"
+                raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL) from None
         problems = "; ".join(describe_all(exc)[:5])
         why = f"{where} does not validate ({problems}); it is kept as it is"
         raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL) from None
@@ -114,8 +113,8 @@ class Ledger:
     """One loop's state file, its lock, and the mutation protocol."""
 
     def __init__(self, state_dir: Path, loop_id: str, wait: float = DEFAULT_WAIT) -> None:
-        if not re.match(LOOP_ID_PATTERN, loop_id):
-            why = f"loop id {loop_id!r} must match {LOOP_ID_PATTERN}"
+        if not re.match(LOOP_ID_PATTERN, loop_id) or loop_id in (".", ".."):
+            why = f"loop id {loop_id!r} must match {LOOP_ID_PATTERN} and not be `.` or `..`"
             raise LedgerError("INVALID", why)
         self.state_dir = state_dir
         self.loop_id = loop_id
