@@ -172,6 +172,12 @@ def child_env(
     return env
 
 
+def _within(path: Path, folder: Path) -> bool:
+    """Whether ``path`` (symlinks followed) lies in ``folder``: a node id never runs a file
+    outside the tree it is run in."""
+    return path.resolve().is_relative_to(folder)
+
+
 def rerun(
     nodeids: Iterable[str],
     *,
@@ -183,7 +189,8 @@ def rerun(
     """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped."""
     wanted = sorted(set(nodeids))
     files = sorted({nodeid.split("::", 1)[0] for nodeid in wanted})
-    files = [f for f in files if (rootdir / f).exists()]
+    inside = rootdir.resolve()
+    files = [f for f in files if (rootdir / f).exists() and _within(rootdir / f, inside)]
     if not files:
         return RerunResult(status="ok")
     folder = tempdirs.make("rerun")

@@ -16,6 +16,15 @@ LINK_MODE = "120000"
 MAX_LINK_HOPS = 40
 
 
+def split_lines(text: str) -> list[str]:
+    """Lines as git and editors count them: split on ``\\n`` only (a form feed or U+2028
+    inside a line does not start a new one), a trailing ``\\r`` dropped."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
+
+
 class TreeFiles:
     """The files of ``tree``: their modes, and their text lines on demand."""
 
@@ -43,21 +52,34 @@ class TreeFiles:
             self._resolved[path] = self._follow(path)
         return self._resolved[path]
 
+    def _link_target(self, link: str, oid: str) -> str | None:
+        """Where the symlink ``link`` points, inside the tree, or ``None`` when outside."""
+        target = git.decode(self._read([oid])[oid] or b"")
+        if not target or target.startswith("/"):
+            return None
+        joined = posixpath.normpath(posixpath.join(posixpath.dirname(link), target))
+        return None if joined in (".", "..") or joined.startswith("../") else joined
+
     def _follow(self, path: str) -> str | None:
-        for _ in range(MAX_LINK_HOPS):
-            entry = self._entries.get(path)
-            if entry is None or entry[1] != "blob":
-                return None
-            if entry[0] != LINK_MODE:
-                return path
-            target = git.decode(self._read([entry[2]])[entry[2]] or b"")
-            if not target or target.startswith("/"):
-                return None
-            joined = posixpath.normpath(posixpath.join(posixpath.dirname(path), target))
-            if joined == ".." or joined.startswith("../") or joined == ".":
-                return None
-            path = joined
-        return None
+        """Resolve symlinks part by part (a linked folder in the middle too), within the tree."""
+        hops = 0
+        parts = path.split("/")
+        index = 1
+        while index <= len(parts):
+            prefix = "/".join(parts[:index])
+            entry = self._entries.get(prefix)
+            if entry is not None and entry[0] == LINK_MODE:
+                hops += 1
+                target = self._link_target(prefix, entry[2])
+                if target is None or hops > MAX_LINK_HOPS:
+                    return None
+                parts = target.split("/") + parts[index:]
+                index = 1
+                continue
+            index += 1
+        resolved = "/".join(parts)
+        entry = self._entries.get(resolved)
+        return resolved if entry is not None and entry[1] == "blob" else None
 
     def lines(self, path: str) -> list[str] | None:
         """The text lines of the regular file ``path`` (already resolved), or ``None`` when it
@@ -71,7 +93,7 @@ class TreeFiles:
         text = None
         if data is not None and b"\0" not in data:
             with contextlib.suppress(UnicodeDecodeError):
-                text = data.decode("utf-8").splitlines()
+                text = split_lines(data.decode("utf-8"))
         self._lines[path] = text
         return text
 

@@ -20,7 +20,10 @@ def location(loc: Sequence[int | str], root: str = "") -> str:
 
 
 def _short(value: object) -> str:
-    text = repr(value)
+    try:
+        text = repr(value)
+    except (ValueError, RecursionError):  # a 10**5000 integer, a 100,000-deep nesting
+        return f"<{type(value).__name__} too large to show>"
     return text if len(text) <= 80 else text[:77] + "..."
 
 

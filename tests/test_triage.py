@@ -29,6 +29,9 @@ def files(repo: GitRepo) -> TreeFiles:
     repo.write("pkg/mod.py", "x = 1\n")
     os.symlink("../outside.py", repo.path / "escape")
     os.symlink("app.py", repo.path / "inside")
+    os.symlink("pkg", repo.path / "pkglink")
+    os.symlink("../outside", repo.path / "outdir")
+    repo.write("paged.py", "a = 1\n\x0c\ntarget = 3\nsep = '\u2028'\nlast = 5\n")
     os.symlink("loop_b", repo.path / "loop_a")
     os.symlink("loop_a", repo.path / "loop_b")
     repo.commit(message="snapshot")
@@ -49,8 +52,10 @@ def finding(**overrides: Any) -> dict[str, Any]:
     return {k: v for k, v in base.items() if v is not ...}
 
 
-def run(files: TreeFiles, *raws: Any, lane: str = "a", **kwargs: Any) -> Triaged:
-    return triage([Raised(lane, "verdict", raw) for raw in raws], files, SCOPE, **kwargs)
+def run(
+    files: TreeFiles, *raws: Any, lane: str = "a", scope: set[str] = SCOPE, **kwargs: Any
+) -> Triaged:
+    return triage([Raised(lane, "verdict", raw) for raw in raws], files, scope, **kwargs)
 
 
 @pytest.mark.parametrize(
@@ -73,6 +78,7 @@ def run(files: TreeFiles, *raws: Any, lane: str = "a", **kwargs: Any) -> Triaged
         (["app.py"], "must be a string"),
         ("escape", "symlink leading outside"),
         ("loop_a", "symlink leading outside"),
+        ("outdir/x.py", "symlink leading outside"),
         ("nope.py", "no such file"),
         ("pkg", "no such file"),
         ("data.bin", "not a text file"),
@@ -108,6 +114,12 @@ def test_bad_paths_are_rejected(files: TreeFiles, path: object, reason: str) -> 
         ({"confidence": 2}, "confidence"),
         ({"surprise": 1}, "surprise: unknown key"),
         ({"reproduce": {"pytest": "t.py::t", "command": ["x"]}}, "exactly one"),
+        ({"reproduce": {"pytest": "/tmp/evil/test_x.py::t"}}, "test path is absolute"),
+        ({"reproduce": {"pytest": "../evil/test_x.py::t"}}, "test path leaves the repository"),
+        ({"failure_mode": "  "}, "missing failure_mode"),
+        ({"evidence": "\n"}, "missing evidence"),
+        ({"remediation": "\t"}, "missing remediation"),
+        ({"confidence": 10**5000}, "too large to show"),
     ],
 )
 def test_bad_fields_are_rejected_with_the_reason(
@@ -131,6 +143,19 @@ def test_a_symlink_inside_the_snapshot_is_followed(files: TreeFiles) -> None:
     out = run(files, finding(path="inside", quote="line_3 = 3"))
     (kept,) = out.blocking
     assert (kept.path, kept.verification) == ("inside", "quoted")
+
+
+def test_a_symlinked_folder_inside_the_snapshot_is_followed(files: TreeFiles) -> None:
+    (kept,) = run(files, finding(path="pkglink/mod.py", line=1), scope={"pkglink/mod.py"}).blocking
+    assert kept.path == "pkglink/mod.py"
+
+
+def test_lines_are_counted_as_git_counts_them(files: TreeFiles) -> None:
+    out = run(files, finding(path="paged.py", line=3, quote="target = 3"), scope={"paged.py"})
+    (kept,) = out.blocking
+    assert (kept.line, kept.note) == (3, None)
+    last = run(files, finding(path="paged.py", line=5, quote="last = 5"), scope={"paged.py"})
+    assert last.blocking[0].line == 5
 
 
 def test_paths_are_normalised(files: TreeFiles) -> None:
@@ -205,6 +230,15 @@ def test_the_strongest_verification_is_kept_and_a_failed_quote_never_merges(
     assert (kept.verification, kept.lanes) == ("quoted", ["a", "b"])
     (rejected,) = out.rejected
     assert (rejected.lanes, rejected.reason) == (["c"], "quote not found at location")
+
+
+def test_merging_never_hides_a_blocker(files: TreeFiles) -> None:
+    quoted_style = Raised("a", "verdict", finding(category="style", quote="line_3 = 3"))
+    blocker = Raised("b", "verdict", finding(evidence="e"))
+    out = triage([quoted_style, blocker], files, SCOPE)
+    (kept,) = out.blocking
+    assert (kept.category, kept.lanes, kept.verification) == ("correctness", ["a", "b"], "quoted")
+    assert out.advisory == []
 
 
 def test_fingerprints_follow_text_not_line_numbers_or_wording(repo: GitRepo) -> None:

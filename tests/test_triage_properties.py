@@ -3,6 +3,7 @@ finding is accounted for, either rejected or behind a kept one."""
 
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -63,6 +64,11 @@ def test_triage_accounts_for_every_finding(
     assert len(kept) <= out.kept_raw
     assert all(f.severity == "blocking" for f in out.blocking)
     assert all(f.path in ("app.py", "lib.py", "d/f.py") for f in kept)
+    # every lane with a finding that was not rejected is named by some kept finding
+    raised_by = Counter(lane for lane, _, _ in raised)
+    rejected_by = Counter(lane for r in out.rejected for lane in r.lanes)
+    survivors = {lane for lane in raised_by if raised_by[lane] > rejected_by[lane]}
+    assert survivors == {lane for f in kept for lane in f.lanes}
     # what triage produced is a valid report section
     Findings.model_validate_json(
         Findings(

@@ -236,10 +236,11 @@ def scout_findings(scouts: Sequence[Attempt], files: TreeFiles) -> list[ReportFi
     """The scouts' valid, located findings as verdict lanes receive them, each with the
     fingerprint triage will give it (reproductions are run later, by triage)."""
     handed = []
+    folded: dict[str, list[str]] = {}
     for attempt in scouts:
         for raw in attempt.result.findings if attempt.result else []:
             finding, _ = checked(raw)
-            kept = candidate(Raised("", "scout", raw), finding, files) if finding else None
+            kept = candidate(Raised("", "scout", raw), finding, files, folded) if finding else None
             if kept is None or isinstance(kept, list):
                 continue
             update = {"fingerprint": kept.fingerprint, "verification": kept.verification}

@@ -17,7 +17,7 @@ from ..models.finding import BLOCKING_CATEGORIES, Finding, RejectedFinding, Repo
 from ..models.lane import Reconciliation
 from ..treefiles import TreeFiles
 from .merge import RANK, Candidate, merged
-from .quotes import quote_line
+from .quotes import fold, quote_line
 from .reproduce import Reproduced, key
 from .validate import checked, located, raw_fields, text_at
 
@@ -58,14 +58,20 @@ def fingerprinted(finding: ReportFinding, lines: list[str]) -> str:
     return finding_fingerprint(finding.path, finding.category, located_text)
 
 
-def candidate(raised: Raised, finding: ReportFinding, files: TreeFiles) -> Candidate | list[str]:
-    """A valid finding located and quote-checked, or the reasons it is rejected."""
-    lines, problem = located(finding, files)
-    if lines is None:
-        return [problem or "not located"]
+def candidate(
+    raised: Raised, finding: ReportFinding, files: TreeFiles, folded: dict[str, list[str]]
+) -> Candidate | list[str]:
+    """A valid finding located and quote-checked, or the reasons it is rejected (``folded``:
+    a cache of files' whitespace-folded lines)."""
+    where = located(finding, files)
+    if isinstance(where, str):
+        return [where]
+    real, lines = where
     verification, notes = "evidence", []
     if finding.quote is not None:
-        at = quote_line(lines, finding.line, finding.end_line, finding.quote)
+        if real not in folded:
+            folded[real] = fold(lines)
+        at = quote_line(folded[real], finding.line, finding.end_line, finding.quote)
         if at is None:
             return ["quote not found at location"]
         if at != finding.line:
@@ -162,8 +168,9 @@ def triage(
     valid = [(item, *checked(item.raw)) for item in raised]
     files.prefetch(filter(None, (files.resolve(f.path) for _, f, _ in valid if f is not None)))
     kept: list[Candidate] = []
+    folded: dict[str, list[str]] = {}
     for item, finding, reasons in valid:
-        result = candidate(item, finding, files) if finding is not None else reasons
+        result = candidate(item, finding, files, folded) if finding is not None else reasons
         if isinstance(result, Candidate):
             kept.append(result)
         else:

@@ -37,13 +37,15 @@ def failure_mode_key(text: str) -> str:
     return " ".join(_NON_WORD.sub(" ", text.lower()).split())
 
 
-def _strength(c: Candidate) -> tuple[int, int, int]:
-    return RANK[c.verification], c.severity == "blocking", len(c.finding.evidence)
+def _strength(c: Candidate) -> tuple[bool, int, int]:
+    """A blocker first (merging never hides one), then verification, then evidence."""
+    return c.severity == "blocking", RANK[c.verification], len(c.finding.evidence)
 
 
 def merged(candidates: Sequence[Candidate]) -> list[Candidate]:
-    """One candidate per defect: the strongest (verification, then severity, then evidence)
-    stands for its group and lists every lane that raised it. Order of first appearance."""
+    """One candidate per defect: the strongest (a blocker, then verification, then evidence)
+    stands for its group, lists every lane that raised it and carries the group's strongest
+    verification. Order of first appearance."""
     parent = list(range(len(candidates)))
 
     def root(i: int) -> int:
@@ -78,5 +80,7 @@ def merged(candidates: Sequence[Candidate]) -> list[Candidate]:
         best = max(cluster, key=_strength)
         for other in cluster:
             best.lanes |= other.lanes
+            if RANK[other.verification] > RANK[best.verification]:
+                best.verification = other.verification
         out.append(best)
     return out

@@ -5,19 +5,26 @@ from __future__ import annotations
 from ..fingerprint import normalise_text
 
 WINDOW = 3
+MAX_SPAN = 200  # lines of a cited range searched for its quote
 
 
-def quote_line(lines: list[str], line: int, end_line: int | None, quote: str) -> int | None:
-    """The first cited line at which ``quote`` appears (whitespace folded): the cited line if it
-    is there, else the nearest start within ±``WINDOW`` lines; ``None`` when it is nowhere near."""
+def quote_line(folded: list[str], line: int, end_line: int | None, quote: str) -> int | None:
+    """The first cited line at which ``quote`` appears, in a file's lines with whitespace
+    already folded (see :func:`fold`): the cited line if it is there, else the nearest start
+    within ±``WINDOW`` lines; ``None`` when it is nowhere near."""
     wanted = normalise_text(quote)
     if not wanted:
         return None
-    span = max((end_line or line) - line + 1, quote.count("\n") + 1)
+    span = min(max((end_line or line) - line + 1, quote.count("\n") + 1), MAX_SPAN)
     for offset in sorted(range(-WINDOW, WINDOW + 1), key=abs):
         start = line + offset
-        if start < 1 or start > len(lines):
+        if start < 1 or start > len(folded):
             continue
-        if wanted in normalise_text(" ".join(lines[start - 1 : start - 1 + span])):
+        if wanted in " ".join(part for part in folded[start - 1 : start - 1 + span] if part):
             return start
     return None
+
+
+def fold(lines: list[str]) -> list[str]:
+    """Each line with its whitespace folded, for quote searches."""
+    return [normalise_text(text) for text in lines]

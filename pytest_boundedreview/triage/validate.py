@@ -17,6 +17,10 @@ MAX_LINE = 10**9
 REQUIRED = ("failure_mode", "evidence", "remediation")
 
 
+def _blank(value: object) -> bool:
+    return not value or (isinstance(value, str) and not value.strip())
+
+
 def _line_problem(key: str, value: object) -> str | None:
     if isinstance(value, bool) or not isinstance(value, int):
         shown = repr(_short(value, 40))
@@ -44,8 +48,13 @@ def checked(raw: object) -> tuple[ReportFinding | None, list[str]]:
     for key in ("line", "end_line"):
         if raw.get(key) is not None and (problem := _line_problem(key, raw[key])):
             reasons.append(problem)
-    reasons += [f"missing {key}" for key in REQUIRED if not raw.get(key)]
+    reasons += [f"missing {key}" for key in REQUIRED if _blank(raw.get(key))]
     reasons += [f"{key}: unknown key" for key in TRIAGE_KEYS if key in raw]
+    reproduce = raw.get("reproduce")
+    if isinstance(reproduce, dict) and isinstance(reproduce.get("pytest"), str):
+        test_file = reproduce["pytest"].split("::", 1)[0]
+        if problem := path_problem(test_file):
+            reasons.append(f"reproduce.pytest: {problem.replace('path', 'test path', 1)}")
     if reasons:
         return None, reasons
     pending = {"fingerprint": "pending", "verification": "evidence"}
@@ -56,25 +65,30 @@ def checked(raw: object) -> tuple[ReportFinding | None, list[str]]:
     return finding, []
 
 
-def located(finding: Finding, files: TreeFiles) -> tuple[list[str] | None, str | None]:
-    """The lines of the file ``finding`` cites, or why its location is not in the snapshot."""
+def located(finding: Finding, files: TreeFiles) -> tuple[str, list[str]] | str:
+    """The file ``finding`` cites (symlinks resolved) and its lines, or why its location is
+    not in the snapshot."""
     real = files.resolve(finding.path)
     if real is None:
         if finding.path in files:
-            return None, "path is a symlink leading outside the snapshot, a folder or a submodule"
-        return None, "no such file in the reviewed snapshot"
+            return "path is a symlink leading outside the snapshot, a folder or a submodule"
+        return "no such file in the reviewed snapshot (or a symlink leading outside it)"
     lines = files.lines(real)
     if lines is None:
-        return None, "not a text file: lines cannot be cited"
+        return "not a text file: lines cannot be cited"
     last = finding.end_line or finding.line
     if last > len(lines):
-        return None, f"line {last} is outside the file ({len(lines)} lines)"
-    return lines, None
+        return f"line {last} is outside the file ({len(lines)} lines)"
+    return real, lines
+
+
+MAX_LOCATED = 200  # lines of a cited range that make its fingerprint
 
 
 def text_at(lines: list[str], line: int, end_line: int | None) -> str:
-    """The cited lines, joined."""
-    return "\n".join(lines[line - 1 : end_line or line])
+    """The cited lines (at most ``MAX_LOCATED`` of them), joined."""
+    last = min(end_line or line, line + MAX_LOCATED - 1)
+    return "\n".join(lines[line - 1 : last])
 
 
 def raw_fields(raw: Any) -> dict[str, Any]:
