@@ -30,7 +30,9 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1",
 
 
 class Loop:
-    def __init__(self, pytester: pytest.Pytester, project: GitRepo, tmp_path: Path) -> None:
+    def __init__(
+        self, pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, extra: str = ""
+    ) -> None:
         self.pytester = pytester
         self.project = project
         self.counter = tmp_path / "invocations"
@@ -40,7 +42,7 @@ class Loop:
         config = (
             '[tool.bounded-review]\nmode = "review-and-fix"\nrisk = "standard"\n'
             '[[tool.bounded-review.lanes]]\nname = "rev"\nlens = "correctness"\n'
-            f"command = {command}\n"
+            f"command = {command}\n" + extra
         )
         project.commit(
             {
@@ -140,3 +142,45 @@ def test_a_stuck_blocker_is_flagged(loop: Loop) -> None:
     )
     assert report["loop"]["round"] == 2
     assert "stuck" in report["loop"]["flags"]
+
+
+def test_a_delta_round_retains_the_lanes_that_passed(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    other = tmp_path / "sec-invocations"
+    passing = (
+        "import json, sys\n"
+        f"open({str(other)!r}, 'a').write('x\\n')\n"
+        "print(json.dumps({'schema': 'bounded-review/lane-result/v1', 'verdict': 'pass',"
+        " 'rationale': 'nothing security-relevant'}))\n"
+    )
+    (tmp_path / "sec.py").write_text(passing)
+    extra = (
+        '[[tool.bounded-review.lanes]]\nname = "sec"\nlens = "security"\n'
+        f"command = {json.dumps([sys.executable, str(tmp_path / 'sec.py')])}\n"
+        "[tool.bounded-review.selection]\nsmall_lines = 0\n"
+    )
+    loop = Loop(pytester, project, tmp_path, extra)
+    first = loop.review({"app.py": "x = 1  # BUG\n"}, "--bounded-review-risk=strict")
+    assert {r["name"]: r["status"] for r in first["lanes"]} == {"rev": "revise", "sec": "pass"}
+    second = loop.review({"app.py": "x = 1  # BUG again\n"}, "--bounded-review-risk=strict")
+    rows = {r["name"]: r for r in second["lanes"]}
+    assert rows["sec"]["status"] == "retained"
+    assert rows["sec"]["note"] == "passed in round 1: retained by reference"
+    assert rows["rev"]["status"] == "revise"
+    assert (loop.invocations(), len(other.read_text().splitlines())) == (2, 1)
+    full = loop.review(
+        {"app.py": "x = 1  # BUG 3\n"}, "--bounded-review-risk=strict", "--bounded-review-full"
+    )
+    assert {r["name"]: r["status"] for r in full["lanes"]} == {"rev": "revise", "sec": "pass"}
+    assert len(other.read_text().splitlines()) == 2
+
+
+def test_a_corrupt_loop_state_is_kept_and_keeps_the_gate_open(loop: Loop) -> None:
+    loop.review({"app.py": "x = 3\n"})
+    state = loop.pytester.path / ".bounded-review" / "loops" / "pr-main-feature" / "state.json"
+    state.write_text("{torn")
+    report = loop.review({"app.py": "x = 2\n"})
+    assert state.read_text() == "{torn"
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert any("BR_RECOVERY_REQUIRED" in r for r in report["gate"]["reasons"])
