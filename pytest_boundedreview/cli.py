@@ -12,7 +12,7 @@ from typing import NoReturn
 from pydantic import ValidationError
 
 from . import __version__, demo, strictjson
-from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, FatalError, UsageError
+from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, FatalError, LedgerError, UsageError
 from .models import SCHEMA_IDS, SCHEMA_NAMES, Finding, json_schema, model
 from .validation import describe_all
 
@@ -81,10 +81,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo.run(keep=args.keep)
 
 
+def cmd_loop(args: argparse.Namespace) -> int:
+    from . import loopcli
+
+    return loopcli.cmd_loop(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "schema": cmd_schema,
     "validate": cmd_validate,
     "demo": cmd_demo,
+    "loop": cmd_loop,
 }
 
 
@@ -112,6 +119,9 @@ def _parser() -> argparse.ArgumentParser:
     demo_parser.add_argument(
         "--keep", action="store_true", help="keep the example repository and print its path"
     )
+    from . import loopcli
+
+    loopcli.add_parser(sub)
     return parser
 
 
@@ -120,6 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = _parser().parse_args(argv)
         return COMMANDS[args.command](args)
+    except LedgerError as exc:  # the loop protocol's own form: `BR_<CODE>: detail`
+        print(str(exc), file=sys.stderr)
+        return exc.exit_code
     except FatalError as exc:
         print(f"bounded-review: error: {exc}", file=sys.stderr)
         return exc.exit_code

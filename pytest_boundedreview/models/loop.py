@@ -20,7 +20,7 @@ class Attempt(Model):
 
     attempt_id: Annotated[str, Field(min_length=1)]
     revision: str
-    status: Literal["running", "complete", "failed"]
+    status: Literal["admitted", "running", "complete", "failed"]
     failure_kind: Literal["error", "died", "limit"] | None = None
     retry_of: str | None = None
     verdict: Literal["pass", "revise"] | None = None
@@ -47,6 +47,8 @@ class RoundState(Model):
     rows: list[LaneReport] = Field(default_factory=list)  # the lane rows as reported
     findings: Findings | None = None  # the triaged findings as reported
     problems: list[str] = Field(default_factory=list)  # what kept the lanes from a clean answer
+    scout_findings: list[str] = Field(default_factory=list)  # fingerprints verdict lanes answer
+    reconciled: list[str] = Field(default_factory=list)  # fingerprints some verdict lane answered
 
 
 class OperationReceipt(Model):
@@ -75,3 +77,4 @@ class LoopState(Model):
     operations: list[OperationReceipt] = Field(default_factory=list)
     flags: list[str] = Field(default_factory=list)
     stop_reason: str | None = None
+    require_assurances: bool = False  # verdicts without assurances are refused (plan targets)
