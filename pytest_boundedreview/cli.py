@@ -87,11 +87,25 @@ def cmd_loop(args: argparse.Namespace) -> int:
     return loopcli.cmd_loop(args)
 
 
+def cmd_status(args: argparse.Namespace) -> int:
+    from . import loopcli
+
+    return loopcli.cmd_status(args)
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    from . import loopcli
+
+    return loopcli.cmd_reset(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "schema": cmd_schema,
     "validate": cmd_validate,
     "demo": cmd_demo,
     "loop": cmd_loop,
+    "status": cmd_status,
+    "reset": cmd_reset,
 }
 
 
@@ -122,6 +136,7 @@ def _parser() -> argparse.ArgumentParser:
     from . import loopcli
 
     loopcli.add_parser(sub)
+    loopcli.add_state_parsers(sub)
     return parser
 
 

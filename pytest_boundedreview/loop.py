@@ -96,9 +96,12 @@ def plan(
             notes=[why],
         )
     if state.status in ("deadlock", "drift"):
-        why = f"{state.stop_reason}; --bounded-review-reset starts a new loop"
         return Plan(
-            "stop", last.number, state.repair_loops_used, status=state.status, stop_reason=why
+            "stop",
+            last.number,
+            state.repair_loops_used,
+            status=state.status,
+            stop_reason=state.stop_reason,
         )
     if state.status != "open" or (last.gate and last.gate.review_clean == "yes"):
         return Plan(

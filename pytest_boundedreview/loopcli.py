@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from .errors import EXIT_INTERRUPTED, LedgerError
 from .ledger import Ledger, parse_state
 from .models.lane import LaneResult
 from .models.loop import LoopState
+from .render.escape import terminal
 from .validation import describe_all
 
 MUTATIONS = (
@@ -186,3 +188,100 @@ def cmd_loop(args: argparse.Namespace) -> int:
         raise LedgerError("CANCELLED", why, EXIT_INTERRUPTED) from None
     print(json.dumps(receipt, sort_keys=True))
     return 0
+
+
+def _state_dir(given: str | None) -> Path:
+    """``--state-dir``, else ``.bounded-review`` at the root of the repository around here."""
+    if given:
+        return Path(given)
+    from . import git
+    from .errors import GitError
+
+    try:
+        return git.open_repo(Path.cwd()).root / ".bounded-review"
+    except GitError:
+        return Path(".bounded-review")
+
+
+def _loops(state_dir: Path, loop_id: str | None) -> list[Ledger]:
+    folder = state_dir / "loops"
+    names = (
+        [loop_id]
+        if loop_id
+        else sorted(p.name for p in folder.iterdir())
+        if folder.is_dir()
+        else []
+    )
+    return [Ledger(state_dir, name) for name in names]
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    """Where each loop stands (one line each, or JSON lines with ``--json``)."""
+    state_dir = _state_dir(args.state_dir)
+    shown = 0
+    for book in _loops(state_dir, args.loop_id):
+        state = book.read()
+        if state is None:
+            continue
+        shown += 1
+        last = state.rounds[-1] if state.rounds else None
+        row = {
+            "loop_id": state.loop_id,
+            "status": state.status,
+            "round": last.number if last else 0,
+            "revision": last.revision if last else None,
+            "review_clean": last.gate.review_clean if last and last.gate else None,
+            "repair_loops_used": state.repair_loops_used,
+            "max_repair_loops": state.max_repair_loops,
+            "flags": state.flags,
+            "stop_reason": state.stop_reason,
+        }
+        if args.json:
+            print(json.dumps(row, sort_keys=True))
+        else:
+            flags = f", flags: {', '.join(state.flags)}" if state.flags else ""
+            why = f" ({terminal(state.stop_reason)})" if state.stop_reason else ""
+            print(
+                f"{terminal(state.loop_id)}: {state.status}{why}, round {row['round']}, "
+                f"repair loops {state.repair_loops_used}/{state.max_repair_loops}, "
+                f"review_clean {row['review_clean'] or 'not decided'}{flags}"
+            )
+    if not shown and not args.json:
+        print(f"no review loop in {state_dir}")
+    return 0
+
+
+def cmd_reset(args: argparse.Namespace) -> int:
+    """Close open (or stopped) loops so the next review starts a new one."""
+    state_dir = _state_dir(args.state_dir)
+    books = _loops(state_dir, args.loop_id)
+    if not books:
+        print(f"no review loop in {state_dir}")
+        return 0
+    for book in books:
+        state = book.read()
+        if state is None or state.status in ("closed", "converged"):
+            continue
+
+        def close(current: LoopState | None) -> tuple[LoopState, dict[str, Any]]:
+            assert current is not None
+            closed = current.model_copy(
+                update={"status": "closed", "stop_reason": f"reset (was {current.status})"}
+            )
+            return closed, loopops.receipt(closed, status="closed", was=current.status)
+
+        receipt = book.mutate(f"reset-{uuid.uuid4().hex}", {"reset": book.loop_id}, close)
+        print(json.dumps(receipt, sort_keys=True))
+    return 0
+
+
+def add_state_parsers(sub: Any) -> None:
+    """``status`` and ``reset``."""
+    status = sub.add_parser("status", help="show where each review loop stands")
+    reset = sub.add_parser("reset", help="close review loops so the next review starts anew")
+    for parser in (status, reset):
+        parser.add_argument(
+            "--state-dir", help="state folder (default: <repository>/.bounded-review)"
+        )
+        parser.add_argument("--loop-id", help="only this loop (default: every loop)")
+    status.add_argument("--json", action="store_true", help="one JSON object per loop")

@@ -117,7 +117,12 @@ class LoopRound:
         assert self.plan is not None
         p = self.plan
         previous = p.previous
-        if p.action == "reuse":
+        unchanged_stop = (
+            p.action == "stop"
+            and self.state is not None
+            and (self.state.status, self.state.stop_reason) == (p.status, p.stop_reason)
+        )
+        if p.action == "reuse" or unchanged_stop:
             state = self.state
             assert state is not None
             result.loop = self._info(state, p.round)

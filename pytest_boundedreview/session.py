@@ -242,7 +242,10 @@ class BoundedReview:
             if plan.action == "reuse":
                 return loop.reused(), loop
             if plan.action == "stop":
-                why = f"loop {plan.status}: {plan.stop_reason}"
+                why = (
+                    f"loop {plan.status}: {plan.stop_reason}; "
+                    "--bounded-review-reset starts a new loop"
+                )
                 return RoundResult(
                     problems=[why], limitations=[f"no lane was dispatched: {why}"]
                 ), loop

@@ -5,6 +5,7 @@ unchanged snapshot, convergence with the fixed blocker named, and drift."""
 from __future__ import annotations
 
 import json
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,17 @@ class Loop:
         )
         project.git("checkout", "--quiet", "-b", "feature")
 
+    def cli(self, *argv: str) -> str:
+        """Run a ``bounded-review`` command from the project folder; its output."""
+        ran = subprocess.run(
+            [sys.executable, "-m", "pytest_boundedreview", *argv],
+            cwd=self.pytester.path,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return ran.stdout.strip()
+
     def invocations(self) -> int:
         return len(self.counter.read_text().splitlines()) if self.counter.exists() else 0
 
@@ -100,6 +112,11 @@ def test_repair_loops_end_in_deadlock_at_the_ceiling(loop: Loop) -> None:
 
     report = loop.review()  # nothing changed: still refused, still not invoked
     assert (loop.invocations(), report["loop"]["status"]) == (3, "deadlock")
+    assert loop.cli("status") == (
+        "pr-main-feature: deadlock (the ceiling of 2 repair loop(s) is reached with blockers "
+        "left (last round 3)), round 3, repair loops 2/2, review_clean no, "
+        "flags: model-mismatch"  # one lane, one category, a new place in each of 3 rounds
+    )
 
     report = loop.review({"app.py": "x = 5\n"}, "--bounded-review-reset")
     assert loop.invocations() == 4
@@ -184,3 +201,15 @@ def test_a_corrupt_loop_state_is_kept_and_keeps_the_gate_open(loop: Loop) -> Non
     assert state.read_text() == "{torn"
     assert report["gate"]["review_clean"] == "indeterminate"
     assert any("BR_RECOVERY_REQUIRED" in r for r in report["gate"]["reasons"])
+
+
+def test_bounded_review_reset_lets_a_deadlocked_target_start_over(loop: Loop) -> None:
+    for n in range(1, 5):
+        report = loop.review({"app.py": f"x = {n}  # BUG {n}\n"})
+    assert report["loop"]["status"] == "deadlock"
+    receipt = json.loads(loop.cli("reset"))
+    assert (receipt["status"], receipt["was"]) == ("closed", "deadlock")
+    assert "pr-main-feature: closed (reset (was deadlock))" in loop.cli("status")
+    report = loop.review()
+    assert (report["loop"]["round"], report["loop"]["status"]) == (1, "open")
+    assert loop.invocations() == 4
