@@ -1,0 +1,184 @@
+"""A hypothesis state machine over the loop operations, with crashes (a fault in the middle of a
+write, and reloading from disk) between steps: the invariants hold after every step."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    initialize,
+    invariant,
+    rule,
+    run_state_machine_as_test,
+)
+
+from pytest_boundedreview import ledger as ledger_module
+from pytest_boundedreview import loopops
+from pytest_boundedreview.errors import LedgerError
+from pytest_boundedreview.ledger import Ledger
+from pytest_boundedreview.models.lane import LaneResult
+
+LANES = ("rev", "sec", "scout")
+REVISIONS = ("tree:1", "tree:2", "tree:3", "tree:4")
+ROUNDS_SEEN: set[int] = set()
+
+
+def answer(verdict: str | None) -> LaneResult:
+    document: dict[str, Any] = {"schema": "bounded-review/lane-result/v1", "rationale": "r"}
+    if verdict:
+        document["verdict"] = verdict
+    return LaneResult.model_validate(document)
+
+
+class LoopMachine(RuleBasedStateMachine):
+    def __init__(self) -> None:
+        super().__init__()
+        self.folder = Path(tempfile.mkdtemp(prefix="loop-machine-"))
+        self.book = Ledger(self.folder, "m")
+        self.applied = 0
+        self.attempts = 0
+        self.closed_bytes: bytes | None = None
+
+    def teardown(self) -> None:
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    def _bytes(self) -> bytes:
+        return self.book.path.read_bytes() if self.book.path.exists() else b""
+
+    def _do(self, op: Any) -> None:
+        before = self._bytes()
+        self.applied += 1
+        try:
+            self.book.mutate(f"op{self.applied}", {"n": self.applied}, op)
+        except LedgerError as exc:
+            if exc.code == "COMMIT_UNCERTAIN":  # replaced; only the folder sync failed
+                return
+            self.applied -= 1
+            assert self._bytes() == before  # a refusal or a failed write changes nothing
+
+    @initialize()
+    def begin(self) -> None:
+        lanes = [
+            ("rev", "correctness", "verdict"),
+            ("sec", "security", "verdict"),
+            ("scout", "scope", "scout"),
+        ]
+        self._do(lambda s: loopops.begin(s, "m", "pr", "tree:1", lanes, 2))
+
+    @rule(lane=st.sampled_from(LANES), revision=st.sampled_from(REVISIONS))
+    def run(self, lane: str, revision: str) -> None:
+        self.attempts += 1
+        attempt = f"a{self.attempts}"
+        self._do(lambda s: loopops.mark_running(s, lane, attempt, revision))
+
+    @rule(
+        lane=st.sampled_from(LANES),
+        verdict=st.sampled_from(["pass", "revise", None]),
+        which=st.integers(0, 50),
+    )
+    def result(self, lane: str, verdict: str | None, which: int) -> None:
+        self._do(lambda s: loopops.record_result(s, lane, f"a{which}", answer(verdict)))
+
+    @rule(lane=st.sampled_from(LANES), which=st.integers(0, 50))
+    def fail(self, lane: str, which: int) -> None:
+        self._do(lambda s: loopops.record_failure(s, lane, f"a{which}", "error", "boom"))
+
+    @rule(lane=st.sampled_from(LANES), which=st.integers(0, 50))
+    def retry(self, lane: str, which: int) -> None:
+        self.attempts += 1
+        attempt = f"a{self.attempts}"
+        self._do(lambda s: loopops.admit_retry(s, lane, attempt, f"a{which}"))
+
+    @rule(verdict=st.sampled_from(["pass", "revise"]))
+    def answer_all(self, verdict: str) -> None:
+        """Every lane of the open round answers (keeps the machine moving through rounds)."""
+        state = self.book.read()
+        if state is None or state.status != "open":
+            return
+        current = state.rounds[-1]
+        for lane in current.lanes:
+            self.run(lane.name, current.revision)
+            self.result(lane.name, verdict if lane.role == "verdict" else None, self.attempts)
+
+    @rule()
+    def complete(self) -> None:
+        self._do(loopops.complete_round)
+
+    @rule()
+    def begin_again(self) -> None:
+        """A second begin: refused while the loop is open, a new loop once it is closed."""
+        self.begin()
+        self.closed_bytes = None if self._open() else self.closed_bytes
+
+    def _open(self) -> bool:
+        state = self.book.read()
+        return state is not None and state.status == "open"
+
+    @rule(revision=st.sampled_from(REVISIONS))
+    def next_round(self, revision: str) -> None:
+        self._do(lambda s: loopops.next_round(s, revision))
+
+    @rule(outcome=st.sampled_from(["converged", "drift", "deadlock"]))
+    def close(self, outcome: str) -> None:
+        self._do(lambda s: loopops.close(s, outcome))
+
+    @rule(at=st.integers(1, 6))
+    def crash_mid_write(self, at: int) -> None:
+        """The ``at``-th file-system call of a write fails: nothing changes."""
+        before = self._bytes()
+        calls = {"n": 0}
+        real = ledger_module.fs.fsync
+
+        def fsync(fd: int) -> None:
+            calls["n"] += 1
+            if calls["n"] == at:
+                raise OSError(28, "No space left on device")
+            real(fd)
+
+        ledger_module.fs.fsync = fsync  # type: ignore[method-assign]
+        try:
+            self._do(loopops.complete_round)
+        finally:
+            ledger_module.fs.fsync = real  # type: ignore[method-assign]
+        assert self.book.read() is not None or self._bytes() == before
+
+    @rule()
+    def reload(self) -> None:
+        self.book = Ledger(self.folder, "m")
+
+    @invariant()
+    def state_is_valid_and_bounded(self) -> None:
+        state = self.book.read()
+        if state is None:
+            return
+        ROUNDS_SEEN.add(len(state.rounds))
+        assert len(state.operations) == self.applied
+        assert state.repair_loops_used <= state.max_repair_loops
+        assert [r.number for r in state.rounds] == list(range(1, len(state.rounds) + 1))
+        assert all(r.status == "complete" for r in state.rounds[:-1])
+        for round_ in state.rounds:
+            for lane in round_.lanes:
+                assert sum(1 for a in lane.attempts if a.retry_of) <= loopops.MAX_RETRY_EDGES
+                completes = [a for a in lane.attempts if a.status == "complete"]
+                assert len(completes) <= 1
+                if completes:
+                    assert lane.attempts[-1].status == "complete"  # nothing after an answer
+                assert all(a.revision == round_.revision for a in lane.attempts)
+        if state.status in ("converged", "drift", "deadlock"):
+            if self.closed_bytes is None:
+                self.closed_bytes = self._bytes()
+            assert self._bytes() == self.closed_bytes  # a closed loop never changes
+
+
+def test_the_loop_invariants_hold_through_any_sequence_with_crashes() -> None:
+    ROUNDS_SEEN.clear()
+    run_state_machine_as_test(
+        LoopMachine, settings=settings(max_examples=40, stateful_step_count=30, deadline=None)
+    )
+    assert max(ROUNDS_SEEN, default=0) >= 2  # it explored repair loops, not only round 1
