@@ -212,7 +212,8 @@ class Ledger:
 
     def mutate(self, operation_id: str, request: Mapping[str, Any], apply: Apply) -> dict[str, Any]:
         """Apply one operation exactly once and return its receipt (replayed when the same
-        operation id comes again with the same request)."""
+        operation id comes again with the same request). ``apply`` returning the current state
+        object itself means "no change": nothing is written or recorded."""
         if not operation_id or len(operation_id) > 256:
             raise LedgerError("INVALID", "an operation id of 1 to 256 characters is required")
         self._checked_folders(create=True)
@@ -227,6 +228,8 @@ class Ledger:
                         raise LedgerError("OPERATION_CONFLICT", why)
                     return {**known.receipt, "replayed": True}
             state, receipt = apply(current)
+            if state is current:  # nothing to change (a closed loop replaying its close)
+                return receipt
             entry = OperationReceipt(
                 operation_id=operation_id, request_digest=request_digest, receipt=receipt
             )
