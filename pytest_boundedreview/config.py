@@ -156,6 +156,7 @@ class Settings(Model):
     max_base_reruns: int = Field(default=50, ge=0, le=10_000)
     base_timeout: Seconds = 900
     require_reproduction: bool = False
+    require_assurances: bool = False
     instructions: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
     max_lanes: int | None = Field(default=None, ge=0)
     max_concurrent: int | None = Field(default=None, ge=1)

@@ -13,7 +13,7 @@ from . import git
 from .errors import GitError
 from .ledger import Ledger, new_state
 from .loop import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
-from .models.loop import LoopState, RoundState
+from .models.loop import LaneState, LoopState, RoundState
 from .models.report import Findings, Gate, LaneReport, LoopInfo
 from .target import Target
 from .triage import Triaged
@@ -31,6 +31,7 @@ class RoundResult:
     triaged: Triaged = field(default_factory=Triaged)
     problems: list[str] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
+    lane_states: list[LaneState] = field(default_factory=list)
     loop: LoopInfo | None = None
     blockers_fixed: list[str] = field(default_factory=list)
 
@@ -145,6 +146,7 @@ class LoopRound:
                     max_repair_loops=self.max_repair_loops,
                     repair_loops_used=0,
                     operations=list(current.operations) if current else [],
+                    origin="; ".join(p.notes) or "the first review of this target",
                 )
             if p.action == "stop":
                 state = base.model_copy(
@@ -160,6 +162,7 @@ class LoopRound:
                 number=p.round,
                 revision=self.target.revision,
                 status="complete",
+                lanes=result.lane_states,
                 rows=result.rows,
                 findings=findings,
                 blocking=[f.fingerprint for f in blocking],

@@ -219,6 +219,7 @@ class BoundedReview:
                 triaged=outcome.triaged,
                 problems=[*outcome.problems, *problems],
                 limitations=outcome.limitations,
+                lane_states=outcome.lane_states,
             )
 
         try:

@@ -117,6 +117,27 @@ def test_a_lane_finding_that_survives_triage_blocks(
     assert result.ret == 1
 
 
+def test_assurances_can_be_required(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    configure(project, tmp_path, "pass", "")
+    config = (pytester.path / "pyproject.toml").read_text()
+    project.commit(
+        {
+            "pyproject.toml": config.replace(
+                "max_retries = 1", "max_retries = 1\nrequire_assurances = true"
+            )
+        },
+        "require assurances",
+    )
+    result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert (row["status"], row["attempts"]) == ("unverified", 2)
+    assert "a verdict without assurances (require_assurances)" in row["note"]
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert result.ret == 1
+
+
 def test_no_lanes_flag(pytester: pytest.Pytester, project: GitRepo, tmp_path: Path) -> None:
     configure(project, tmp_path, "finds")
     result = pytester.runpytest_subprocess(

@@ -183,6 +183,16 @@ def test_a_delta_round_retains_the_lanes_that_passed(
     second = loop.review({"app.py": "x = 1  # BUG again\n"}, "--bounded-review-risk=strict")
     rows = {r["name"]: r for r in second["lanes"]}
     assert rows["sec"]["status"] == "retained"
+    state = json.loads(
+        (loop.pytester.path / ".bounded-review/loops/pr-main-feature/state.json").read_text()
+    )
+    lanes = {lane["name"]: lane for lane in state["rounds"][1]["lanes"]}
+    assert (lanes["sec"]["status"], lanes["sec"]["retained_from"]) == ("retained", 1)
+    (attempt,) = lanes["rev"]["attempts"]
+    assert attempt["attempt_id"] == "rev#1"
+    assert (attempt["status"], attempt["verdict"]) == ("complete", "revise")
+    assert attempt["revision"] == state["rounds"][1]["revision"]
+    assert state["origin"] == "the first review of this target"
     assert rows["sec"]["note"] == "passed in round 1: retained by reference"
     assert rows["rev"]["status"] == "revise"
     assert (loop.invocations(), len(other.read_text().splitlines())) == (2, 1)

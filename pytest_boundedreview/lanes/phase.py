@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from .. import git
 from ..config import LaneConfig, Settings
 from ..models.finding import ReportFinding
+from ..models.loop import Attempt as LoopAttempt
+from ..models.loop import LaneState
 from ..models.report import LaneReport, TestFailure
 from ..risk import Ceilings
 from ..target import Target
@@ -47,6 +49,7 @@ class LanesOutcome:
     limitations: list[str] = field(default_factory=list)
     dispatched: int = 0
     ran: bool = False  # whether any lane was configured and considered at all
+    lane_states: list[LaneState] = field(default_factory=list)  # attempt chains, for the ledger
 
 
 def _status(run: LaneRun) -> str:
@@ -188,7 +191,8 @@ def run_lanes(
                     return command.run_once(lane, data, workdir)
 
             # A verdict lane's answer without a verdict is a failure, so it is retried too.
-            return with_retries(lambda: require_verdict(lane, once()), retries)
+            needed = settings.require_assurances
+            return with_retries(lambda: require_verdict(lane, once(), needed), retries)
 
     def run(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
         try:
@@ -199,6 +203,18 @@ def run_lanes(
     runs = dispatch(routed, run, budget.max_concurrent, progress)
     if not runs:
         outcome.limitations.append("no reviewer lanes ran: every configured lane was skipped")
+    outcome.lane_states = lane_states(runs, target.revision)
+    outcome.lane_states += [
+        LaneState(
+            name=row.name,
+            lens=row.lens,
+            role=row.role,
+            status="retained",
+            retained_from=carried.round if carried else None,
+        )
+        for row in outcome.rows
+        if row.status == "retained"
+    ]
     raised, answers = [], []
     for lane_run in runs:
         outcome.rows.append(_row(lane_run, notes.get(lane_run.lane.name)))
@@ -225,11 +241,47 @@ def run_lanes(
     return outcome
 
 
-def require_verdict(lane: LaneConfig, attempt: Attempt) -> Attempt:
-    """A verdict lane that answers without a verdict has not reviewed: a failed attempt."""
-    if lane.role == "verdict" and attempt.result is not None and attempt.result.verdict is None:
+def require_verdict(lane: LaneConfig, attempt: Attempt, assurances: bool = False) -> Attempt:
+    """A verdict lane that answers without a verdict (or without assurances, when they are
+    required) has not reviewed: a failed attempt, retried like any other."""
+    result = attempt.result
+    if lane.role != "verdict" or result is None:
+        return attempt
+    if result.verdict is None:
         return Attempt(None, "error", "a verdict lane answered without a verdict", attempt.model)
+    if assurances and result.assurances is None:
+        why = "a verdict without assurances (require_assurances)"
+        return Attempt(None, "error", why, attempt.model)
     return attempt
+
+
+def lane_states(runs: Sequence[LaneRun], revision: str) -> list[LaneState]:
+    """Each dispatched lane's attempt chain as the ledger keeps it (A → B → C)."""
+    states = []
+    for run in runs:
+        attempts: list[LoopAttempt] = []
+        for number, attempt in enumerate(run.attempts, 1):
+            attempts.append(
+                LoopAttempt(
+                    attempt_id=f"{run.lane.name}#{number}",
+                    revision=revision,
+                    status="complete" if attempt.ok else "failed",
+                    failure_kind=attempt.failure,
+                    retry_of=attempts[-1].attempt_id if attempts else None,
+                    verdict=attempt.result.verdict if attempt.result else None,
+                    detail=attempt.detail[:2000] or None,
+                )
+            )
+        states.append(
+            LaneState(
+                name=run.lane.name,
+                lens=run.lane.lens,
+                role=run.lane.role,
+                status=_status(run),  # type: ignore[arg-type]
+                attempts=attempts,
+            )
+        )
+    return states
 
 
 def scout_findings(scouts: Sequence[Attempt], files: TreeFiles) -> list[ReportFinding]:

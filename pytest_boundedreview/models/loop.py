@@ -78,3 +78,4 @@ class LoopState(Model):
     flags: list[str] = Field(default_factory=list)
     stop_reason: str | None = None
     require_assurances: bool = False  # verdicts without assurances are refused (plan targets)
+    origin: str | None = None  # why this loop started (first review, reset, review-only, ...)
