@@ -120,6 +120,15 @@ class RoutingConfig(Model):
     arbitration: list[str] = Field(default_factory=list)
 
 
+class LoopConfig(Model):
+    """``[tool.bounded-review.loop]``: what counts as drift and as a systemic repair."""
+
+    # A repair may add or edit tests of the files in the initial scope without drifting.
+    tests_in_scope: bool = True
+    # A repair touching more than this share of the snapshot's files forces a full round.
+    systemic_share: float = Field(default=0.5, gt=0, le=1)
+
+
 class SelectionConfig(Model):
     """``[tool.bounded-review.selection]``: changed-line thresholds of the size classes."""
 
@@ -167,6 +176,7 @@ class Settings(Model):
     scans: ScanConfig = Field(default_factory=ScanConfig)
     risk_rules: RiskRules = Field(default_factory=RiskRules)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
+    loop: LoopConfig = Field(default_factory=LoopConfig)
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     blocked_plugins: list[str] = Field(default_factory=list)
 

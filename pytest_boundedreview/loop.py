@@ -17,7 +17,6 @@ from typing import Literal
 from .models.finding import ReportFinding
 from .models.loop import LoopState, RoundState
 
-SYSTEMIC_SHARE = 0.5
 SYSTEMIC_RULES = ("public-api", "migrations", "release")
 ROUND_LIMIT = 1 + 3  # the first review and at most three repair loops (strict)
 
@@ -78,6 +77,7 @@ def plan(
     reset: bool = False,
     full: bool = False,
     systemic: bool = False,
+    tests_in_scope: bool = True,
 ) -> Plan:
     """This session's round, given the loop so far."""
     last = state.rounds[-1] if state and state.rounds else None
@@ -110,7 +110,7 @@ def plan(
     if max_repair_loops == 0:
         why = "review-only allows no repair loop: the changed snapshot starts a new loop"
         return Plan("dispatch", 1, 0, new_loop=True, notes=[why])
-    outside = drifted(files, state.initial_scope)
+    outside = drifted(files, state.initial_scope, tests_in_scope)
     if outside:
         shown = ", ".join(outside[:10]) + (" ..." if len(outside) > 10 else "")
         why = f"the repair changed files outside the initial scope: {shown}"
@@ -187,8 +187,11 @@ def blockers_fixed(previous: RoundState | None, blocking: Sequence[ReportFinding
     return sorted({f.fingerprint for f in previous.findings.blocking} - now)
 
 
-def is_systemic(delta: Sequence[str], snapshot_files: int, reasons: Sequence[str]) -> bool:
-    """A repair that touches more than half the snapshot, or trips a systemic risk rule."""
-    if snapshot_files and len(delta) / snapshot_files > SYSTEMIC_SHARE:
+def is_systemic(
+    delta: Sequence[str], snapshot_files: int, reasons: Sequence[str], share: float = 0.5
+) -> bool:
+    """A repair that touches more than ``share`` of the snapshot's files, or trips a systemic
+    risk rule."""
+    if snapshot_files and len(delta) / snapshot_files > share:
         return True
     return any(reason.startswith(SYSTEMIC_RULES) for reason in reasons)

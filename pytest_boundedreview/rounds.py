@@ -15,7 +15,7 @@ from .ledger import Ledger, new_state
 from .loop import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
 from .models.loop import LaneState, LoopState, RoundState
 from .models.report import Findings, Gate, LaneReport, LoopInfo
-from .target import Target
+from .target import DIFF_OPTIONS, Target
 from .triage import Triaged
 
 
@@ -49,6 +49,8 @@ class LoopRound:
         reset: bool = False,
         full: bool = False,
         risk_reasons: Sequence[tuple[str | None, str]] = (),
+        tests_in_scope: bool = True,
+        systemic_share: float = 0.5,
     ) -> None:
         self.repo = repo
         self.target = target
@@ -58,13 +60,18 @@ class LoopRound:
         self.reset = reset
         self.full = full
         self.risk_reasons = risk_reasons
+        self.tests_in_scope = tests_in_scope
+        self.systemic_share = systemic_share
         self.state: LoopState | None = None
         self.plan: Plan | None = None
 
     def _systemic(self, previous: RoundState) -> bool:
         old_tree = previous.revision.removeprefix("tree:")
         try:
-            out = git.run(["diff", "--name-only", "-z", old_tree, self.target.tree], self.repo.root)
+            out = git.run(
+                ["diff", *DIFF_OPTIONS, "--name-only", "-z", old_tree, self.target.tree],
+                self.repo.root,
+            )
             listed = git.run(
                 ["ls-tree", "-r", "--name-only", "-z", self.target.tree], self.repo.root
             )
@@ -73,7 +80,19 @@ class LoopRound:
         delta = [p for p in git.decode(out.stdout).split("\0") if p]
         total = len([p for p in listed.stdout.split(b"\0") if p])
         reasons = [rule for path, rule in self.risk_reasons if path in delta]
-        return is_systemic(delta, total, reasons)
+        return is_systemic(delta, total, reasons, self.systemic_share)
+
+    def delta(self) -> str:
+        """The diff from the previous round's snapshot to this one ("" for round 1)."""
+        previous = self.plan.previous if self.plan else None
+        if previous is None:
+            return ""
+        old_tree = previous.revision.removeprefix("tree:")
+        try:
+            out = git.run(["diff", *DIFF_OPTIONS, old_tree, self.target.tree], self.repo.root)
+        except GitError:
+            return ""
+        return git.decode(out.stdout)
 
     def prepare(self) -> Plan:
         """Read the loop and decide this session's round (raises :class:`LedgerError`)."""
@@ -90,6 +109,7 @@ class LoopRound:
             reset=self.reset,
             full=self.full,
             systemic=systemic,
+            tests_in_scope=self.tests_in_scope,
         )
         return self.plan
 

@@ -233,6 +233,8 @@ class BoundedReview:
                 reset=settings.reset,
                 full=settings.full,
                 risk_reasons=[(r.path, r.rule) for r in reasons],
+                tests_in_scope=settings.loop.tests_in_scope,
+                systemic_share=settings.loop.systemic_share,
             )
             try:
                 plan = loop.prepare()
@@ -256,6 +258,7 @@ class BoundedReview:
                 found = previous.findings
                 carried = Carried(
                     round=previous.number,
+                    delta=loop.delta(),
                     redispatch=plan.redispatch,
                     rows={r.name: r for r in previous.rows if r.status in ("pass", "retained")},
                     open_findings={

@@ -32,7 +32,7 @@ _SHALLOW_HINT = (
     "(in GitHub Actions, set `fetch-depth: 0` on actions/checkout)"
 )
 # Options that pin the diff's shape whatever the user's diff configuration says.
-_DIFF_OPTIONS = (
+DIFF_OPTIONS = (
     "--no-ext-diff",
     "--no-textconv",
     "--no-color",
@@ -203,9 +203,9 @@ def freeze(
             base_commit = _merge_base(repo, base_commit, head)
     diff_from = base_commit or repo.empty_tree()
     raw = git.decode(
-        git.run(["diff", "--raw", "-z", *_DIFF_OPTIONS, diff_from, tree], repo.root).stdout
+        git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout
     )
-    patch = git.decode(git.run(["diff", *_DIFF_OPTIONS, diff_from, tree], repo.root).stdout)
+    patch = git.decode(git.run(["diff", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout)
     return Target(
         kind=kind,
         base=base_name,

@@ -15,8 +15,11 @@ from gitrepo import GitRepo
 
 REVIEWER = """
 import json, sys
+packet = json.load(sys.stdin)
 with open(sys.argv[1], "a") as counter:
     counter.write("x\\n")
+with open(sys.argv[1] + ".packets", "a") as seen:
+    seen.write(json.dumps({"open": len(packet["open_findings"]), "delta": packet["delta"]}) + "\\n")
 lines = open("app.py").read().splitlines()
 findings = [
     {"path": "app.py", "line": n, "severity": "blocking", "category": "correctness",
@@ -152,6 +155,16 @@ def test_a_repair_outside_the_scope_is_drift(loop: Loop) -> None:
     assert report["gate"]["review_clean"] != "yes"
 
 
+def test_test_edits_can_count_as_drift(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    loop = Loop(pytester, project, tmp_path, "[tool.bounded-review.loop]\ntests_in_scope = false\n")
+    loop.review({"app.py": "x = 1  # BUG\n"})
+    report = loop.review({"app.py": "x = 2\n", "test_app.py": "def test_a():\n    assert 1\n"})
+    assert report["loop"]["status"] == "drift"
+    assert "test_app.py" in report["loop"]["stop_reason"]
+
+
 def test_a_stuck_blocker_is_flagged(loop: Loop) -> None:
     loop.review({"app.py": "x = 1  # BUG\n"})
     report = loop.review(
@@ -196,6 +209,12 @@ def test_a_delta_round_retains_the_lanes_that_passed(
     assert rows["sec"]["note"] == "passed in round 1: retained by reference"
     assert rows["rev"]["status"] == "revise"
     assert (loop.invocations(), len(other.read_text().splitlines())) == (2, 1)
+    packets = [
+        json.loads(line) for line in Path(f"{loop.counter}.packets").read_text().splitlines()
+    ]
+    assert (packets[0]["open"], packets[0]["delta"]) == (0, None)
+    assert packets[1]["open"] == 1  # its own open finding from round 1
+    assert "-x = 1  # BUG\n+x = 1  # BUG again" in packets[1]["delta"]
     full = loop.review(
         {"app.py": "x = 1  # BUG 3\n"}, "--bounded-review-risk=strict", "--bounded-review-full"
     )

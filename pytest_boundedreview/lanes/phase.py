@@ -37,6 +37,7 @@ class Carried:
 
     round: int
     redispatch: frozenset[str] | None  # ``None``: every selected lane
+    delta: str = ""  # the diff since that round's snapshot
     rows: dict[str, LaneReport] = field(default_factory=dict)
     open_findings: dict[str, list[ReportFinding]] = field(default_factory=dict)
 
@@ -170,6 +171,8 @@ def run_lanes(
         packet = build_packet(
             lane, target, instructions, *failures, scout_findings=handed, open_findings=reopened
         )
+        if carried is not None and carried.delta:
+            packet = packet.model_copy(update={"delta": carried.delta})
         data = packet.model_dump_json().encode()
         # Each lane gets a copy of its own: nothing one lane writes reaches another.
         with snapshot_copy(repo, target.tree) as workdir:

@@ -95,6 +95,7 @@ class Packet(Model):
     baseline: PacketBaseline = Field(default_factory=PacketBaseline)
     scout_findings: list[ReportFinding] = Field(default_factory=list)
     open_findings: list[ReportFinding] = Field(default_factory=list)
+    delta: str | None = None  # a repair round: the diff since the round that raised them
     finding_schema: dict[str, Any] = Field(default_factory=Finding.model_json_schema)
     read_only: Literal[True] = True
     model: str | None = None
