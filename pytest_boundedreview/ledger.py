@@ -83,9 +83,26 @@ def digest(request: Mapping[str, Any]) -> str:
     return hashlib.sha256(canonical.encode()).hexdigest()
 
 
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        duplicated = sorted({key for key in keys if keys.count(key) > 1})
+        raise ValueError(f"duplicate key {duplicated[0]!r}")
+    return dict(pairs)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
 def parse_state(data: bytes, where: Path) -> LoopState:
-    """A state file's bytes as a validated :class:`LoopState`; refuses newer schema versions
-    and unknown fields rather than reading them wrongly."""
+    """A state file's bytes as a validated :class:`LoopState`; refuses duplicate keys, newer
+    schema versions and unknown fields rather than reading them wrongly."""
+    try:
+        json.loads(data, object_pairs_hook=_no_duplicates, parse_constant=_refuse_constant)
+    except (ValueError, RecursionError) as exc:  # UnicodeDecodeError is a ValueError too
+        why = f"{where} is not valid JSON ({exc}); it is kept as it is"
+        raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL) from None
     try:
         return LoopState.model_validate_json(data)
     except ValidationError as exc:
@@ -113,7 +130,7 @@ class Ledger:
     """One loop's state file, its lock, and the mutation protocol."""
 
     def __init__(self, state_dir: Path, loop_id: str, wait: float = DEFAULT_WAIT) -> None:
-        if not re.match(LOOP_ID_PATTERN, loop_id) or loop_id in (".", ".."):
+        if not re.fullmatch(LOOP_ID_PATTERN, loop_id) or loop_id in (".", ".."):
             why = f"loop id {loop_id!r} must match {LOOP_ID_PATTERN} and not be `.` or `..`"
             raise LedgerError("INVALID", why)
         self.state_dir = state_dir
@@ -235,6 +252,11 @@ class Ledger:
             )
             state = state.model_copy(update={"operations": [*state.operations, entry]})
             data = _encode(state)
+            try:  # what would be written must validate: never write a state that does not
+                state = parse_state(data, self.path)
+            except LedgerError as exc:
+                why = f"the operation would leave an invalid state, nothing written: {exc.detail}"
+                raise LedgerError("INVALID", why, EXIT_INTERNAL) from None
             self._write(data)
             try:
                 stored = fs.read(self.path)

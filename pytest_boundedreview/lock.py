@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -38,6 +39,10 @@ def exclusive(path: Path, wait: float = DEFAULT_WAIT) -> Iterator[None]:
             "PATH_ESCAPE", f"cannot open the lock file {path}: {exc}", EXIT_INTERNAL
         ) from exc
     try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:  # a hard link leads elsewhere
+            why = f"{path} is not a plain file of its own (links: {info.st_nlink}); refusing it"
+            raise LedgerError("PATH_ESCAPE", why, EXIT_INTERNAL)
         deadline = time.monotonic() + wait
         pause = 0.002
         while True:

@@ -9,8 +9,9 @@ a ``deadlock``, a repair outside the initial scope a ``drift``, a clean round ``
 
 from __future__ import annotations
 
+import hashlib
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -37,9 +38,14 @@ class Plan:
 
 
 def loop_id_for(kind: str, base: str, branch: str | None) -> str:
-    """``kind-base-branch`` with anything outside ``[A-Za-z0-9._-]`` folded to ``_``."""
+    """``kind-base-branch``; when that needs folding (characters outside ``[A-Za-z0-9._-]``,
+    over 128 characters), the folded form plus a digest of the original, so two targets never
+    share a loop."""
     raw = f"{kind}-{base}-{branch or 'detached'}"
-    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)[:128]
+    if re.fullmatch(r"[A-Za-z0-9._-]{1,128}", raw):
+        return raw
+    digest = hashlib.sha256(raw.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    return re.sub(r"[^A-Za-z0-9._-]", "_", raw)[:115] + "-" + digest
 
 
 def _is_test_of(path: str, scope: Collection[str]) -> bool:
@@ -179,12 +185,23 @@ def _all(round_: RoundState) -> list[ReportFinding]:
     return [*round_.findings.blocking, *round_.findings.advisory] if round_.findings else []
 
 
-def blockers_fixed(previous: RoundState | None, blocking: Sequence[ReportFinding]) -> list[str]:
-    """Fingerprints that blocked in the previous round and block no more."""
+def blockers_fixed(
+    previous: RoundState | None, blocking: Sequence[ReportFinding], statuses: Mapping[str, str]
+) -> list[str]:
+    """Fingerprints that blocked in the previous round and block no more, as judged by every
+    lane that raised them answering again (``statuses``: this round's lane statuses) — a lane
+    that failed this round has not said its blocker is gone."""
     if previous is None or previous.findings is None:
         return []
     now = {f.fingerprint for f in blocking}
-    return sorted({f.fingerprint for f in previous.findings.blocking} - now)
+    return sorted(
+        {
+            f.fingerprint
+            for f in previous.findings.blocking
+            if f.fingerprint not in now
+            and all(statuses.get(lane) in ("pass", "revise") for lane in f.lanes)
+        }
+    )
 
 
 def is_systemic(

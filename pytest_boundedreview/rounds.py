@@ -10,13 +10,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import git
-from .errors import GitError
+from .errors import EXIT_INDETERMINATE, GitError, LedgerError
 from .ledger import Ledger, new_state
 from .loop import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
 from .models.loop import LaneState, LoopState, RoundState
 from .models.report import Findings, Gate, LaneReport, LoopInfo
 from .target import DIFF_OPTIONS, Target
 from .triage import Triaged
+
+
+def _where(state: LoopState | None) -> tuple[object, ...]:
+    """Where a loop stands, to tell whether another session moved it."""
+    if state is None:
+        return ()
+    last = state.rounds[-1] if state.rounds else None
+    return (state.status, len(state.rounds), last.revision if last else None, state.created_at)
 
 
 def _now() -> str:
@@ -150,7 +158,15 @@ class LoopRound:
             return result
         blocking = list(result.triaged.blocking)
 
+        planned_on = self.state
+
         def apply(current: LoopState | None) -> tuple[LoopState, dict[str, object]]:
+            if _where(current) != _where(planned_on):  # another session recorded meanwhile
+                why = (
+                    "another review of this loop recorded a round while this one ran; "
+                    "run again to review the current state"
+                )
+                raise LedgerError("LOCKED", why, EXIT_INDETERMINATE)
             now = _now()
             base = current
             if base is None or p.new_loop:
@@ -210,7 +226,8 @@ class LoopRound:
         assert state is not None
         result.loop = self._info(state, p.round)
         if p.action == "dispatch":
-            result.blockers_fixed = blockers_fixed(previous, blocking)
+            statuses = {row.name: row.status for row in result.rows}
+            result.blockers_fixed = blockers_fixed(previous, blocking, statuses)
         return result
 
     def _info(self, state: LoopState, number: int) -> LoopInfo:

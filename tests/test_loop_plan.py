@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-import pytest
+from pathlib import Path
 
-from pytest_boundedreview.ledger import new_state
-from pytest_boundedreview.loop import drifted, is_systemic, loop_id_for, plan
+import pytest
+from gitrepo import GitRepo
+
+from pytest_boundedreview import git
+from pytest_boundedreview.errors import LedgerError
+from pytest_boundedreview.ledger import Ledger, new_state
+from pytest_boundedreview.loop import blockers_fixed, drifted, is_systemic, loop_id_for, plan
+from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.loop import LoopState, RoundState
-from pytest_boundedreview.models.report import Gate, LaneReport
+from pytest_boundedreview.models.report import Findings, Gate, LaneReport
+from pytest_boundedreview.rounds import LoopRound, RoundResult
+from pytest_boundedreview.target import freeze
 
 
 def state(
@@ -89,6 +97,48 @@ def test_plans() -> None:
     assert plan(state(status="drift"), "tree:b", [], 2, reset=True).new_loop is True
 
 
-def test_loop_ids_are_safe() -> None:
-    assert loop_id_for("pr", "origin/main", "feature/x y") == "pr-origin_main-feature_x_y"
+def test_loop_ids_are_safe_and_never_shared() -> None:
     assert loop_id_for("staged", "HEAD", None) == "staged-HEAD-detached"
+    assert loop_id_for("pr", "main", "feature_x") == "pr-main-feature_x"
+    slashed = loop_id_for("pr", "main", "feature/x")
+    assert slashed.startswith("pr-main-feature_x-")
+    assert slashed != loop_id_for("pr", "main", "feature_x")
+    long = loop_id_for("pr", "main", "b" * 300)
+    assert len(long) <= 128
+    assert long != loop_id_for("pr", "main", "b" * 301)
+
+
+def test_blockers_of_a_lane_that_failed_are_not_fixed() -> None:
+    finding = ReportFinding(
+        path="a.py",
+        line=1,
+        severity="blocking",
+        category="correctness",
+        failure_mode="f",
+        evidence="e",
+        remediation="r",
+        fingerprint="fp",
+        lanes=["rev"],
+        verification="evidence",
+    )
+    previous = RoundState(
+        number=1, revision="tree:a", status="complete", findings=Findings(blocking=[finding])
+    )
+    assert blockers_fixed(previous, [], {"rev": "pass"}) == ["fp"]
+    assert blockers_fixed(previous, [], {"rev": "unverified"}) == []
+    assert blockers_fixed(previous, [finding], {"rev": "revise"}) == []
+
+
+def test_two_sessions_never_record_the_same_round_twice(repo: GitRepo, tmp_path: Path) -> None:
+    repo.commit({"app.py": "x = 3\n"}, "change")
+    handle = git.open_repo(repo.path)
+    target = freeze(handle, "local-diff", "HEAD~1")
+    first, second = (LoopRound(handle, target, tmp_path, 2) for _ in range(2))
+    assert first.prepare().action == second.prepare().action == "dispatch"
+    second.record(RoundResult(), Gate(review_clean="no"))
+    with pytest.raises(LedgerError) as caught:
+        first.record(RoundResult(), Gate(review_clean="no"))
+    assert caught.value.code == "LOCKED"
+    state = Ledger(tmp_path, first.loop_id).read()
+    assert state is not None
+    assert [r.number for r in state.rounds] == [1]
