@@ -12,7 +12,14 @@ from typing import NoReturn
 from pydantic import ValidationError
 
 from . import __version__, demo, strictjson
-from .errors import EXIT_INTERNAL, EXIT_INTERRUPTED, FatalError, LedgerError, UsageError
+from .errors import (
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    FatalError,
+    LedgerError,
+    NoReportError,
+    UsageError,
+)
 from .models import SCHEMA_IDS, SCHEMA_NAMES, Finding, json_schema, model
 from .validation import describe_all
 
@@ -81,6 +88,37 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return demo.run(keep=args.keep)
 
 
+def cmd_report(args: argparse.Namespace) -> int:
+    """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
+    from .models.report import Report
+    from .render.formats import render
+
+    path = Path(args.report) if args.report else _default_report()
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NoReportError(
+            f"no report at {path} ({exc.strerror}): run pytest --bounded-review"
+        ) from None
+    try:
+        report = Report.model_validate_json(data)
+    except ValidationError as exc:
+        raise NoReportError(f"{path} is not a report: {'; '.join(describe_all(exc)[:3])}") from None
+    sys.stdout.write(render(report, args.format))
+    return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)
+
+
+def _default_report() -> Path:
+    from . import git
+    from .errors import GitError
+
+    try:
+        root = git.open_repo(Path.cwd()).root
+    except GitError:
+        root = Path.cwd()
+    return root / ".bounded-review" / "report.json"
+
+
 def cmd_loop(args: argparse.Namespace) -> int:
     from . import loopcli
 
@@ -104,6 +142,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "validate": cmd_validate,
     "demo": cmd_demo,
     "loop": cmd_loop,
+    "report": cmd_report,
     "status": cmd_status,
     "reset": cmd_reset,
 }
@@ -132,6 +171,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo_parser.add_argument(
         "--keep", action="store_true", help="keep the example repository and print its path"
+    )
+    report = sub.add_parser("report", help="print the last report (exit by its gate)")
+    report.add_argument(
+        "--format", default="text", choices=["text", "json", "markdown", "sarif", "github"]
+    )
+    report.add_argument(
+        "--report", help="report file (default: <repository>/.bounded-review/report.json)"
     )
     from . import loopcli
 

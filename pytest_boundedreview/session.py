@@ -329,6 +329,7 @@ class BoundedReview:
                 evidence = self._evidence(Gate(review_clean="indeterminate", reasons=[reason]))
             self.report = build(evidence)
             write(self.report, self.report_path or self._state() / "report.json")
+            self._extra_outputs(self.report)
         except FatalError as exc:
             self._progress(f"error: {exc}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
@@ -341,6 +342,18 @@ class BoundedReview:
         ):
             clean = self.report.gate.review_clean == "yes"
             session.exitstatus = pytest.ExitCode.OK if clean else pytest.ExitCode.TESTS_FAILED
+
+    def _extra_outputs(self, report: Report) -> None:
+        """``--bounded-review-markdown`` and ``--bounded-review-sarif``, written atomically."""
+        from .render.formats import render
+        from .statefile import write_atomic
+
+        for path, fmt in ((self.settings.markdown, "markdown"), (self.settings.sarif, "sarif")):
+            if path:
+                try:
+                    write_atomic(Path(path), render(report, fmt).encode())
+                except OSError as exc:
+                    raise FatalError(f"cannot write the {fmt} report {path}: {exc}") from exc
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.report is None:

@@ -111,7 +111,12 @@ def test_two_reviewers_every_rule_key_by_key(
     project.git("checkout", "--quiet", "-b", "feature")
     project.commit({"app.py": HEAD_APP}, "change")
     with project.untouched():
-        result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+        result = pytester.runpytest_subprocess(
+            "--bounded-review",
+            "--bounded-review-base=main",
+            f"--bounded-review-sarif={tmp_path / 'out' / 'review.sarif'}",
+            f"--bounded-review-markdown={tmp_path / 'out' / 'review.md'}",
+        )
     report: dict[str, Any] = json.loads(
         (pytester.path / ".bounded-review" / "report.json").read_text()
     )
@@ -155,3 +160,15 @@ def test_two_reviewers_every_rule_key_by_key(
     assert report["next_action"].endswith("; then re-run pytest --bounded-review")
     assert report["tests"]["target_related"] == []
     assert result.ret == 1
+    log = json.loads((tmp_path / "out" / "review.sarif").read_text())
+    lane_a = next(
+        run for run in log["runs"] if run["tool"]["driver"]["name"] == "bounded-review lane a"
+    )
+    sarif_fps = {r["partialFingerprints"]["boundedReview/finding/v1"] for r in lane_a["results"]}
+    report_fps = {
+        f["fingerprint"] for f in findings["blocking"] + findings["advisory"] if "a" in f["lanes"]
+    }
+    assert sarif_fps == report_fps
+    summary = (tmp_path / "out" / "review.md").read_text()
+    assert summary.startswith("## bounded review: ❌ not clean")
+    assert "### Blocking findings (4)" in summary

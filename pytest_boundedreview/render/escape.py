@@ -25,3 +25,31 @@ def terminal(text: str, *, single_line: bool = True) -> str:
     if single_line:
         text = text.replace("\n", "\\n").replace("\t", "\\t")
     return text
+
+
+def workflow_data(text: str) -> str:
+    """A GitHub workflow command's message: ``%``, CR and LF encoded (the runner decodes them),
+    and every other control shown as a visible escape."""
+    text = terminal(text, single_line=False)
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def workflow_property(text: str) -> str:
+    """A workflow command's property value (``file=``, ``title=``): also ``:`` and ``,``."""
+    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+_MARKDOWN_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+\-.!|~])")
+_MENTION = re.compile(r"@")
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|file|mailto|javascript|data):")
+
+
+def markdown(text: str) -> str:
+    """``text`` as inert Markdown on one line: no HTML, links, images, mentions, emphasis,
+    table cells or code spans can come out of it; controls shown as visible escapes."""
+    text = terminal(text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
+    text = _MENTION.sub("&#64;", text)  # shows as @, but pings no one
+    text = _AUTOLINK.sub(lambda m: m.group(1) + "&#58;", text)  # no bare autolinks
+    return text

@@ -1,0 +1,109 @@
+"""A report as Markdown, for pull-request comments and ``$GITHUB_STEP_SUMMARY``: the exact
+state first, then what blocks, then the rest; capped below 1 MiB with an "N more omitted" line.
+Every untrusted string goes through :func:`escape.markdown`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..models.finding import ReportFinding
+from ..models.report import Report, TestFailure
+from .escape import markdown as md
+
+CAP = 1024 * 1024 - 4096  # below GitHub's 1 MiB summary limit, with room for the last line
+VERDICT = {"yes": "✅ review clean", "no": "❌ not clean", "indeterminate": "⚠️ indeterminate"}
+
+
+def _finding(f: ReportFinding) -> str:
+    where = f"`{md(f.path).replace('`', '')}:{f.line}`"
+    note = f" — _{md(f.note)}_" if f.note else ""
+    lanes = f" ({md(', '.join(f.lanes))})" if f.lanes else ""
+    return f"- {where} **{md(f.category)}**, {f.verification}{lanes}: {md(f.failure_mode)}{note}"
+
+
+def _failure(f: TestFailure) -> str:
+    reason = f" — {md(f.reason)}" if f.reason else ""
+    return f"- `{md(f.nodeid).replace('`', '')}`{reason}"
+
+
+def _lines(report: Report) -> Iterator[str]:
+    gate, statuses, target = report.gate, report.statuses, report.target
+    yield f"## bounded review: {VERDICT[gate.review_clean]}"
+    yield ""
+    yield f"**Next action:** {md(report.next_action)}"
+    yield ""
+    yield "| status | value |"
+    yield "| --- | --- |"
+    for name, value in statuses.model_dump().items():
+        yield f"| {name.replace('_', ' ')} | {md(str(value))} |"
+    yield ""
+    base = md(target.base or "-")
+    yield f"Target `{target.kind}` (base {base}), `{target.revision}`, {len(target.files)} file(s)."
+    yield (
+        f"Authorization {report.authorization}; risk **{report.risk.tier}**; budget "
+        f"{report.budget.max_lanes} lane(s), {report.budget.max_repair_loops} repair loop(s); "
+        f"loop {report.loop.status}, round {report.loop.round}, "
+        f"{report.loop.repair_loops_used} repair loop(s) used."
+    )
+    for reason in report.risk.reasons:
+        yield f"- risk: {md(reason.rule)}" + (f" (`{md(reason.path)}`)" if reason.path else "")
+    if gate.reasons:
+        yield ""
+        yield "### Why"
+        yield from (f"- {md(reason)}" for reason in gate.reasons)
+    tests = report.tests
+    sections = [
+        ("Blocking findings", [_finding(f) for f in report.findings.blocking]),
+        ("Target-related test failures", [_failure(f) for f in tests.target_related]),
+        ("Unclassified test failures (fail closed)", [_failure(f) for f in tests.unknown]),
+    ]
+    for check in report.checks:
+        new = [
+            f"- `{md(c.path or '-')}:{c.line or '-'}` {md(c.rule)}: {md(c.message)}"
+            for c in check.target_related
+        ]
+        sections.append((f"Check {md(check.name)}: {check.status}", new))
+    sections += [
+        (
+            "Lanes",
+            [
+                f"- **{md(lane.name)}** [{md(lane.lens)}, {lane.role}]: {lane.status}"
+                + (f", model {md(lane.model)}" if lane.model else "")
+                + (f" — {md(lane.note)}" if lane.note else "")
+                for lane in report.lanes
+            ],
+        ),
+        ("Advisory findings", [_finding(f) for f in report.findings.advisory]),
+        ("Pre-existing test failures (do not block)", [_failure(f) for f in tests.pre_existing]),
+        ("Flaky tests", [_failure(f) for f in tests.flaky]),
+        (
+            "Rejected findings",
+            [
+                f"- {md(str(f.path))}:{md(str(f.line))} ({md(', '.join(f.lanes))}): {md(f.reason)}"
+                for f in report.findings.rejected
+            ],
+        ),
+        ("Blockers fixed since the last round", [f"- `{md(fp)}`" for fp in report.blockers_fixed]),
+        ("Limitations", [f"- {md(item)}" for item in report.limitations]),
+    ]
+    for title, items in sections:
+        if items:
+            yield ""
+            yield f"### {title} ({len(items)})"
+            yield from items
+
+
+def markdown_report(report: Report, cap: int = CAP) -> str:
+    """The report as Markdown of at most ``cap`` bytes (UTF-8)."""
+    out: list[str] = []
+    size = 0
+    lines = list(_lines(report))
+    for index, line in enumerate(lines):
+        cost = len(line.encode()) + 1
+        if size + cost > cap:
+            rest = sum(1 for later in lines[index:] if later.startswith("- "))
+            out.append(f"\n_{rest} more line(s) omitted: the JSON report has everything._")
+            break
+        out.append(line)
+        size += cost
+    return "\n".join(out) + "\n"

@@ -1,0 +1,250 @@
+"""The renderers: SARIF valid against the official schema, Markdown and GitHub commands inert
+whatever the untrusted text holds, and capped on huge reports; the `report` command."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_boundedreview import cli
+from pytest_boundedreview.models.finding import RejectedFinding, ReportFinding
+from pytest_boundedreview.models.report import (
+    Budget,
+    CheckFinding,
+    CheckResult,
+    Findings,
+    Gate,
+    LaneReport,
+    LoopInfo,
+    Report,
+    RiskInfo,
+    RiskReason,
+    Statuses,
+    TargetInfo,
+)
+from pytest_boundedreview.models.report import (
+    TestFailure as Failure,
+)
+from pytest_boundedreview.models.report import (
+    Tests as SessionTests,
+)
+from pytest_boundedreview.render.formats import render
+from pytest_boundedreview.render.github import workflow_commands
+from pytest_boundedreview.render.markdown import markdown_report
+from pytest_boundedreview.render.sarif import sarif
+
+SCHEMA = Path(__file__).resolve().parents[2] / "shared" / "data" / "sarif-schema-2.1.0.json"
+EVIL = [
+    "x\n::error file=a::pwned",
+    "\x1b]52;c;cGF5bG9hZA==\x07 and \x1b[31mred\x1b[0m",
+    "@org/team please look",
+    "![](http://x/p.png) <img src=x onerror=alert(1)> [click](javascript:alert(1))",
+    "| a | b | `code` **bold** \u202egnp.exe \u200b",
+    "100% done\r\n::warning::fake",
+]
+
+
+def finding(n: int, severity: str = "blocking", text: str = "off by one") -> ReportFinding:
+    return ReportFinding(
+        path=f"src/m{n % 7}.py",
+        line=n % 400 + 1,
+        end_line=n % 400 + 2,
+        severity=severity,  # type: ignore[arg-type]
+        category="correctness" if severity == "blocking" else "style",
+        failure_mode=text,
+        evidence=f"evidence {n}",
+        remediation="fix",
+        fingerprint=f"{n:020d}",
+        lanes=["rev"] if n % 3 else [],
+        verification="quoted",
+        note="pre-existing, not a blocker of this target" if n % 5 == 0 else None,
+    )
+
+
+def report(findings: int = 3, text: str = "off by one") -> Report:
+    failure = Failure(nodeid="tests/test_a.py::test_x", signature="AssertionError", reason=text)
+    check_finding = CheckFinding(
+        rule="F401", path="src/a.py", line=3, message=text, fingerprint="c1"
+    )
+    return Report.model_validate(
+        {
+            "schema": "bounded-review/report/v1",
+            "tool_version": "0.1.0",
+            "generated_at": "2026-12-01T00:00:00+00:00",
+            "target": TargetInfo(
+                kind="pr",
+                base="main",
+                head="abc",
+                revision="tree:1",
+                files=["src/a.py"],
+                empty=False,
+            ),
+            "authorization": "review-and-fix",
+            "risk": RiskInfo(tier="strict", reasons=[RiskReason(path="src/a.py", rule=text)]),
+            "budget": Budget(max_lanes=3, max_concurrent=2, max_repair_loops=3),
+            "loop": LoopInfo(
+                loop_id="pr-main-f", round=2, repair_loops_used=1, status="open", flags=["stuck"]
+            ),
+            "checks": [
+                CheckResult(
+                    name="ruff",
+                    required=True,
+                    status="fail",
+                    target_related=[check_finding],
+                    pre_existing=[check_finding],
+                )
+            ],
+            "tests": SessionTests(
+                passed=5,
+                failed=3,
+                target_related=[failure],
+                pre_existing=[failure],
+                flaky=[failure],
+                unknown=[failure],
+            ),
+            "lanes": [
+                LaneReport(
+                    name="rev",
+                    lens="correctness",
+                    role="verdict",
+                    status="revise",
+                    attempts=1,
+                    rationale=text,
+                    note=text,
+                    model="m1",
+                )
+            ],
+            "findings": Findings(
+                blocking=[finding(n, text=text) for n in range(findings)],
+                advisory=[finding(n, "advisory", text) for n in range(findings)],
+                rejected=[RejectedFinding(reason=text, lanes=["rev"], path="../x", line=0)],
+            ),
+            "blockers_fixed": ["f" * 20],
+            "gate": Gate(review_clean="no", reasons=[text]),
+            "statuses": Statuses(local_verification="failed", review_clean="no", committed="yes"),
+            "limitations": [text],
+            "next_action": text,
+        }
+    )
+
+
+@pytest.fixture(scope="module")
+def validator() -> Any:
+    if not SCHEMA.exists():
+        pytest.skip(f"the official SARIF 2.1.0 schema is not at {SCHEMA} on this machine")
+    import jsonschema
+
+    schema = json.loads(SCHEMA.read_text())
+    return jsonschema.Draft7Validator(schema)
+
+
+def test_sarif_is_valid_and_keeps_pre_existing_results(validator: Any) -> None:
+    log = sarif(report())
+    validator.validate(log)
+    names = [run["tool"]["driver"]["name"] for run in log["runs"]]
+    assert names == [
+        "bounded-review tests",
+        "bounded-review check ruff",
+        "bounded-review scans",
+        "bounded-review lane rev",
+    ]
+    tests = log["runs"][0]["results"]
+    assert {r["ruleId"]: r["baselineState"] for r in tests}["pre-existing-failure"] == "unchanged"
+    assert all(
+        ("suppressions" in r) == (r["baselineState"] == "unchanged")
+        for run in log["runs"]
+        for r in run["results"]
+    )
+    lane = log["runs"][3]["results"][0]
+    assert lane["partialFingerprints"] == {"boundedReview/finding/v1": "00000000000000000001"}
+    assert lane["locations"][0]["physicalLocation"]["artifactLocation"] == {
+        "uri": "src/m1.py",
+        "uriBaseId": "SRCROOT",
+    }
+
+
+def test_a_broken_sarif_log_fails_validation(validator: Any) -> None:
+    import jsonschema
+
+    log = sarif(report())
+    broken = copy.deepcopy(log)
+    broken["runs"][0]["results"][0]["level"] = "catastrophic"
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(broken)
+    del broken["version"]
+    with pytest.raises(jsonschema.ValidationError):
+        validator.validate(broken)
+
+
+@pytest.mark.parametrize("text", EVIL)
+def test_untrusted_text_is_inert_everywhere(text: str) -> None:
+    rich = report(2, text)
+    for fmt in ("text", "markdown", "github"):
+        out = render(rich, fmt)
+        body = out.replace("\n", "")
+        assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in body), (fmt, out)
+        assert "\u202e" not in out
+        assert "\u200b" not in out
+    markdown = render(rich, "markdown")
+    assert "@org" not in markdown
+    assert "<img" not in markdown
+    assert "![](" not in markdown
+    assert "](javascript" not in markdown
+    commands = render(rich, "github").splitlines()
+    inside = False
+    for line in commands:
+        if line.startswith("::stop-commands::"):
+            token = line.removeprefix("::stop-commands::")
+            inside = True
+            continue
+        if inside:
+            if line == f"::{token}::":
+                inside = False
+            else:
+                assert not line.startswith("::"), line
+            continue
+        assert line.startswith(("::error ", "::warning ", "::notice ")), line
+        assert "\r" not in line
+
+
+def test_huge_reports_stay_within_limits(validator: Any) -> None:
+    huge = report(25_000)  # 50,000 findings
+    markdown = markdown_report(huge)
+    assert len(markdown.encode()) < 1024 * 1024
+    assert "more line(s) omitted" in markdown
+    commands = workflow_commands(huge, token="t")
+    errors = [c for c in commands if c.startswith("::error")]
+    warnings = [c for c in commands if c.startswith("::warning")]
+    assert (len(errors), len(warnings)) == (10, 10)
+    assert any(
+        c.startswith("::notice title=bounded review::") and "more finding(s)" in c for c in commands
+    )
+    log = sarif(huge)
+    assert sum(len(run["results"]) for run in log["runs"][2:]) >= 50_000
+    # Validating 50,000 results takes minutes; every result comes from the same few shapes, so
+    # one of each shape (keys, level, baseline state) per run is validated with the whole log.
+    for run in log["runs"]:
+        shapes: dict[Any, Any] = {}
+        for result in run["results"]:
+            shape = (tuple(sorted(result)), result["level"], result["baselineState"])
+            shapes.setdefault(shape, result)
+        run["results"] = list(shapes.values())
+    validator.validate(log)
+
+
+def test_the_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "report.json"
+    assert cli.main(["report", "--report", str(path)]) == 2
+    assert "no report at" in capsys.readouterr().err
+    path.write_text(report().model_dump_json())
+    for fmt in ("text", "json", "markdown", "sarif", "github"):
+        assert cli.main(["report", "--report", str(path), "--format", fmt]) == 1
+        out = capsys.readouterr().out
+        assert out.strip()
+    clean = report(0).model_copy(update={"gate": Gate(review_clean="yes")})
+    path.write_text(clean.model_dump_json())
+    assert cli.main(["report", "--report", str(path)]) == 0
