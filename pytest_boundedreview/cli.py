@@ -9,9 +9,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from pydantic import ValidationError
-
-from . import __version__, demo, strictjson
+from . import __version__
 from .errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -20,8 +18,10 @@ from .errors import (
     NoReportError,
     UsageError,
 )
-from .models import SCHEMA_IDS, SCHEMA_NAMES, Finding, json_schema, model
-from .validation import describe_all
+from .models import SCHEMA_NAMES
+
+# pydantic and the engine are imported inside the commands that need them, so the cheap ones
+# (`gate` in a commit hook) start fast.
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 
@@ -33,11 +33,19 @@ class _Parser(argparse.ArgumentParser):
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
+    from .models import json_schema
+
     print(json.dumps(json_schema(args.name), indent=2, sort_keys=True))
     return 0
 
 
 def _validate_one(path: Path, forced: str | None) -> list[str]:
+    from pydantic import ValidationError
+
+    from . import strictjson
+    from .models import SCHEMA_IDS, Finding, model
+    from .validation import describe_all
+
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -85,13 +93,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    from . import demo
+
     return demo.run(keep=args.keep)
 
 
 def cmd_report(args: argparse.Namespace) -> int:
     """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
+    from pydantic import ValidationError
+
     from .models.report import Report
     from .render.formats import render
+    from .validation import describe_all
 
     path = Path(args.report) if args.report else _default_report()
     try:
@@ -119,6 +132,19 @@ def _default_report() -> Path:
     return root / ".bounded-review" / "report.json"
 
 
+def cmd_gate(args: argparse.Namespace) -> int:
+    """Exit 0 only when a clean report exists for the exact snapshot being committed or
+    pushed; else say why (1 not clean, 2 no report for this snapshot)."""
+    from . import gatecheck, git
+    from .render.escape import terminal
+
+    repo = git.open_repo(Path.cwd())
+    report = Path(args.report) if args.report else repo.root / ".bounded-review" / "report.json"
+    status, why = gatecheck.check(repo, report, args.stage)
+    print(f"bounded-review gate: {terminal(why)}", file=sys.stdout if status == 0 else sys.stderr)
+    return status
+
+
 def cmd_loop(args: argparse.Namespace) -> int:
     from . import loopcli
 
@@ -143,6 +169,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "demo": cmd_demo,
     "loop": cmd_loop,
     "report": cmd_report,
+    "gate": cmd_gate,
     "status": cmd_status,
     "reset": cmd_reset,
 }
@@ -171,6 +198,19 @@ def _parser() -> argparse.ArgumentParser:
     )
     demo_parser.add_argument(
         "--keep", action="store_true", help="keep the example repository and print its path"
+    )
+    gate = sub.add_parser(
+        "gate", help="exit 0 only if a clean report exists for the snapshot being committed/pushed"
+    )
+    gate.add_argument(
+        "--stage",
+        default="auto",
+        choices=["auto", "pre-commit", "pre-push", "manual"],
+        help="pre-commit and manual: the staged tree; pre-push: HEAD^{tree} "
+        "(auto: pre-push when PRE_COMMIT_TO_REF is set)",
+    )
+    gate.add_argument(
+        "--report", help="report file (default: <repository>/.bounded-review/report.json)"
     )
     report = sub.add_parser("report", help="print the last report (exit by its gate)")
     report.add_argument(

@@ -137,7 +137,7 @@ def _merge_base(repo: git.Repo, base_commit: str, head: str) -> str:
     raise BaseRefError(f"the base {base_commit[:12]} and HEAD have no common ancestor")
 
 
-def _tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = None) -> str:
+def tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = None) -> str:
     """Write the tree of an index (``add_all``: of the working tree) without touching it."""
     folder = tempdirs.make("index")
     try:
@@ -156,7 +156,7 @@ def _tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None =
         shutil.rmtree(folder, ignore_errors=True)
 
 
-def _hook_index(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
+def hook_index(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
     """The index a running ``git commit`` is about to record, when called from its hook.
 
     ``git commit -a`` and ``git commit <paths>`` build the commit in a temporary index named
@@ -181,11 +181,11 @@ def freeze(
     head = repo.head()
     head_tree = repo.tree_of(head) if head else repo.empty_tree()
     kind: TargetKind
-    live_tree = tree = _tree_via_temp_index(repo, add_all=True)
+    live_tree = tree = tree_via_temp_index(repo, add_all=True)
     if requested == "staged":
         kind, tree = (
             "staged",
-            _tree_via_temp_index(repo, add_all=False, source=_hook_index(repo, env)),
+            tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env)),
         )
         base_name, base_commit = "HEAD", head
     else:

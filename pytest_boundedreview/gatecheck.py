@@ -1,0 +1,65 @@
+"""``bounded-review gate``: is there a clean report for exactly this snapshot? The cheap check
+for commit and push hooks — no test runs, no pydantic, two or three git calls."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import git
+from .errors import EXIT_CLEAN, EXIT_INDETERMINATE, EXIT_NOT_CLEAN
+from .target import hook_index, tree_via_temp_index
+
+STAGES = ("auto", "pre-commit", "pre-push", "manual")
+
+
+def stage_of(requested: str, env: Mapping[str, str]) -> str:
+    """``auto``: pre-push when pre-commit says a push is running, else pre-commit."""
+    if requested != "auto":
+        return requested
+    return "pre-push" if env.get("PRE_COMMIT_TO_REF") else "pre-commit"
+
+
+def snapshot(repo: git.Repo, stage: str, env: Mapping[str, str]) -> str:
+    """The tree a commit (the staged index) or a push (``HEAD^{tree}``) would record."""
+    if stage == "pre-push":
+        return repo.tree_of("HEAD")
+    return tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env))
+
+
+def check(
+    repo: git.Repo, report: Path, stage: str, env: Mapping[str, str] | None = None
+) -> tuple[int, str]:
+    """The exit status and one line saying why."""
+    env = os.environ if env is None else env
+    stage = stage_of(stage, env)
+    revision = f"tree:{snapshot(repo, stage, env)}"
+    try:
+        document = json.loads(report.read_bytes())
+    except (OSError, ValueError):
+        why = f"no readable report at {report}: run pytest --bounded-review first"
+        return EXIT_INDETERMINATE, why
+    if not isinstance(document, dict) or document.get("schema") != "bounded-review/report/v1":
+        return EXIT_INDETERMINATE, f"{report} is not a bounded-review report"
+    target, gate = document.get("target") or {}, document.get("gate") or {}
+    reviewed = target.get("revision") if isinstance(target, dict) else None
+    if reviewed != revision:
+        why = (
+            f"the last report reviewed {reviewed}, not this {stage} snapshot {revision}: "
+            "run pytest --bounded-review again"
+        )
+        return EXIT_INDETERMINATE, why
+    verdict = gate.get("review_clean") if isinstance(gate, dict) else None
+    if verdict == "yes":
+        return EXIT_CLEAN, f"a clean review exists for {revision}"
+    if verdict == "no":
+        return (
+            EXIT_NOT_CLEAN,
+            f"the review of {revision} is not clean: {document.get('next_action')}",
+        )
+    return (
+        EXIT_INDETERMINATE,
+        f"the review of {revision} is indeterminate: {document.get('next_action')}",
+    )
