@@ -27,3 +27,30 @@ def test_readme_test_command_is_the_one_ci_runs() -> None:
     command = next(line for line in ci.splitlines() if line.startswith("python3 -m venv"))
     assert command in readme
     assert "bounded-review demo" in readme
+
+
+def test_the_built_wheel_holds_every_module(tmp_path: Path) -> None:
+    """A regular (non-editable) install must carry every subpackage the code imports."""
+    import sys
+    import zipfile
+
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "-q",
+            "-w",
+            str(tmp_path),
+            str(ROOT),
+        ],
+        check=True,
+    )
+    (wheel,) = tmp_path.glob("*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    modules = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.py")}
+    assert modules <= names, sorted(modules - names)
+    assert "pytest_boundedreview/py.typed" in names
