@@ -13,12 +13,16 @@ def test_pre_commit_manifest_is_valid_for_pre_commit() -> None:
     review = hooks["bounded-review"]
     assert review["pass_filenames"] is False
     assert review["require_serial"] is True
+    gate = hooks["bounded-review-gate"]
+    assert set(gate["stages"]) == {"pre-commit", "pre-push", "manual"}
+    assert gate["pass_filenames"] is False
 
 
-def test_git_hook_shim_is_executable_and_valid_shell() -> None:
-    shim = ROOT / "hooks" / "pre-commit"
-    assert shim.stat().st_mode & 0o111
-    subprocess.run(["sh", "-n", str(shim)], check=True)
+def test_git_hook_shims_are_executable_and_valid_shell() -> None:
+    for name in ("pre-commit", "pre-push"):
+        shim = ROOT / "hooks" / name
+        assert shim.stat().st_mode & 0o111
+        subprocess.run(["sh", "-n", str(shim)], check=True)
 
 
 def test_readme_test_command_is_the_one_ci_runs() -> None:
