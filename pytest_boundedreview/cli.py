@@ -219,10 +219,10 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--report", help="report file (default: <repository>/.bounded-review/report.json)"
     )
-    from . import loopcli
+    from . import loopargs
 
-    loopcli.add_parser(sub)
-    loopcli.add_state_parsers(sub)
+    loopargs.add_parser(sub)
+    loopargs.add_state_parsers(sub)
     return parser
 
 

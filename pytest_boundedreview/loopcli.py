@@ -22,92 +22,6 @@ from .models.loop import LoopState
 from .render.escape import terminal
 from .validation import describe_all
 
-MUTATIONS = (
-    "begin",
-    "mark-running",
-    "record-result",
-    "record-failure",
-    "admit-retry",
-    "complete-round",
-    "next-round",
-    "close",
-)
-
-
-def _lane_spec(text: str) -> tuple[str, str, str]:
-    parts = text.split(":")
-    if (
-        len(parts) not in (2, 3)
-        or not all(parts)
-        or (len(parts) == 3 and parts[2] not in ("verdict", "scout"))
-    ):
-        raise argparse.ArgumentTypeError(f"{text!r}: give NAME:LENS or NAME:LENS:verdict|scout")
-    return parts[0], parts[1], parts[2] if len(parts) == 3 else "verdict"
-
-
-def add_parser(sub: Any) -> None:
-    """Register ``loop`` and its commands on the top-level subparsers."""
-    loop = sub.add_parser("loop", help="drive a review loop's ledger from an orchestrator")
-    commands = loop.add_subparsers(dest="loop_command", required=True, metavar="LOOP_COMMAND")
-
-    def command(name: str, help_text: str) -> argparse.ArgumentParser:
-        parser: argparse.ArgumentParser = commands.add_parser(name, help=help_text)
-        parser.add_argument("--loop-id", required=True, help="the loop (^[A-Za-z0-9._-]{1,128}$)")
-        parser.add_argument(
-            "--state-dir", default=".bounded-review", help="state folder (default: .bounded-review)"
-        )
-        if name in MUTATIONS:
-            parser.add_argument(
-                "--operation-id",
-                required=True,
-                help="idempotency key: a replay returns the same receipt",
-            )
-        return parser
-
-    begin = command("begin", "open a loop with round 1")
-    begin.add_argument(
-        "--target-kind", required=True, choices=["pr", "local-diff", "staged", "plan"]
-    )
-    begin.add_argument(
-        "--revision", required=True, help="what round 1 reviews (tree:… or sha256:…)"
-    )
-    begin.add_argument(
-        "--lane", action="append", type=_lane_spec, required=True, metavar="NAME:LENS[:ROLE]"
-    )
-    begin.add_argument("--max-repair-loops", type=int, default=2, choices=range(0, 4))
-    begin.add_argument("--scope", action="append", default=[], metavar="PATH")
-    begin.add_argument(
-        "--require-assurances",
-        action=argparse.BooleanOptionalAction,
-        default=None,
-        help="refuse verdicts without assurances (default: for plan targets)",
-    )
-    running = command("mark-running", "start an attempt of a lane")
-    running.add_argument("--lane", required=True)
-    running.add_argument("--attempt-id", required=True)
-    running.add_argument("--revision", required=True)
-    result = command("record-result", "record a lane's answer (a lane-result JSON file)")
-    result.add_argument("--lane", required=True)
-    result.add_argument("--attempt-id", required=True)
-    result.add_argument("--result", required=True, type=Path, metavar="FILE")
-    failure = command("record-failure", "record that an attempt failed")
-    failure.add_argument("--lane", required=True)
-    failure.add_argument("--attempt-id", required=True)
-    failure.add_argument("--kind", required=True, choices=["error", "died", "limit"])
-    failure.add_argument("--detail", default="")
-    retry = command("admit-retry", "admit a new attempt as the retry of a failed one")
-    retry.add_argument("--lane", required=True)
-    retry.add_argument("--attempt-id", required=True)
-    retry.add_argument("--retry-of", required=True)
-    complete = command("complete-round", "close the open round once every lane answered")
-    complete.add_argument("--blocking", action="append", default=[], metavar="FINGERPRINT")
-    following = command("next-round", "open the next round on a changed artifact")
-    following.add_argument("--revision", required=True)
-    closing = command("close", "close the loop")
-    closing.add_argument("--outcome", required=True, choices=["converged", "drift", "deadlock"])
-    command("show", "print the loop's state")
-    command("validate", "check the loop's state file")
-
 
 def _result(path: Path) -> LaneResult:
     try:
@@ -273,15 +187,3 @@ def cmd_reset(args: argparse.Namespace) -> int:
         receipt = book.mutate(f"reset-{uuid.uuid4().hex}", {"reset": book.loop_id}, close)
         print(json.dumps(receipt, sort_keys=True))
     return 0
-
-
-def add_state_parsers(sub: Any) -> None:
-    """``status`` and ``reset``."""
-    status = sub.add_parser("status", help="show where each review loop stands")
-    reset = sub.add_parser("reset", help="close review loops so the next review starts anew")
-    for parser in (status, reset):
-        parser.add_argument(
-            "--state-dir", help="state folder (default: <repository>/.bounded-review)"
-        )
-        parser.add_argument("--loop-id", help="only this loop (default: every loop)")
-    status.add_argument("--json", action="store_true", help="one JSON object per loop")
