@@ -15,17 +15,22 @@ from .target import hook_index, tree_via_temp_index
 STAGES = ("auto", "pre-commit", "pre-push", "manual")
 
 
+PUSH_SIGNS = ("PRE_COMMIT_TO_REF", "PRE_COMMIT_REMOTE_NAME", "PRE_COMMIT_REMOTE_URL")
+
+
 def stage_of(requested: str, env: Mapping[str, str]) -> str:
-    """``auto``: pre-push when pre-commit says a push is running, else pre-commit."""
+    """``auto``: pre-push when pre-commit says a push is running (it names the remote even
+    for a first push, where it sets no refs), else pre-commit."""
     if requested != "auto":
         return requested
-    return "pre-push" if env.get("PRE_COMMIT_TO_REF") else "pre-commit"
+    return "pre-push" if any(env.get(name) for name in PUSH_SIGNS) else "pre-commit"
 
 
 def snapshot(repo: git.Repo, stage: str, env: Mapping[str, str]) -> str:
-    """The tree a commit (the staged index) or a push (``HEAD^{tree}``) would record."""
+    """The tree a commit (the staged index) or a push would record: the pushed commit's tree
+    when pre-commit names it (``PRE_COMMIT_TO_REF``), else ``HEAD^{tree}``."""
     if stage == "pre-push":
-        return repo.tree_of("HEAD")
+        return repo.tree_of(env.get("PRE_COMMIT_TO_REF") or "HEAD")
     return tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env))
 
 

@@ -131,13 +131,16 @@ def _processes_in(folder: Path) -> list[int]:
 def _start_and_wait_for_base(
     argv: list[str], cwd: Path, env: dict[str, str], scratch: Path
 ) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen(
-        argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
+    log = scratch.parent / "run.log"  # a file, not a pipe nobody reads while we wait
+    with log.open("wb") as out:
+        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and not _processes_in(scratch):
+    while time.monotonic() < deadline and proc.poll() is None and not _processes_in(scratch):
         time.sleep(0.1)  # wait until the base re-run is working inside its checkout
-    assert _processes_in(scratch), "the base re-run never started"
+    if not _processes_in(scratch):
+        proc.kill()
+        proc.wait()
+        raise AssertionError(f"the base re-run never started:\n{log.read_text(errors='replace')}")
     return proc
 
 
@@ -184,9 +187,10 @@ def test_ctrl_c_during_the_base_run(
     project, scratch, argv, env = slow_base
     run = _start_and_wait_for_base(argv, project.path, env, scratch)
     run.send_signal(signal.SIGINT)
-    out, _ = run.communicate(timeout=60)
-    assert run.returncode == 2, out.decode()
-    assert b"Traceback" not in out
+    run.wait(timeout=60)
+    out = (scratch.parent / "run.log").read_text(errors="replace")
+    assert run.returncode == 2, out
+    assert "Traceback" not in out
     report = json.loads((project.path / ".bounded-review" / "report.json").read_text())
     assert report["gate"] == {
         "review_clean": "indeterminate",

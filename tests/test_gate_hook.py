@@ -52,6 +52,10 @@ def test_the_gate_answers_for_exactly_one_snapshot(sample: GitRepo) -> None:
     assert review(sample, "--bounded-review-target=local-diff", "--bounded-review-base=HEAD~1") == 0
     assert check(handle, report, "pre-push", {})[0] == 0
     assert check(handle, report, "auto", {"PRE_COMMIT_TO_REF": "HEAD"})[0] == 0
+    # a first push names the remote but no refs: still a push, still HEAD's tree
+    assert check(handle, report, "auto", {"PRE_COMMIT_REMOTE_NAME": "origin"})[0] == 0
+    # pushing another commit than HEAD: its tree, which this report did not review
+    assert check(handle, report, "auto", {"PRE_COMMIT_TO_REF": "HEAD~1"})[0] == 2
     assert check(handle, report, "pre-commit", {})[0] == 0  # nothing staged: the same tree
     sample.write("app.py", "x = 2\n")
     sample.git("add", "app.py")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 import json
+import unicodedata
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,8 @@ EVIL = [
     "![](http://x/p.png) <img src=x onerror=alert(1)> [click](javascript:alert(1))",
     "| a | b | `code` **bold** \u202egnp.exe \u200b",
     "100% done\r\n::warning::fake",
+    "tags \U000e0067\U000e0069 \u061c \u2028 soft\xadhyphen\ttab",
+    "mail admin@evil.example, code `a` and ``b``",
 ]
 
 
@@ -187,10 +190,14 @@ def test_untrusted_text_is_inert_everywhere(text: str) -> None:
         out = render(rich, fmt)
         body = out.replace("\n", "")
         assert not any(ord(c) < 32 or 0x7F <= ord(c) <= 0x9F for c in body), (fmt, out)
-        assert "\u202e" not in out
-        assert "\u200b" not in out
+        hidden = [
+            c for c in out if unicodedata.category(c) in ("Cf", "Zl", "Zp", "Cc") and c != "\n"
+        ]
+        assert hidden in ([], ["\u2060"] * out.count("\u2060")), (fmt, hidden)
+        assert "\u2060" not in out or fmt == "markdown"  # the word joiner that breaks mentions
     markdown = render(rich, "markdown")
     assert "@org" not in markdown
+    assert "@evil" not in markdown
     assert "<img" not in markdown
     assert "![](" not in markdown
     assert "](javascript" not in markdown
@@ -234,6 +241,30 @@ def test_huge_reports_stay_within_limits(validator: Any) -> None:
             shapes.setdefault(shape, result)
         run["results"] = list(shapes.values())
     validator.validate(log)
+
+
+def test_code_spans_and_odd_lines() -> None:
+    from pytest_boundedreview.render.escape import markdown_code
+
+    assert markdown_code("src/my_mod-1.py:3") == "`src/my_mod-1.py:3`"
+    assert markdown_code("a`b") == "``a`b``"
+    assert markdown_code("`x") == "`` `x ``"
+    odd = report(0).model_copy(
+        update={
+            "checks": [
+                CheckResult(
+                    name="t",
+                    required=True,
+                    status="fail",
+                    target_related=[
+                        CheckFinding(rule="r", path="a.py", line=-1, message="m", fingerprint="f")
+                    ],
+                )
+            ]
+        }
+    )
+    region = sarif(odd)["runs"][1]["results"][0]["locations"][0]["physicalLocation"]
+    assert "region" not in region
 
 
 def test_the_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

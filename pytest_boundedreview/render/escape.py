@@ -5,32 +5,45 @@ from __future__ import annotations
 import re
 import unicodedata
 
-# C0/C1 controls, DEL, bidi overrides/isolates and zero-width characters.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+# Shown as escapes: controls (C0, C1, DEL), format characters (bidi marks and overrides,
+# zero-width characters, soft hyphens, tag characters), line and paragraph separators,
+# surrogates and private-use characters.
+_HIDDEN = ("Cc", "Cf", "Zl", "Zp", "Cs", "Co")
+_FAST_SAFE = re.compile("[\x20-\x7e]*")
 
 
-def _visible(match: re.Match[str]) -> str:
-    char = match.group()
+def _visible(char: str) -> str:
     code = ord(char)
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    if code < 0x100:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def terminal(text: str, *, single_line: bool = True) -> str:
-    """``text`` with every control, bidi and zero-width character shown as a visible escape
-    (so escape sequences cannot reach the terminal); newlines too when ``single_line``."""
-    text = _UNSAFE.sub(_visible, text)
-    text = "".join(
-        f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cs", "Co") else c for c in text
-    )
-    if single_line:
-        text = text.replace("\n", "\\n").replace("\t", "\\t")
-    return text
+    """``text`` with every control, format (bidi, zero-width, tag), separator, surrogate and
+    private-use character shown as a visible escape, so no escape sequence or hidden text
+    reaches the terminal; newlines and tabs kept only when not ``single_line``."""
+    if _FAST_SAFE.fullmatch(text):
+        return text
+    out = []
+    for char in text:
+        if char in "\n\t" and not single_line:
+            out.append(char)
+        elif char == "\n":
+            out.append("\\n")
+        elif char == "\t":
+            out.append("\\t")
+        elif unicodedata.category(char) in _HIDDEN:
+            out.append(_visible(char))
+        else:
+            out.append(char)
+    return "".join(out)
 
 
 def workflow_data(text: str) -> str:
     """A GitHub workflow command's message: ``%``, CR and LF encoded (the runner decodes them),
     and every other control shown as a visible escape."""
-    text = terminal(text, single_line=False)
+    text = terminal(text, single_line=False).replace("\t", "\\t")
     return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
 
 
@@ -50,6 +63,16 @@ def markdown(text: str) -> str:
     text = terminal(text)
     text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
     text = _MARKDOWN_SPECIAL.sub(r"\\\1", text)
-    text = _MENTION.sub("&#64;", text)  # shows as @, but pings no one
+    text = _MENTION.sub("@\u2060", text)  # a word joiner: no mention, no e-mail autolink
     text = _AUTOLINK.sub(lambda m: m.group(1) + "&#58;", text)  # no bare autolinks
     return text
+
+
+def markdown_code(text: str) -> str:
+    """``text`` as an inline code span (shown literally): controls escaped, fenced with more
+    backticks than any run inside it."""
+    text = terminal(text)
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"

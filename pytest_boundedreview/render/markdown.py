@@ -9,21 +9,26 @@ from collections.abc import Iterator
 from ..models.finding import ReportFinding
 from ..models.report import Report, TestFailure
 from .escape import markdown as md
+from .escape import markdown_code as code
 
 CAP = 1024 * 1024 - 4096  # below GitHub's 1 MiB summary limit, with room for the last line
 VERDICT = {"yes": "✅ review clean", "no": "❌ not clean", "indeterminate": "⚠️ indeterminate"}
 
 
 def _finding(f: ReportFinding) -> str:
-    where = f"`{md(f.path).replace('`', '')}:{f.line}`"
+    where = code(f"{f.path}:{f.line}")
     note = f" — _{md(f.note)}_" if f.note else ""
     lanes = f" ({md(', '.join(f.lanes))})" if f.lanes else ""
     return f"- {where} **{md(f.category)}**, {f.verification}{lanes}: {md(f.failure_mode)}{note}"
 
 
+def _where(path: str | None, line: int | None) -> str:
+    return f"{path or '-'}:{line or '-'}"
+
+
 def _failure(f: TestFailure) -> str:
     reason = f" — {md(f.reason)}" if f.reason else ""
-    return f"- `{md(f.nodeid).replace('`', '')}`{reason}"
+    return f"- {code(f.nodeid)}{reason}"
 
 
 def _lines(report: Report) -> Iterator[str]:
@@ -38,7 +43,10 @@ def _lines(report: Report) -> Iterator[str]:
         yield f"| {name.replace('_', ' ')} | {md(str(value))} |"
     yield ""
     base = md(target.base or "-")
-    yield f"Target `{target.kind}` (base {base}), `{target.revision}`, {len(target.files)} file(s)."
+    yield (
+        f"Target {code(target.kind)} (base {base}), {code(target.revision)}, "
+        f"{len(target.files)} file(s)."
+    )
     yield (
         f"Authorization {report.authorization}; risk **{report.risk.tier}**; budget "
         f"{report.budget.max_lanes} lane(s), {report.budget.max_repair_loops} repair loop(s); "
@@ -46,7 +54,7 @@ def _lines(report: Report) -> Iterator[str]:
         f"{report.loop.repair_loops_used} repair loop(s) used."
     )
     for reason in report.risk.reasons:
-        yield f"- risk: {md(reason.rule)}" + (f" (`{md(reason.path)}`)" if reason.path else "")
+        yield f"- risk: {md(reason.rule)}" + (f" ({code(reason.path)})" if reason.path else "")
     if gate.reasons:
         yield ""
         yield "### Why"
@@ -59,7 +67,7 @@ def _lines(report: Report) -> Iterator[str]:
     ]
     for check in report.checks:
         new = [
-            f"- `{md(c.path or '-')}:{c.line or '-'}` {md(c.rule)}: {md(c.message)}"
+            f"- {code(_where(c.path, c.line))} {md(c.rule)}: {md(c.message)}"
             for c in check.target_related
         ]
         sections.append((f"Check {md(check.name)}: {check.status}", new))
@@ -83,7 +91,7 @@ def _lines(report: Report) -> Iterator[str]:
                 for f in report.findings.rejected
             ],
         ),
-        ("Blockers fixed since the last round", [f"- `{md(fp)}`" for fp in report.blockers_fixed]),
+        ("Blockers fixed since the last round", [f"- {code(fp)}" for fp in report.blockers_fixed]),
         ("Limitations", [f"- {md(item)}" for item in report.limitations]),
     ]
     for title, items in sections:

@@ -25,8 +25,11 @@ def _location(path: str | None, line: int | None = None, end: int | None = None)
     if not path:
         return []
     physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(path), "uriBaseId": BASE_ID}}
-    if line:
-        physical["region"] = {"startLine": line, **({"endLine": end} if end else {})}
+    if line is not None and line >= 1:  # a tool's line 0 or -1 is no region at all
+        region = {"startLine": line}
+        if end is not None and end >= line:
+            region["endLine"] = end
+        physical["region"] = region
     return [{"physicalLocation": physical}]
 
 
