@@ -108,6 +108,14 @@ class LoopMachine(RuleBasedStateMachine):
             self.run(lane.name, current.revision)
             self.result(lane.name, verdict if lane.role == "verdict" else None, self.attempts)
 
+    @rule(revision=st.sampled_from(REVISIONS[1:]))
+    def repair_round(self, revision: str) -> None:
+        """A whole round in one step — every lane asks for revisions, the round completes and
+        the next opens — so the machine reaches repair loops and their ceiling."""
+        self.answer_all("revise")
+        self.complete()
+        self.next_round(revision)
+
     @rule()
     def complete(self) -> None:
         self._do(loopops.complete_round)
