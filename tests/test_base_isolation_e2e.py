@@ -115,13 +115,16 @@ def test_slow():
 """
 
 
-def _processes_in(folder: Path) -> list[int]:
-    """Processes whose working directory is inside ``folder``."""
+def _processes_in(folder: Path, running: str = "") -> list[int]:
+    """Processes whose working directory is inside ``folder`` (and whose command line holds
+    ``running``)."""
     found = []
     for proc in Path("/proc").iterdir():
         if proc.name.isdigit():
             try:
-                if Path(os.readlink(proc / "cwd")).is_relative_to(folder):
+                if Path(os.readlink(proc / "cwd")).is_relative_to(folder) and (
+                    running.encode() in (proc / "cmdline").read_bytes()
+                ):
                     found.append(int(proc.name))
             except OSError:
                 continue
@@ -135,9 +138,13 @@ def _start_and_wait_for_base(
     with log.open("wb") as out:
         proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
     deadline = time.monotonic() + 120
-    while time.monotonic() < deadline and proc.poll() is None and not _processes_in(scratch):
-        time.sleep(0.1)  # wait until the base re-run is working inside its checkout
-    if not _processes_in(scratch):
+    # Wait until the base re-run's pytest works inside its checkout (not merely the git that
+    # `worktree add` starts there).
+    while (
+        time.monotonic() < deadline and proc.poll() is None and not _processes_in(scratch, "pytest")
+    ):
+        time.sleep(0.1)
+    if not _processes_in(scratch, "pytest"):
         proc.kill()
         proc.wait()
         raise AssertionError(f"the base re-run never started:\n{log.read_text(errors='replace')}")
@@ -187,7 +194,13 @@ def test_ctrl_c_during_the_base_run(
     project, scratch, argv, env = slow_base
     run = _start_and_wait_for_base(argv, project.path, env, scratch)
     run.send_signal(signal.SIGINT)
-    run.wait(timeout=60)
+    try:
+        run.wait(timeout=120)  # generous: a loaded 2-core machine
+    except subprocess.TimeoutExpired:
+        run.kill()
+        run.wait()
+        log = (scratch.parent / "run.log").read_text(errors="replace")
+        raise AssertionError(f"the run did not stop on Ctrl-C within 120 s:\n{log}") from None
     out = (scratch.parent / "run.log").read_text(errors="replace")
     assert run.returncode == 2, out
     assert "Traceback" not in out
