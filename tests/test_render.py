@@ -243,6 +243,27 @@ def test_huge_reports_stay_within_limits(validator: Any) -> None:
     validator.validate(log)
 
 
+def test_the_terminal_summary_shows_the_exact_state() -> None:
+    text = render(report(), "text").splitlines()
+    assert (
+        "authorization review-and-fix; risk strict (off by one); "
+        "budget 3 lane(s), 2 at once, 3 repair loop(s)"
+    ) in text
+    assert "loop pr-main-f: open, round 2, repair loops used 1/3, flags: stuck" in text
+    assert "loop pr-main-f: open, round 2, repair loops used 1/3, flags: stuck" in text
+    assert "tests: 5 passed, 3 failed; target-related 1, pre-existing 1, flaky 1, unknown 1" in text
+    assert "checks: 0 pass, 1 fail, 0 not-run" in text
+    assert (
+        "findings: 3 blocking, 3 advisory, 1 rejected; blockers fixed since the last round: 1"
+        in text
+    )
+    assert (
+        "status: local verification failed, review clean no, PR/CI not-checked, committed yes, "
+        "merged not-checked, deployed not-checked, production verified not-checked"
+    ) in text
+    assert text[-1] == "next action: off by one"
+
+
 def test_code_spans_and_odd_lines() -> None:
     from pytest_boundedreview.render.escape import markdown_code
 

@@ -23,7 +23,41 @@ def lines(report: Report) -> Iterator[str]:
         f"target {target.kind} (base {terminal(target.base or '-')}), {target.revision}, "
         f"{len(target.files)} file(s)" + (" - nothing to review" if target.empty else "")
     )
+    risk, budget, loop = report.risk, report.budget, report.loop
+    why = "; ".join(terminal(r.rule) for r in risk.reasons[:5])
+    yield (
+        f"authorization {report.authorization}; risk {risk.tier}"
+        + (f" ({why})" if why else "")
+        + f"; budget {budget.max_lanes} lane(s), {budget.max_concurrent} at once, "
+        f"{budget.max_repair_loops} repair loop(s)"
+    )
+    if loop.status == "not-started":
+        yield "loop: not started" + (f" ({terminal(loop.stop_reason)})" if loop.stop_reason else "")
+    else:
+        flags = f", flags: {', '.join(loop.flags)}" if loop.flags else ""
+        stop = f" ({terminal(loop.stop_reason)})" if loop.stop_reason else ""
+        yield (
+            f"loop {terminal(loop.loop_id or '-')}: {loop.status}{stop}, round {loop.round}, "
+            f"repair loops used {loop.repair_loops_used}/{budget.max_repair_loops}{flags}"
+        )
     tests = report.tests
+    yield (
+        f"tests: {tests.passed} passed, {tests.failed} failed; target-related "
+        f"{len(tests.target_related)}, pre-existing {len(tests.pre_existing)}, flaky "
+        f"{len(tests.flaky)}, unknown {len(tests.unknown)}"
+    )
+    if report.checks:
+        counts = {
+            state: sum(1 for c in report.checks if c.status == state)
+            for state in ("pass", "fail", "not-run")
+        }
+        yield "checks: " + ", ".join(f"{n} {state}" for state, n in counts.items())
+    found = report.findings
+    yield (
+        f"findings: {len(found.blocking)} blocking, {len(found.advisory)} advisory, "
+        f"{len(found.rejected)} rejected; blockers fixed since the last round: "
+        f"{len(report.blockers_fixed)}"
+    )
     yield from _failures("target-related failures (block)", tests.target_related)
     yield from _failures("pre-existing failures (do not block)", tests.pre_existing)
     yield from _failures("flaky (advisory)", tests.flaky)
@@ -53,6 +87,13 @@ def lines(report: Report) -> Iterator[str]:
         )
     for limitation in report.limitations:
         yield f"limitation: {terminal(limitation)}"
+    statuses = report.statuses
+    yield (
+        f"status: local verification {statuses.local_verification}, review clean "
+        f"{statuses.review_clean}, PR/CI {statuses.pr_ci}, committed {statuses.committed}, "
+        f"merged {statuses.merged}, deployed {statuses.deployed}, production verified "
+        f"{statuses.production_verified}"
+    )
     gate = report.gate
     yield f"review_clean: {gate.review_clean}"
     for reason in gate.reasons:
