@@ -39,8 +39,11 @@ BASE_FILES = {
         f"command = {json.dumps([sys.executable, '-m', 'pytest_boundedreview.samplelane'])}\n"
     ),
 }
-# The change under review: a regression in add().
-HEAD_FILES = {"calc.py": BASE_FILES["calc.py"].replace("a + b", "a + b + 1")}
+# The change under review: a regression in add(), and a helper with a vague name (a nit).
+HEAD_FILES = {
+    "calc.py": BASE_FILES["calc.py"].replace("a + b", "a + b + 1")
+    + "\n\ndef hlp(v):\n    return v\n"
+}
 
 
 def _commit(repo: Path, files: dict[str, str], message: str) -> None:
@@ -70,6 +73,15 @@ EXPECTED = (
     ("test_calc.py::test_add - passes at base", "the regression in add() is target-related"),
     ("test_calc.py::test_legacy_round - fails the same at base", "the old bug is pre-existing"),
     ("lane sample-reviewer finished: revise", "the sample reviewer lane ran and asked for a fix"),
+    (
+        "blocking: calc.py:2 an off-by-one constant",
+        "the reviewer's finding was verified (its quote is at the cited line) and blocks",
+    ),
+    (
+        "advisory: calc.py:9 the name `hlp`",
+        "the reviewer's naming nit, filed as blocking, was demoted to advisory: it does not block",
+    ),
+    ("status: local verification failed", "every status line is reported on its own"),
     ("review_clean: no", "the gate says the change is not clean"),
 )
 
@@ -85,7 +97,10 @@ def run(keep: bool = False) -> int:
     try:
         repo = build(folder)
         print(f"example repository: {repo} (branch feature, base main)")
-        print("change under review: add() now returns a + b + 1; test_legacy_round already failed")
+        print(
+            "change under review: add() now returns a + b + 1 and a helper `hlp` is added; "
+            "test_legacy_round already failed at the base"
+        )
         argv = [sys.executable, "-m", "pytest", "--bounded-review", "--bounded-review-base=main"]
         print("$ " + " ".join(["pytest", *argv[3:]]), flush=True)
         proc = subprocess.run(
@@ -93,6 +108,9 @@ def run(keep: bool = False) -> int:
         )
         print(proc.stdout + proc.stderr, end="")
         missing = _expectations(proc.stdout)
+        print("demo: what the output above shows")
+        for text, meaning in EXPECTED:
+            print(f"  {'ok     ' if text in proc.stdout else 'MISSING'} {meaning}")
         for line in missing:
             print(f"demo: expected but not seen: {line}")
         print("demo: behaved as designed" if not missing else "demo: did not behave as designed")

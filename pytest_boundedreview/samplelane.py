@@ -3,8 +3,9 @@
 Run as ``python -m pytest_boundedreview.samplelane``.
 
 It reads the packet on stdin, looks at the added lines of the diff, and reports an arithmetic
-constant added to a return value as a finding, quoting the line. Real reviewers (a model CLI, an
-endpoint) answer with the same lane-result JSON.
+constant added to a return value as a finding, quoting the line — and, like many reviewers,
+files a naming nit as "blocking" (triage demotes it). Real reviewers (a model CLI, an endpoint)
+answer with the same lane-result JSON.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import sys
 from typing import Any
 
 _SUSPECT = re.compile(r"^\s*return .*[+-] 1\s*$")
+_TERSE = re.compile(r"^def ([a-z]{1,3})\(")
 
 
 def review(packet: dict[str, Any]) -> dict[str, Any]:
@@ -39,6 +41,19 @@ def review(packet: dict[str, Any]) -> dict[str, Any]:
                         "quote": text[1:].strip(),
                         "remediation": "return the value without the constant",
                         "confidence": 0.8,
+                    }
+                )
+            if terse := _TERSE.match(text[1:]):
+                findings.append(
+                    {
+                        "path": path,
+                        "line": line,
+                        "severity": "blocking",
+                        "category": "naming",
+                        "failure_mode": f"the name `{terse[1]}` says nothing about what it does",
+                        "evidence": "a new function with a name of three letters or fewer",
+                        "quote": text[1:].strip(),
+                        "remediation": "name it after what it computes",
                     }
                 )
         elif not text.startswith("-"):

@@ -25,7 +25,20 @@ def test_demo_behaves_as_designed_and_leaves_nothing_behind(tmp_path: Path) -> N
     assert "bounded-review: target pr (base main" in proc.stdout
     assert "test_calc.py::test_add - passes at base" in proc.stdout
     assert "demo: behaved as designed" in proc.stdout
+    assert "advisory: calc.py:9 the name `hlp` says nothing" in proc.stdout  # a demoted nit
+    assert "demo: what the output above shows" in proc.stdout
+    assert "MISSING" not in proc.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_demo_whose_gate_did_not_block_is_a_failed_demo() -> None:
+    from pytest_boundedreview.demo import EXPECTED, _expectations
+
+    everything = "\n".join(text for text, _ in EXPECTED)
+    assert _expectations(everything) == []
+    assert _expectations(everything.replace("review_clean: no", "review_clean: yes")) == [
+        "the gate says the change is not clean"
+    ]
 
 
 def test_demo_works_with_commit_signing_on_globally(tmp_path: Path) -> None:
