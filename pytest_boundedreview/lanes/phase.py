@@ -19,8 +19,8 @@ from ..models.report import LaneReport, TestFailure
 from ..risk import Ceilings
 from ..target import Target
 from ..treefiles import TreeFiles
-from ..triage import Answer, Raised, Reproduce_, Triaged, candidate, triage
-from ..triage.validate import checked
+from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
+from ..triage.merge import Candidate
 from . import command
 from . import plugin as plugins
 from .dispatch import LaneRun, dispatch
@@ -290,16 +290,14 @@ def lane_states(runs: Sequence[LaneRun], revision: str) -> list[LaneState]:
 def scout_findings(scouts: Sequence[Attempt], files: TreeFiles) -> list[ReportFinding]:
     """The scouts' valid, located findings as verdict lanes receive them, each with the
     fingerprint triage will give it (reproductions are run later, by triage)."""
-    handed = []
-    folded: dict[str, list[str]] = {}
-    for attempt in scouts:
-        for raw in attempt.result.findings if attempt.result else []:
-            finding, _ = checked(raw)
-            kept = candidate(Raised("", "scout", raw), finding, files, folded) if finding else None
-            if kept is None or isinstance(kept, list):
-                continue
-            update = {"fingerprint": kept.fingerprint, "verification": kept.verification}
-            handed.append(
-                kept.finding.model_copy(update={**update, "note": "scout finding, not yet triaged"})
-            )
-    return handed
+    raised = [
+        Raised("", "scout", raw) for a in scouts for raw in (a.result.findings if a.result else [])
+    ]
+    note = {"note": "scout finding, not yet triaged"}
+    return [
+        kept.finding.model_copy(
+            update={"fingerprint": kept.fingerprint, "verification": kept.verification, **note}
+        )
+        for _, kept in screened(raised, files)
+        if isinstance(kept, Candidate)
+    ]

@@ -83,6 +83,20 @@ def candidate(
     return Candidate(finding, {raised.lane}, raised.role, verification, fingerprint, notes)
 
 
+def screened(
+    raised: Sequence[Raised], files: TreeFiles
+) -> list[tuple[Raised, Candidate | list[str]]]:
+    """Each raw finding validated, located and quote-checked (the snapshot's files read in one
+    batch): a candidate, or the reasons it is rejected."""
+    valid = [(item, *checked(item.raw)) for item in raised]
+    files.prefetch(filter(None, (files.resolve(f.path) for _, f, _ in valid if f is not None)))
+    folded: dict[str, list[str]] = {}
+    return [
+        (item, candidate(item, finding, files, folded) if finding is not None else reasons)
+        for item, finding, reasons in valid
+    ]
+
+
 def _rejected(raised: Raised, reasons: list[str]) -> RejectedFinding:
     return RejectedFinding(reason="; ".join(reasons), lanes=[raised.lane], **raw_fields(raised.raw))
 
@@ -165,12 +179,8 @@ def triage(
 ) -> Triaged:
     """Turn the lanes' raw findings into kept (blocking/advisory) and rejected ones."""
     out = Triaged()
-    valid = [(item, *checked(item.raw)) for item in raised]
-    files.prefetch(filter(None, (files.resolve(f.path) for _, f, _ in valid if f is not None)))
     kept: list[Candidate] = []
-    folded: dict[str, list[str]] = {}
-    for item, finding, reasons in valid:
-        result = candidate(item, finding, files, folded) if finding is not None else reasons
+    for item, result in screened(raised, files):
         if isinstance(result, Candidate):
             kept.append(result)
         else:
