@@ -104,9 +104,10 @@ def cmd_report(args: argparse.Namespace) -> int:
 
     from .models.report import Report
     from .render.formats import render
+    from .statefile import default_state_folder
     from .validation import describe_all
 
-    path = Path(args.report) if args.report else _default_report()
+    path = Path(args.report) if args.report else default_state_folder() / "report.json"
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -119,17 +120,6 @@ def cmd_report(args: argparse.Namespace) -> int:
         raise NoReportError(f"{path} is not a report: {'; '.join(describe_all(exc)[:3])}") from None
     sys.stdout.write(render(report, args.format))
     return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)
-
-
-def _default_report() -> Path:
-    from . import git
-    from .errors import GitError
-
-    try:
-        root = git.open_repo(Path.cwd()).root
-    except GitError:
-        root = Path.cwd()
-    return root / ".bounded-review" / "report.json"
 
 
 def cmd_gate(args: argparse.Namespace) -> int:

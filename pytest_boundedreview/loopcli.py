@@ -20,6 +20,7 @@ from .ledger import Ledger, parse_state
 from .models.lane import LaneResult
 from .models.loop import LoopState
 from .render.escape import terminal
+from .statefile import default_state_folder
 from .validation import describe_all
 
 
@@ -106,15 +107,7 @@ def cmd_loop(args: argparse.Namespace) -> int:
 
 def _state_dir(given: str | None) -> Path:
     """``--state-dir``, else ``.bounded-review`` at the root of the repository around here."""
-    if given:
-        return Path(given)
-    from . import git
-    from .errors import GitError
-
-    try:
-        return git.open_repo(Path.cwd()).root / ".bounded-review"
-    except GitError:
-        return Path(".bounded-review")
+    return Path(given) if given else default_state_folder()
 
 
 def _loops(state_dir: Path, loop_id: str | None) -> list[Ledger]:

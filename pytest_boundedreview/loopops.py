@@ -4,7 +4,6 @@ with a ``BR_<CODE>`` what the protocol does not allow."""
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -15,13 +14,10 @@ from .loop import ROUND_LIMIT
 from .models.lane import LaneResult
 from .models.loop import Attempt, LaneState, LoopState, RoundState
 from .models.report import Gate
+from .statefile import utc_now
 
 MAX_RETRY_EDGES = 3
 EVENT = "BOUNDED_REVIEW_STATE_V1"
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 def receipt(state: LoopState, **fields: Any) -> dict[str, Any]:
@@ -48,7 +44,7 @@ def _open(state: LoopState | None) -> tuple[LoopState, RoundState]:
 
 
 def _replace_round(state: LoopState, new: RoundState) -> LoopState:
-    return state.model_copy(update={"rounds": [*state.rounds[:-1], new], "updated_at": _now()})
+    return state.model_copy(update={"rounds": [*state.rounds[:-1], new], "updated_at": utc_now()})
 
 
 def _lane(round_: RoundState, name: str) -> tuple[int, LaneState]:
@@ -82,7 +78,7 @@ def begin(
     names = [name for name, _, _ in lanes]
     if not names or len(set(names)) != len(names):
         raise LedgerError("INVALID", "give at least one lane, each name once")
-    now = _now()
+    now = utc_now()
     first = RoundState(
         number=1,
         revision=revision,
@@ -320,7 +316,7 @@ def next_round(state: LoopState | None, revision: str) -> tuple[LoopState, dict[
         update={
             "rounds": [*state.rounds, new],
             "repair_loops_used": state.repair_loops_used + 1,
-            "updated_at": _now(),
+            "updated_at": utc_now(),
         }
     )
     return state, receipt(state, status="open", repair_loops_used=state.repair_loops_used)
@@ -351,6 +347,6 @@ def close(state: LoopState | None, outcome: str) -> tuple[LoopState, dict[str, A
     if outcome in ("drift", "deadlock") and "revise" not in statuses:
         raise LedgerError("INVALID", f"{outcome} requires a lane that asked for revisions")
     state = state.model_copy(
-        update={"status": outcome, "stop_reason": f"closed as {outcome}", "updated_at": _now()}
+        update={"status": outcome, "stop_reason": f"closed as {outcome}", "updated_at": utc_now()}
     )
     return state, receipt(state, status=outcome)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +26,7 @@ from .models.report import (
     Tests,
 )
 from .risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
-from .statefile import write_atomic
+from .statefile import utc_now, write_atomic
 from .target import Target
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
@@ -127,7 +126,7 @@ def build(ev: Evidence) -> Report:
     return Report(
         schema=REPORT_SCHEMA,
         tool_version=__version__,
-        generated_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+        generated_at=utc_now(),
         target=TargetInfo(
             kind=ev.target.kind,
             base=ev.target.base,

@@ -3,7 +3,6 @@ the lanes, and record the round once the gate is known."""
 
 from __future__ import annotations
 
-import datetime
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,6 +14,7 @@ from .ledger import Ledger, new_state
 from .loop import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
 from .models.loop import LaneState, LoopState, RoundState
 from .models.report import Findings, Gate, LaneReport, LoopInfo
+from .statefile import utc_now
 from .target import DIFF_OPTIONS, Target
 from .triage import Triaged
 
@@ -25,10 +25,6 @@ def _where(state: LoopState | None) -> tuple[object, ...]:
         return ()
     last = state.rounds[-1] if state.rounds else None
     return (state.status, len(state.rounds), last.revision if last else None, state.created_at)
-
-
-def _now() -> str:
-    return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
 
 
 @dataclass
@@ -167,7 +163,7 @@ class LoopRound:
                     "run again to review the current state"
                 )
                 raise LedgerError("LOCKED", why, EXIT_INDETERMINATE)
-            now = _now()
+            now = utc_now()
             base = current
             if base is None or p.new_loop:
                 base = new_state(
