@@ -21,6 +21,7 @@ from .models.report import (
     Report,
     RiskInfo,
     RiskReason,
+    ShardInfo,
     Statuses,
     TargetInfo,
     Tests,
@@ -52,6 +53,7 @@ class Evidence:
     rejected: Sequence[RejectedFinding] = ()
     loop: LoopInfo | None = None  # None: no loop round was recorded
     blockers_fixed: Sequence[str] = ()
+    shard: ShardInfo | None = None
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -168,6 +170,7 @@ def build(ev: Evidence) -> Report:
         ),
         limitations=[*ev.limitations, *([NO_LANES] if ev.lanes is None else [])],
         next_action=_next_action(ev),
+        shard=ev.shard,
     )
 
 

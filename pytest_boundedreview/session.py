@@ -14,20 +14,20 @@ from . import git, worktree
 from .baseline import Classification
 from .config import Settings, load_settings
 from .errors import FatalError
-from .gate import decide
-from .models.finding import ReportFinding
-from .models.report import CheckResult, Gate, GateAnswer, LaneReport, Report, RiskReason
+from .models.report import Gate, Report, RiskReason, ShardInfo
 from .outcomes import OutcomeCollector
 from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build, write
-from .risk import Tier, effective_budget
-from .scans import scan
+from .review import Counts, Review
+from .risk import Tier
 from .statefile import state_folder
 from .target import Target, freeze
 
 if TYPE_CHECKING:
     from .baseline import BaselineRun
-    from .rounds import LoopRound, RoundResult
+
+SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
+_COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 _PATH_KEYS = ("report", "markdown", "sarif")
 
@@ -55,6 +55,7 @@ class BoundedReview:
         self.collector = OutcomeCollector(repo.root)
         self.report: Report | None = None
         self._announced = False
+        self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self.report_path = Path(settings.report) if settings.report else None
 
     @functools.cached_property
@@ -109,60 +110,41 @@ class BoundedReview:
             limitations.append(stopped)
         return limitations, stopped or None
 
-    def _classified(self, session: pytest.Session) -> Evidence:
-        """Everything established about a completed session over a non-empty target."""
-        settings, target = self.settings, self.target
-        tests = self._baseline(session) if self.collector.failed else Classification()
-        checks = []
-        if settings.checks:
-            from .checks import run_all
-
-            checks = run_all(
-                settings.checks, self.repo, target.base_commit, self._progress, target.scope
-            )
-        findings = scan(target, self.repo, settings.scans.model_dump())
-        limitations, stopped = self._what_ran(session)
-        limitations += tests.limitations
-        limitations += [
-            f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
-        ]
-        blocking = [f for f in findings if f.severity == "blocking"]
-        settled = decide(tests, checks, blocking).review_clean == "yes" and not stopped
-        lanes, loop = self._lanes(session, tests, settled)
-        limitations += lanes.limitations
-        triaged = lanes.triaged
-        gate = decide(tests, checks, [*blocking, *triaged.blocking], lanes.problems)
-        if stopped:  # what did not run was not looked at: never "yes"
-            answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
-            gate = Gate(review_clean=answer, reasons=[*gate.reasons, stopped])
-        if loop is not None:
-            from .errors import LedgerError
-
-            try:
-                lanes = loop.record(lanes, gate)
-            except LedgerError as exc:  # unrecorded is not reviewed: never "yes"
-                answer = "no" if gate.review_clean == "no" else "indeterminate"
-                why = f"the round could not be recorded: {exc}"
-                gate = Gate(review_clean=answer, reasons=[*gate.reasons, why])
-        findings += [*triaged.blocking, *triaged.advisory]
-        evidence = self._evidence(gate, tests, checks, findings, limitations, lanes.rows)
-        return dataclasses.replace(
-            evidence,
-            rejected=triaged.rejected,
-            loop=lanes.loop,
-            blockers_fixed=lanes.blockers_fixed,
+    @functools.cached_property
+    def review(self) -> Review:
+        return Review(
+            settings=self.settings,
+            repo=self.repo,
+            target=self.target,
+            risk=self.risk,
+            state=self._state(),
+            progress=self._progress,
+            baseline_run=self._baseline_run,
+            plugins=list(self.config.pluginmanager.get_plugins()),
         )
 
-    def _baseline_run(self, session: pytest.Session) -> BaselineRun:
+    def _counts(self) -> Counts:
+        collector = self.collector
+        return Counts(collector.passed_count, len(collector.failed), collector.deselected)
+
+    def _classified(self, session: pytest.Session) -> Evidence:
+        """Everything established about a completed session over a non-empty target."""
+        tests = self._baseline() if self.collector.failed else Classification()
+        limitations, stopped = self._what_ran(session)
+        if self.settings.shard:  # no checks, scans or lanes: the merge step runs them once
+            gate = Gate(review_clean="indeterminate", reasons=[stopped] if stopped else [])
+            return self.review.evidence(
+                gate, self._counts(), tests, [*limitations, *tests.limitations]
+            )
+        return self.review.judge(self._counts(), tests, limitations, stopped)
+
+    def _baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
         from .baseline import BaselineRun
         from .inprocess import head_rerunner
-        from .rerun import child_env, replayable, rerun
+        from .rerun import child_env, rerun
 
-        settings, rootdir = self.settings, Path(self.config.rootpath)
-        args = replayable(
-            self.config.invocation_params.args, self.config.args, self.config.invocation_params.dir
-        )
+        settings, rootdir, args = self.settings, Path(self.config.rootpath), self._replayable()
         in_a_new_process = partial(
             rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
         )
@@ -175,134 +157,28 @@ class BoundedReview:
             max_base_reruns=settings.max_base_reruns,
             timeout=settings.base_timeout,
             state=self._state(),
-            rerun_at_head=head_rerunner(session.items, in_a_new_process),
+            rerun_at_head=head_rerunner(self._items, in_a_new_process),
         )
 
-    def _baseline(self, session: pytest.Session) -> Classification:
+    def _replayable(self) -> list[str]:
+        """The session's options that a re-run of some of its tests repeats."""
+        from .rerun import replayable
+
+        params = self.config.invocation_params
+        return replayable(params.args, self.config.args, params.dir)
+
+    def _baseline(self) -> Classification:
         """The session's failures re-run at head and at the base, and classified."""
         from .baseline import classify
 
-        return classify(self.collector.failed, self._baseline_run(session), self._progress)
-
-    def _lanes(
-        self, session: pytest.Session, tests: Classification, deterministic_clean: bool
-    ) -> tuple[RoundResult, LoopRound | None]:
-        """The reviewer lanes phase as one round of the loop, within the budget of the
-        change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
-        from .errors import LedgerError
-        from .lanes.phase import Carried, LanesOutcome, run_lanes
-        from .rounds import LoopRound, RoundResult
-        from .triage.reproduce import Reproducer
-
-        settings = self.settings
-        tier, reasons = self.risk
-        budget = effective_budget(tier, settings.mode, settings.lowered_ceilings)
-
-        def run(carried: Carried | None) -> LanesOutcome:
-            return run_lanes(
-                settings,
-                self.repo,
-                self.target,
-                tier,
-                budget,
-                (tests.target_related, tests.pre_existing),
-                list(self.config.pluginmanager.get_plugins()),
-                self._progress,
-                deterministic_clean,
-                Reproducer(self._baseline_run(session), self.target.tree, self._progress),
-                carried,
-            )
-
-        def plain(outcome: LanesOutcome, *problems: str) -> RoundResult:
-            return RoundResult(
-                rows=outcome.rows,
-                triaged=outcome.triaged,
-                problems=[*outcome.problems, *problems],
-                limitations=outcome.limitations,
-                lane_states=outcome.lane_states,
-            )
-
-        try:
-            if settings.no_lanes:
-                return plain(run(None)), None
-            loop = LoopRound(
-                self.repo,
-                self.target,
-                self._state(),
-                budget.max_repair_loops,
-                reset=settings.reset,
-                full=settings.full,
-                risk_reasons=[(r.path, r.rule) for r in reasons],
-                tests_in_scope=settings.loop.tests_in_scope,
-                systemic_share=settings.loop.systemic_share,
-            )
-            try:
-                plan = loop.prepare()
-            except LedgerError as exc:  # never overwritten: the lanes run, the gate stays open
-                return plain(run(None), f"the loop state cannot be used: {exc}"), None
-            for note in plan.notes:
-                self._progress(note)
-            if plan.action == "reuse":
-                return loop.reused(), loop
-            if plan.action == "stop":
-                why = (
-                    f"loop {plan.status}: {plan.stop_reason}; "
-                    "--bounded-review-reset starts a new loop"
-                )
-                return RoundResult(
-                    problems=[why], limitations=[f"no lane was dispatched: {why}"]
-                ), loop
-            carried = None
-            if plan.previous is not None:
-                previous = plan.previous
-                found = previous.findings
-                carried = Carried(
-                    round=previous.number,
-                    delta=loop.delta(),
-                    redispatch=plan.redispatch,
-                    rows={r.name: r for r in previous.rows if r.status in ("pass", "retained")},
-                    open_findings={
-                        row.name: [
-                            f
-                            for f in (found.blocking + found.advisory if found else [])
-                            if row.name in f.lanes
-                        ]
-                        for row in previous.rows
-                    },
-                )
-            outcome = run(carried)
-            return plain(outcome), loop if outcome.ran else None
-        except Exception as exc:  # the report must still be written: fail closed instead
-            return RoundResult(problems=[f"the reviewer lanes could not run: {exc!r}"]), None
-
-    def _evidence(
-        self,
-        gate: Gate,
-        tests: Classification | None = None,
-        checks: list[CheckResult] | None = None,
-        findings: list[ReportFinding] | None = None,
-        limitations: list[str] | None = None,
-        lanes: list[LaneReport] | None = None,
-    ) -> Evidence:
-        return Evidence(
-            target=self.target,
-            settings=self.settings,
-            passed=self.collector.passed_count,
-            failed=len(self.collector.failed),
-            tests=tests or Classification(),
-            checks=checks or [],
-            findings=findings or [],
-            gate=gate,
-            committed=self.target.committed,
-            deselected=self.collector.deselected,
-            limitations=limitations or [],
-            lanes=lanes,
-            risk=self.risk,
-        )
+        return classify(self.collector.failed, self._baseline_run(), self._progress)
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
+        self._items = session.items
+
         def undecided(reason: str) -> Evidence:
-            return self._evidence(Gate(review_clean="indeterminate", reasons=[reason]))
+            gate = Gate(review_clean="indeterminate", reasons=[reason])
+            return self.review.evidence(gate, self._counts())
 
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             return undecided(f"the pytest session did not complete (exit {int(exitstatus)})")
@@ -311,8 +187,24 @@ class BoundedReview:
         if self.target.empty:
             if self.collector.failed:
                 return undecided("nothing to review; pytest's own status stands")
-            return self._evidence(Gate(review_clean="yes"))
+            return self.review.evidence(Gate(review_clean="yes"), self._counts())
         return self._classified(session)
+
+    def _as_shard(
+        self, session: pytest.Session, evidence: Evidence, exitstatus: int, interrupted: bool
+    ) -> Evidence:
+        """A shard's report: its tests classified, no gate of its own, and how to re-run."""
+        ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        stopped = self._what_ran(session)[1] if ran else None
+        complete = ran and not (interrupted or stopped or self.config.option.collectonly)
+        shard = ShardInfo(
+            rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
+            args=self._replayable(),
+            deselected=self.collector.deselected,
+            complete=complete,
+        )
+        gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
+        return dataclasses.replace(evidence, gate=gate, shard=shard)
 
     def _state(self) -> Path:
         return state_folder(self.repo.root, self.settings.state_dir)
@@ -326,7 +218,10 @@ class BoundedReview:
             except KeyboardInterrupt:  # Ctrl-C during the re-runs: say so, keep pytest's status
                 interrupted = True
                 reason = "the review was interrupted before it finished"
-                evidence = self._evidence(Gate(review_clean="indeterminate", reasons=[reason]))
+                gate = Gate(review_clean="indeterminate", reasons=[reason])
+                evidence = self.review.evidence(gate, self._counts())
+            if self.settings.shard:
+                evidence = self._as_shard(session, evidence, exitstatus, interrupted)
             self.report = build(evidence)
             write(self.report, self.report_path or self._state() / "report.json")
             self._extra_outputs(self.report)
@@ -336,10 +231,10 @@ class BoundedReview:
             return
         if interrupted:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
-        elif not self.target.empty and exitstatus in (
-            pytest.ExitCode.OK,
-            pytest.ExitCode.TESTS_FAILED,
-        ):
+        elif self.settings.shard:  # the merge step gates
+            if exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED):
+                session.exitstatus = pytest.ExitCode.OK
+        elif not self.target.empty and exitstatus in _COMPLETED:
             clean = self.report.gate.review_clean == "yes"
             session.exitstatus = pytest.ExitCode.OK if clean else pytest.ExitCode.TESTS_FAILED
 

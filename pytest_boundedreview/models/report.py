@@ -114,6 +114,15 @@ class Statuses(Model):
     production_verified: Observed = "not-checked"
 
 
+class ShardInfo(Model):
+    """How one CI shard ran, for ``bounded-review merge``."""
+
+    rootdir: str  # pytest's rootdir, relative to the repository's top
+    args: list[str]  # the options a re-run of its tests repeats
+    deselected: int = Field(ge=0)
+    complete: bool  # it ran to its end: not interrupted, stopped early or collect-only
+
+
 class Report(Model):
     """Everything one review established, and what it did not look at."""
 
@@ -134,3 +143,4 @@ class Report(Model):
     statuses: Statuses
     limitations: list[str] = Field(default_factory=list)
     next_action: str
+    shard: ShardInfo | None = None  # set on a shard's report only

@@ -1,0 +1,215 @@
+"""What follows the tests of a non-empty target: checks, diff scans, the reviewer lanes as one
+round of the loop, and the gate. Shared by the pytest session and ``bounded-review merge``."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import git
+from .baseline import Classification
+from .config import Settings
+from .gate import decide
+from .models.finding import ReportFinding
+from .models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
+from .reporting import Evidence
+from .risk import Tier, effective_budget
+from .scans import scan
+from .target import Target
+
+if TYPE_CHECKING:
+    from .baseline import BaselineRun
+    from .rounds import LoopRound, RoundResult
+
+
+@dataclass(frozen=True)
+class Counts:
+    """How many tests ran, and how many the selection left out."""
+
+    passed: int = 0
+    failed: int = 0
+    deselected: int = 0
+
+
+def undecided(gate: Gate, why: str) -> Gate:
+    """``gate`` with ``why`` added, and never ``yes``: what was not established is not clean."""
+    answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
+    return Gate(review_clean=answer, reasons=[*gate.reasons, why])
+
+
+@dataclass(frozen=True)
+class Review:
+    """The frozen change and how to review it beyond its tests."""
+
+    settings: Settings
+    repo: git.Repo
+    target: Target
+    risk: tuple[Tier, list[RiskReason]]
+    state: Path
+    progress: Callable[[str], None]
+    baseline_run: Callable[[], BaselineRun]
+    plugins: Sequence[object] = ()
+
+    def evidence(
+        self,
+        gate: Gate,
+        counts: Counts = Counts(),
+        tests: Classification | None = None,
+        limitations: Sequence[str] = (),
+        lanes: Sequence[LaneReport] | None = None,
+    ) -> Evidence:
+        return Evidence(
+            target=self.target,
+            settings=self.settings,
+            passed=counts.passed,
+            failed=counts.failed,
+            tests=tests or Classification(),
+            checks=[],
+            findings=[],
+            gate=gate,
+            committed=self.target.committed,
+            deselected=counts.deselected,
+            limitations=list(limitations),
+            lanes=lanes,
+            risk=self.risk,
+        )
+
+    def judge(
+        self,
+        counts: Counts,
+        tests: Classification,
+        limitations: Sequence[str],
+        stopped: str | None,
+    ) -> Evidence:
+        """Everything established about the change, given its classified tests."""
+        settings, target = self.settings, self.target
+        checks: list[CheckResult] = []
+        if settings.checks:
+            from .checks import run_all
+
+            checks = run_all(
+                settings.checks, self.repo, target.base_commit, self.progress, target.scope
+            )
+        findings = scan(target, self.repo, settings.scans.model_dump())
+        limitations = [*limitations, *tests.limitations]
+        limitations += [
+            f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
+        ]
+        blocking = [f for f in findings if f.severity == "blocking"]
+        settled = decide(tests, checks, blocking).review_clean == "yes" and not stopped
+        lanes, loop = self._lanes(tests, settled)
+        limitations += lanes.limitations
+        triaged = lanes.triaged
+        gate = decide(tests, checks, [*blocking, *triaged.blocking], lanes.problems)
+        if stopped:  # what did not run was not looked at: never "yes"
+            gate = undecided(gate, stopped)
+        if loop is not None:
+            from .errors import LedgerError
+
+            try:
+                lanes = loop.record(lanes, gate)
+            except LedgerError as exc:  # unrecorded is not reviewed: never "yes"
+                gate = undecided(gate, f"the round could not be recorded: {exc}")
+        found: list[ReportFinding] = [*findings, *triaged.blocking, *triaged.advisory]
+        return dataclasses.replace(
+            self.evidence(gate, counts, tests, limitations, lanes.rows),
+            checks=checks,
+            findings=found,
+            rejected=triaged.rejected,
+            loop=lanes.loop,
+            blockers_fixed=lanes.blockers_fixed,
+        )
+
+    def _lanes(
+        self, tests: Classification, deterministic_clean: bool
+    ) -> tuple[RoundResult, LoopRound | None]:
+        """The reviewer lanes phase as one round of the loop, within the budget of the
+        change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
+        from .errors import LedgerError
+        from .lanes.phase import Carried, LanesOutcome, run_lanes
+        from .rounds import LoopRound, RoundResult
+        from .triage.reproduce import Reproducer
+
+        settings = self.settings
+        tier, reasons = self.risk
+        budget = effective_budget(tier, settings.mode, settings.lowered_ceilings)
+
+        def run(carried: Carried | None) -> LanesOutcome:
+            return run_lanes(
+                settings,
+                self.repo,
+                self.target,
+                tier,
+                budget,
+                (tests.target_related, tests.pre_existing),
+                self.plugins,
+                self.progress,
+                deterministic_clean,
+                Reproducer(self.baseline_run(), self.target.tree, self.progress),
+                carried,
+            )
+
+        def plain(outcome: LanesOutcome, *problems: str) -> RoundResult:
+            return RoundResult(
+                rows=outcome.rows,
+                triaged=outcome.triaged,
+                problems=[*outcome.problems, *problems],
+                limitations=outcome.limitations,
+                lane_states=outcome.lane_states,
+            )
+
+        try:
+            if settings.no_lanes:
+                return plain(run(None)), None
+            loop = LoopRound(
+                self.repo,
+                self.target,
+                self.state,
+                budget.max_repair_loops,
+                reset=settings.reset,
+                full=settings.full,
+                risk_reasons=[(r.path, r.rule) for r in reasons],
+                tests_in_scope=settings.loop.tests_in_scope,
+                systemic_share=settings.loop.systemic_share,
+            )
+            try:
+                plan = loop.prepare()
+            except LedgerError as exc:  # never overwritten: the lanes run, the gate stays open
+                return plain(run(None), f"the loop state cannot be used: {exc}"), None
+            for note in plan.notes:
+                self.progress(note)
+            if plan.action == "reuse":
+                return loop.reused(), loop
+            if plan.action == "stop":
+                why = (
+                    f"loop {plan.status}: {plan.stop_reason}; "
+                    "--bounded-review-reset starts a new loop"
+                )
+                return RoundResult(
+                    problems=[why], limitations=[f"no lane was dispatched: {why}"]
+                ), loop
+            carried = None
+            if plan.previous is not None:
+                previous = plan.previous
+                found = previous.findings
+                carried = Carried(
+                    round=previous.number,
+                    delta=loop.delta(),
+                    redispatch=plan.redispatch,
+                    rows={r.name: r for r in previous.rows if r.status in ("pass", "retained")},
+                    open_findings={
+                        row.name: [
+                            f
+                            for f in (found.blocking + found.advisory if found else [])
+                            if row.name in f.lanes
+                        ]
+                        for row in previous.rows
+                    },
+                )
+            outcome = run(carried)
+            return plain(outcome), loop if outcome.ran else None
+        except Exception as exc:  # the report must still be written: fail closed instead
+            return RoundResult(problems=[f"the reviewer lanes could not run: {exc!r}"]), None
