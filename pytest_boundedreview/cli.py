@@ -135,6 +135,26 @@ def cmd_gate(args: argparse.Namespace) -> int:
     return status
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from . import runcmd
+
+    return runcmd.run(args)
+
+
+def cmd_merge(args: argparse.Namespace) -> int:
+    """Combine shard reports of one revision, review and gate once; exit by the gate."""
+    from .merge import merge
+    from .render.terminal import lines
+
+    overrides: dict[str, object] = {"no_lanes": args.no_lanes or None}
+    for key in ("report", "markdown", "sarif"):
+        if getattr(args, key):
+            overrides[key] = str(Path(getattr(args, key)).absolute())
+    report, workflow = merge([Path(p) for p in args.reports], overrides)
+    print("\n".join([*lines(report), *workflow]))
+    return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)
+
+
 def cmd_loop(args: argparse.Namespace) -> int:
     from . import loopcli
 
@@ -154,6 +174,8 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
+    "run": cmd_run,
+    "merge": cmd_merge,
     "schema": cmd_schema,
     "validate": cmd_validate,
     "demo": cmd_demo,
@@ -209,8 +231,21 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--report", help="report file (default: <repository>/.bounded-review/report.json)"
     )
-    from . import loopargs
+    merge = sub.add_parser(
+        "merge",
+        help="combine CI shard reports of one revision, then review and gate once",
+        description="Combine the reports of `pytest --bounded-review --bounded-review-shard` "
+        "runs of one revision, run the checks, scans and reviewer lanes once in this checkout "
+        "(which must hold the same snapshot), gate once and write the final report.",
+    )
+    merge.add_argument("reports", nargs="+", metavar="REPORT", help="shard report files")
+    merge.add_argument("--report", metavar="PATH", help="final JSON report (default: state folder)")
+    merge.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
+    merge.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")
+    merge.add_argument("--no-lanes", action="store_true", help="deterministic gate only")
+    from . import loopargs, runcmd
 
+    runcmd.add_parser(sub)
     loopargs.add_parser(sub)
     loopargs.add_state_parsers(sub)
     return parser

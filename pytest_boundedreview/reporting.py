@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from . import __version__
 from .baseline import Classification
@@ -27,7 +26,7 @@ from .models.report import (
     Tests,
 )
 from .risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
-from .statefile import utc_now, write_atomic
+from .statefile import utc_now
 from .target import Target
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
@@ -172,8 +171,3 @@ def build(ev: Evidence) -> Report:
         next_action=_next_action(ev),
         shard=ev.shard,
     )
-
-
-def write(report: Report, path: Path) -> None:
-    """Write the report atomically (a reader never sees half a report)."""
-    write_atomic(path, (report.model_dump_json(indent=2) + "\n").encode())

@@ -16,8 +16,9 @@ from .config import Settings, load_settings
 from .errors import FatalError
 from .models.report import Gate, Report, RiskReason, ShardInfo
 from .outcomes import OutcomeCollector
+from .publish import publish
 from .render.terminal import lines
-from .reporting import Evidence, assess_risk, build, write
+from .reporting import Evidence, assess_risk, build
 from .review import Counts, Review
 from .risk import Tier
 from .statefile import state_folder
@@ -56,6 +57,7 @@ class BoundedReview:
         self.report: Report | None = None
         self._announced = False
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
+        self._workflow: list[str] = []
         self.report_path = Path(settings.report) if settings.report else None
 
     @functools.cached_property
@@ -223,8 +225,9 @@ class BoundedReview:
             if self.settings.shard:
                 evidence = self._as_shard(session, evidence, exitstatus, interrupted)
             self.report = build(evidence)
-            write(self.report, self.report_path or self._state() / "report.json")
-            self._extra_outputs(self.report)
+            path = self.report_path or self._state() / "report.json"
+            settings = self.settings
+            self._workflow = publish(self.report, path, settings.markdown, settings.sarif)
         except FatalError as exc:
             self._progress(f"error: {exc}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR
@@ -238,21 +241,11 @@ class BoundedReview:
             clean = self.report.gate.review_clean == "yes"
             session.exitstatus = pytest.ExitCode.OK if clean else pytest.ExitCode.TESTS_FAILED
 
-    def _extra_outputs(self, report: Report) -> None:
-        """``--bounded-review-markdown`` and ``--bounded-review-sarif``, written atomically."""
-        from .render.formats import render
-        from .statefile import write_atomic
-
-        for path, fmt in ((self.settings.markdown, "markdown"), (self.settings.sarif, "sarif")):
-            if path:
-                try:
-                    write_atomic(Path(path), render(report, fmt).encode())
-                except OSError as exc:
-                    raise FatalError(f"cannot write the {fmt} report {path}: {exc}") from exc
-
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         if self.report is None:
             return
         terminalreporter.write_sep("=", "bounded review")
         for line in lines(self.report):
+            terminalreporter.write_line(line)
+        for line in self._workflow:  # inside GitHub Actions: annotations
             terminalreporter.write_line(line)

@@ -1,0 +1,185 @@
+"""``bounded-review merge``: combine the shard reports of one revision, then run the checks,
+scans and reviewer lanes once and gate once, as a single session would have."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import git, worktree
+from .baseline import BaselineRun, Classification
+from .config import load_settings
+from .errors import UsageError
+from .models.report import Gate, Report, TestFailure
+from .publish import publish
+from .reporting import assess_risk, build
+from .review import Counts, Review
+from .statefile import state_folder
+from .target import freeze
+
+MAX_SHARD_BYTES = 64 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class Shard:
+    path: Path
+    report: Report
+
+
+def load(paths: Sequence[Path]) -> list[Shard]:
+    """The shard reports at ``paths``, read and validated, or a :class:`UsageError` naming the
+    file and what is wrong with it."""
+    from pydantic import ValidationError
+
+    from .validation import describe_all
+
+    shards = []
+    if len({p.resolve() for p in paths}) < len(paths):
+        raise UsageError("a shard report is given twice: its tests would be counted twice")
+    for path in paths:
+        try:
+            with open(path, "rb") as handle:
+                data = handle.read(MAX_SHARD_BYTES + 1)
+        except OSError as exc:
+            raise UsageError(f"cannot read shard report {path}: {exc.strerror}") from None
+        if len(data) > MAX_SHARD_BYTES:
+            raise UsageError(f"{path} is larger than {MAX_SHARD_BYTES} bytes: not a shard report")
+        try:
+            report = Report.model_validate_json(data)
+        except ValidationError as exc:
+            why = "; ".join(describe_all(exc)[:3])
+            raise UsageError(f"{path} is not a bounded-review report: {why}") from None
+        if report.shard is None:
+            raise UsageError(
+                f"{path} is a whole session's report, not a shard's: "
+                "write shards with pytest --bounded-review --bounded-review-shard"
+            )
+        shards.append(Shard(path, report))
+    if not shards:
+        raise UsageError("no shard reports given")
+    return shards
+
+
+def _same_change(shards: Sequence[Shard]) -> None:
+    """All shards must have reviewed one change: same revision, kind, base and files."""
+
+    def identity(shard: Shard) -> tuple[object, ...]:
+        t, info = shard.report.target, shard.report.shard
+        return (t.revision, t.kind, t.base, tuple(t.files), info.rootdir if info else None)
+
+    first = identity(shards[0])
+    if any(identity(s) != first for s in shards[1:]):
+        listed = "\n  ".join(
+            f"{s.path}: {s.report.target.revision} ({s.report.target.kind} against "
+            f"{s.report.target.base}, {len(s.report.target.files)} file(s))"
+            for s in shards
+        )
+        raise UsageError(
+            "the shard reports are of different revisions; merge shards of one run only:\n  "
+            + listed
+        )
+
+
+def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str], list[str]]:
+    """The shards' counts and classified failures together, their limitations (each named by
+    its shard) and the reasons a shard cannot count as having run to its end."""
+    tests = Classification()
+    seen: set[tuple[str, str]] = set()
+    passed = failed = deselected = 0
+    limitations: list[str] = []
+    incomplete: list[str] = []
+    for shard in shards:
+        report, info = shard.report, shard.report.shard
+        assert info is not None  # checked by load()
+        passed += report.tests.passed
+        failed += report.tests.failed
+        deselected += info.deselected
+        for bucket in ("target_related", "pre_existing", "flaky", "unknown"):
+            into: list[TestFailure] = getattr(tests, bucket)
+            for failure in getattr(report.tests, bucket):
+                if (bucket, failure.nodeid) not in seen:
+                    seen.add((bucket, failure.nodeid))
+                    into.append(failure)
+        limitations += [f"shard {shard.path.name}: {text}" for text in report.limitations]
+        if not info.complete:
+            why = "; ".join(r for r in report.gate.reasons[1:]) or "it did not run to its end"
+            incomplete.append(f"shard {shard.path.name} is incomplete: {why}")
+    return Counts(passed, failed, deselected), tests, limitations, incomplete
+
+
+def merge(
+    paths: Sequence[Path],
+    overrides: Mapping[str, object],
+    cwd: Path | None = None,
+) -> tuple[Report, list[str]]:
+    """Merge the shard reports at ``paths`` in the repository at ``cwd``; write the final
+    report; return it and the lines to print after it (annotations in GitHub Actions)."""
+    shards = load(paths)
+    _same_change(shards)
+    first = shards[0].report
+    assert first.shard is not None
+    repo = git.open_repo(cwd or Path.cwd())
+    worktree.sweep(repo)
+    rootdir = (repo.root / first.shard.rootdir).resolve()
+    if not rootdir.is_relative_to(repo.root.resolve()):
+        raise UsageError(f"{shards[0].path}: its rootdir {first.shard.rootdir!r} is outside")
+    settings, _ = load_settings(
+        rootdir,
+        repo.root,
+        {
+            "mode": first.authorization,
+            "target": first.target.kind,
+            "base": first.target.base,
+            **overrides,
+        },
+    )
+    kind = first.target.kind
+    if kind == "plan":
+        raise UsageError(f"{shards[0].path} is a plan's report: only test shards are merged")
+    target = freeze(repo, kind, first.target.base)
+    if (target.revision, target.files) != (first.target.revision, first.target.files):
+        raise UsageError(
+            f"this checkout is {target.revision} ({len(target.files)} file(s) changed), the "
+            f"shards tested {first.target.revision} ({len(first.target.files)}): run merge in "
+            "a clean checkout of the commit the shards ran on, with the shard reports outside it"
+        )
+    state = state_folder(repo.root, settings.state_dir)
+
+    def progress(message: str) -> None:
+        print(f"bounded-review: {message}", file=sys.stderr, flush=True)
+
+    def baseline_run() -> BaselineRun:
+        return BaselineRun(
+            repo=repo,
+            rootdir=rootdir,
+            base_commit=target.base_commit,
+            args=first.shard.args,  # type: ignore[union-attr]
+            reruns=settings.reruns,
+            max_base_reruns=settings.max_base_reruns,
+            timeout=settings.base_timeout,
+            state=state,
+        )
+
+    review = Review(
+        settings=settings,
+        repo=repo,
+        target=target,
+        risk=assess_risk(settings, target),
+        state=state,
+        progress=progress,
+        baseline_run=baseline_run,
+    )
+    counts, tests, limitations, incomplete = combined(shards)
+    limitations.insert(0, f"merged from {len(shards)} shard report(s)")
+    progress(f"merging {len(shards)} shard(s) of {target.revision}")
+    if target.empty:
+        gate = Gate(review_clean="yes" if not incomplete else "indeterminate", reasons=incomplete)
+        evidence = review.evidence(gate, counts, tests, [*limitations, *incomplete])
+    else:
+        stopped = "; ".join(incomplete) or None
+        evidence = review.judge(counts, tests, limitations, stopped)
+    report = build(evidence)
+    path = Path(settings.report) if settings.report else state / "report.json"
+    return report, publish(report, path, settings.markdown, settings.sarif)

@@ -1,0 +1,45 @@
+"""Where a finished report goes: its JSON file, the Markdown and SARIF files asked for, and,
+inside GitHub Actions, the step summary and the annotations."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from .errors import FatalError
+from .models.report import Report
+from .statefile import write_atomic
+
+
+def publish(
+    report: Report,
+    path: Path,
+    markdown: str | None,
+    sarif: str | None,
+    env: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Write ``report`` to ``path`` and the extra outputs, each atomically; return the lines
+    the caller prints on stdout (workflow commands, inside GitHub Actions only)."""
+    from .render.formats import render
+
+    env = os.environ if env is None else env
+    outputs = [
+        (path, "json"),
+        *((Path(p), f) for p, f in ((markdown, "markdown"), (sarif, "sarif")) if p),
+    ]
+    for target, fmt in outputs:
+        try:
+            write_atomic(target, render(report, fmt).encode())
+        except OSError as exc:
+            raise FatalError(f"cannot write the {fmt} report {target}: {exc}") from exc
+    if env.get("GITHUB_ACTIONS") != "true" or report.shard is not None:
+        return []
+    summary = env.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        try:
+            with open(summary, "a", encoding="utf-8") as handle:
+                handle.write(render(report, "markdown"))
+        except OSError as exc:
+            raise FatalError(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): {exc}") from exc
+    return render(report, "github").splitlines()

@@ -1,0 +1,93 @@
+"""``bounded-review run``: the whole gate. A code target runs pytest with ``--bounded-review``
+in a new process and exits by the report it wrote; ``--plan`` reviews a plan file."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from .errors import EXIT_INDETERMINATE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, NoReportError
+
+VALUE_OPTIONS = ("base", "target", "mode", "risk", "markdown", "sarif")
+FLAGS = ("no_lanes", "full", "reset")
+_BY_GATE = {"yes": 0, "no": 1}
+
+
+def add_parser(sub: Any) -> None:
+    """Register ``run`` on the top-level subparsers."""
+    run = sub.add_parser(
+        "run",
+        help="run the whole gate: pytest --bounded-review, or a plan's review (--plan)",
+        description="Run the test session as the baseline, classify failures against the "
+        "base, run the reviewer lanes and gate once; exit by the report's gate. Arguments "
+        "after `--` go to pytest.",
+    )
+    run.add_argument("--plan", metavar="PLAN.md", help="review this plan file instead of code")
+    run.add_argument("--base", metavar="REF", help="base revision (default: CI base, upstream)")
+    run.add_argument("--target", choices=["auto", "pr", "local-diff", "staged"])
+    run.add_argument("--mode", choices=["review-only", "review-and-fix"])
+    run.add_argument("--risk", choices=["auto", "economy", "standard", "strict"])
+    run.add_argument("--report", metavar="PATH", help="JSON report (default: the state folder)")
+    run.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
+    run.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")
+    run.add_argument("--no-lanes", action="store_true", help="deterministic gate only")
+    run.add_argument("--full", action="store_true", help="force a full re-review round")
+    run.add_argument("--reset", action="store_true", help="start a new loop for this target")
+    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+
+def _report_path(args: argparse.Namespace) -> Path:
+    """Where the session will write its report: ``--report``, else the configured one."""
+    from . import git
+    from .config import load_settings
+    from .statefile import state_folder
+
+    if args.report:
+        return Path(args.report).absolute()
+    repo = git.open_repo(Path.cwd())
+    settings, _ = load_settings(Path.cwd(), repo.root)
+    if settings.report:
+        return Path(settings.report).absolute()
+    return state_folder(repo.root, settings.state_dir) / "report.json"
+
+
+def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:
+    argv = [sys.executable, "-m", "pytest", "--bounded-review"]
+    for key in VALUE_OPTIONS:
+        value = getattr(args, key)
+        if value is not None:
+            argv.append(f"--bounded-review-{key}={value}")
+    argv += [f"--bounded-review-{key.replace('_', '-')}" for key in FLAGS if getattr(args, key)]
+    argv.append(f"--bounded-review-report={report}")
+    extra = list(args.pytest_args)
+    return argv + (extra[1:] if extra[:1] == ["--"] else extra)
+
+
+def run_code(args: argparse.Namespace) -> int:
+    from .models.report import Report
+
+    report = _report_path(args)
+    before = report.stat().st_mtime_ns if report.exists() else None
+    status = subprocess.run(pytest_argv(args, report), check=False).returncode
+    if status == 2:
+        return EXIT_INTERRUPTED
+    if status in (EXIT_INTERNAL, EXIT_USAGE):
+        return status
+    if not report.exists() or report.stat().st_mtime_ns == before:
+        raise NoReportError(f"pytest exited {status} without writing a report to {report}")
+    gate = Report.model_validate_json(report.read_bytes()).gate.review_clean
+    return _BY_GATE.get(gate, EXIT_INDETERMINATE)
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.plan is None:
+        return run_code(args)
+    from .plan.command import run_plan
+
+    if args.pytest_args:
+        raise NoReportError("--plan takes no pytest arguments")
+    return run_plan(args, os.environ)

@@ -1,0 +1,230 @@
+"""CI shards end to end: two real `pytest --bounded-review --bounded-review-shard -n 2` runs
+over one revision, then `bounded-review merge` classifies, reviews with a real lane once and
+gates once; mismatched or unfit inputs are errors that name the file."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+REVIEWER = """
+import json, sys
+json.load(sys.stdin)
+with open(sys.argv[1], "a") as counter:
+    counter.write("x\\n")
+print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
+                  "rationale": "read the change", "findings": []}))
+"""
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
+    env.pop("PYTEST_ADDOPTS", None)
+    return env
+
+
+def _run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, *argv], cwd=cwd, capture_output=True, text=True, env=_env(), check=False
+    )
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> tuple[GitRepo, Path]:
+    """A change on a branch: tests/test_a.py has a failure the base had too, tests/test_b.py
+    a regression; a reviewer lane counts its invocations."""
+    repo = GitRepo.init(tmp_path / "project")
+    counter = tmp_path / "lane-invocations"
+    script = tmp_path / "reviewer.py"
+    script.write_text(REVIEWER)
+    command = json.dumps([sys.executable, str(script), str(counter)])
+    repo.commit(
+        {
+            ".gitignore": "__pycache__/\n.pytest_cache/\n.bounded-review/\n",
+            "pyproject.toml": '[tool.bounded-review]\nrisk = "standard"\n'
+            '[[tool.bounded-review.lanes]]\nname = "rev"\nlens = "correctness"\n'
+            f"command = {command}\n",
+            "app.py": "def double(x):\n    return 2 * x\n",
+            "tests/test_a.py": "def test_old_bug():\n    assert 1 == 2\n\n"
+            "def test_fine():\n    assert True\n",
+            "tests/test_b.py": "from app import double\n\n"
+            "def test_double():\n    assert double(2) == 4\n\n"
+            "def test_other():\n    assert True\n",
+        },
+        "base",
+    )
+    repo.git("branch", "base")
+    repo.git("checkout", "--quiet", "-b", "feature")
+    repo.commit({"app.py": "def double(x):\n    return 3 * x\n"}, "regression")
+    return repo, counter
+
+
+def _shard(repo: GitRepo, out: Path, name: str, tests: str) -> subprocess.CompletedProcess[str]:
+    return _run(
+        repo.path,
+        "-m",
+        "pytest",
+        "-p",
+        "no:cacheprovider",
+        "-n",
+        "2",
+        "--bounded-review",
+        "--bounded-review-shard",
+        "--bounded-review-base=base",
+        f"--bounded-review-report={out / name}",
+        tests,
+    )
+
+
+def _json(path: Path) -> Any:
+    return json.loads(path.read_text())
+
+
+def test_two_shards_merge_into_one_gate(project: tuple[GitRepo, Path], tmp_path: Path) -> None:
+    repo, counter = project
+    out = tmp_path / "shards"
+    with repo.untouched():
+        first = _shard(repo, out, "shard-1.json", "tests/test_a.py")
+        second = _shard(repo, out, "shard-2.json", "tests/test_b.py")
+        # A shard records; it does not gate: failures do not fail it, and no lane ran.
+        assert first.returncode == 0, first.stdout + first.stderr
+        assert second.returncode == 0, second.stdout + second.stderr
+        assert not counter.exists()
+        one, two = _json(out / "shard-1.json"), _json(out / "shard-2.json")
+        for shard in (one, two):
+            assert shard["gate"]["review_clean"] == "indeterminate"
+            assert "bounded-review merge" in shard["gate"]["reasons"][0]
+            assert shard["shard"]["complete"] is True
+            assert shard["lanes"] == []
+            assert shard["checks"] == []
+        assert [t["nodeid"] for t in one["tests"]["pre_existing"]] == [
+            "tests/test_a.py::test_old_bug"
+        ]
+        assert [t["nodeid"] for t in two["tests"]["target_related"]] == [
+            "tests/test_b.py::test_double"
+        ]
+        assert one["target"]["revision"] == two["target"]["revision"] == f"tree:{repo.tree()}"
+
+        final = tmp_path / "final.json"
+        merged = _run(
+            repo.path,
+            "-m",
+            "pytest_boundedreview",
+            "merge",
+            str(out / "shard-1.json"),
+            str(out / "shard-2.json"),
+            f"--report={final}",
+            f"--sarif={tmp_path / 'final.sarif'}",
+        )
+    assert merged.returncode == 1, merged.stdout + merged.stderr
+    report = _json(final)
+    assert report["shard"] is None
+    assert report["target"]["revision"] == one["target"]["revision"]
+    assert report["tests"]["passed"] == 2
+    assert report["tests"]["failed"] == 2
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == [
+        "tests/test_b.py::test_double"
+    ]
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == [
+        "tests/test_a.py::test_old_bug"
+    ]
+    assert report["gate"]["review_clean"] == "no"
+    assert any("test_double" in r for r in report["gate"]["reasons"])
+    # The lane ran once, in the merge step, and the round is recorded in the loop.
+    assert counter.read_text() == "x\n"
+    assert [(lane["name"], lane["status"]) for lane in report["lanes"]] == [("rev", "pass")]
+    assert report["loop"]["round"] == 1
+    assert "merged from 2 shard report(s)" in report["limitations"]
+    assert any(
+        lim.startswith("shard shard-1.json: only the paths given") for lim in report["limitations"]
+    )
+    assert "review_clean: no" in merged.stdout
+    assert json.loads((tmp_path / "final.sarif").read_text())["version"] == "2.1.0"
+
+
+def test_merge_refuses_mismatched_and_unfit_reports(
+    project: tuple[GitRepo, Path], tmp_path: Path
+) -> None:
+    repo, _ = project
+    out = tmp_path / "shards"
+    assert _shard(repo, out, "old.json", "tests/test_a.py").returncode == 0
+    repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
+    assert _shard(repo, out, "new.json", "tests/test_b.py").returncode == 0
+
+    def merge(*paths: Path) -> subprocess.CompletedProcess[str]:
+        final = f"--report={tmp_path / 'final.json'}"
+        return _run(repo.path, "-m", "pytest_boundedreview", "merge", *map(str, paths), final)
+
+    mixed = merge(out / "old.json", out / "new.json")
+    assert mixed.returncode == 4
+    assert "different revisions" in mixed.stderr
+    assert "old.json" in mixed.stderr
+    assert "new.json" in mixed.stderr
+    # A shard of an older commit cannot be merged in a checkout of a newer one.
+    stale = merge(out / "old.json")
+    assert stale.returncode == 4
+    assert "this checkout is" in stale.stderr
+    twice = merge(out / "new.json", out / "new.json")
+    assert twice.returncode == 4
+    assert "given twice" in twice.stderr
+    whole = tmp_path / "whole.json"
+    ran = _run(
+        repo.path,
+        "-m",
+        "pytest",
+        "--bounded-review",
+        "--bounded-review-no-lanes",
+        "--bounded-review-base=base",
+        f"--bounded-review-report={whole}",
+    )
+    assert ran.returncode == 0, ran.stdout
+    not_shard = merge(whole)
+    assert not_shard.returncode == 4
+    assert "not a shard's" in not_shard.stderr
+    garbage = tmp_path / "garbage.json"
+    garbage.write_text('{"schema": "bounded-review/report/v1"}')
+    broken = merge(garbage)
+    assert broken.returncode == 4
+    assert "garbage.json is not a bounded-review report" in broken.stderr
+    assert not (tmp_path / "final.json").exists()
+
+
+def test_an_interrupted_shard_keeps_the_merge_from_yes(
+    project: tuple[GitRepo, Path], tmp_path: Path
+) -> None:
+    repo, _ = project
+    repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
+    out = tmp_path / "shards"
+    stopped = _run(
+        repo.path,
+        "-m",
+        "pytest",
+        "-x",
+        "--bounded-review",
+        "--bounded-review-shard",
+        "--bounded-review-base=base",
+        f"--bounded-review-report={out / 's.json'}",
+        "tests",
+    )
+    assert stopped.returncode == 0, stopped.stdout
+    assert _json(out / "s.json")["shard"]["complete"] is False
+    merged = _run(
+        repo.path,
+        "-m",
+        "pytest_boundedreview",
+        "merge",
+        str(out / "s.json"),
+        f"--report={tmp_path / 'final.json'}",
+        "--no-lanes",
+    )
+    assert merged.returncode == 2, merged.stdout + merged.stderr
+    report = _json(tmp_path / "final.json")
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert any("shard s.json is incomplete" in r for r in report["gate"]["reasons"])
