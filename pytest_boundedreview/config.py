@@ -129,6 +129,41 @@ class LoopConfig(Model):
     systemic_share: float = Field(default=0.5, gt=0, le=1)
 
 
+def _names(*names: str) -> Any:
+    return Field(default_factory=lambda: list(names), min_length=1)
+
+
+class PlanConfig(Model):
+    """``[tool.bounded-review.plan]``: the section titles a plan must have (any one of each
+    list; a title may add words after one, e.g. "Verification and acceptance"), and what makes
+    a plan irreversible enough to need a rollback section (regular expressions)."""
+
+    objective: list[str] = _names("objective", "goal", "goals", "purpose")
+    steps: list[str] = _names("steps", "plan", "approach", "implementation", "tasks")
+    verification: list[str] = _names(
+        "verification", "acceptance", "acceptance criteria", "testing", "test plan", "validation"
+    )
+    rollback: list[str] = _names("rollback", "roll back", "revert", "backout", "recovery")
+    irreversible: list[str] = Field(
+        default_factory=lambda: [
+            r"\bmigrat(e|es|ed|ion|ions)\b",
+            r"\b(delete|deletes|deleting|deletion|drop|drops|truncate|purge)\b",
+            r"\b(release|releases|publish|deploy|deploys|deployment)\b",
+            r"\brm -rf\b",
+        ]
+    )
+
+    @field_validator("irreversible")
+    @classmethod
+    def _compiles(cls, patterns: list[str]) -> list[str]:
+        for pattern in patterns:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+        return patterns
+
+
 class SelectionConfig(Model):
     """``[tool.bounded-review.selection]``: changed-line thresholds of the size classes."""
 
@@ -177,6 +212,7 @@ class Settings(Model):
     risk_rules: RiskRules = Field(default_factory=RiskRules)
     selection: SelectionConfig = Field(default_factory=SelectionConfig)
     loop: LoopConfig = Field(default_factory=LoopConfig)
+    plan: PlanConfig = Field(default_factory=PlanConfig)
     routing: RoutingConfig = Field(default_factory=RoutingConfig)
     blocked_plugins: list[str] = Field(default_factory=list)
 

@@ -84,8 +84,10 @@ def plan(
     full: bool = False,
     systemic: bool = False,
     tests_in_scope: bool = True,
+    objective: str | None = None,
 ) -> Plan:
-    """This session's round, given the loop so far."""
+    """This session's round, given the loop so far (``objective``: a plan's objective, which
+    must stay what it was at round 1)."""
     last = state.rounds[-1] if state and state.rounds else None
     if state is None or last is None or reset:
         notes = ["--bounded-review-reset: a new loop starts"] if reset and state else []
@@ -113,6 +115,10 @@ def plan(
         return Plan(
             "dispatch", 1, 0, new_loop=True, notes=["the previous loop ended: a new loop starts"]
         )
+    pinned = state.pinned_objective
+    if objective is not None and pinned is not None and objective != pinned:
+        why = f"the plan's objective changed since round 1 (was: {pinned[:200]!r})"
+        return Plan("stop", last.number, state.repair_loops_used, status="drift", stop_reason=why)
     if max_repair_loops == 0:
         why = "review-only allows no repair loop: the changed snapshot starts a new loop"
         return Plan("dispatch", 1, 0, new_loop=True, notes=[why])

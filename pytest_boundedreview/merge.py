@@ -3,7 +3,6 @@ scans and reviewer lanes once and gate once, as a single session would have."""
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,7 +12,7 @@ from .baseline import BaselineRun, Classification
 from .config import load_settings
 from .errors import UsageError
 from .models.report import Gate, Report, TestFailure
-from .publish import publish
+from .publish import progress, publish
 from .reporting import assess_risk, build
 from .review import Counts, Review
 from .statefile import state_folder
@@ -146,9 +145,6 @@ def merge(
             "a clean checkout of the commit the shards ran on, with the shard reports outside it"
         )
     state = state_folder(repo.root, settings.state_dir)
-
-    def progress(message: str) -> None:
-        print(f"bounded-review: {message}", file=sys.stderr, flush=True)
 
     def baseline_run() -> BaselineRun:
         return BaselineRun(

@@ -4,12 +4,18 @@ inside GitHub Actions, the step summary and the annotations."""
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from .errors import FatalError
 from .models.report import Report
 from .statefile import write_atomic
+
+
+def progress(message: str) -> None:
+    """Progress of a command that is not a pytest session, on stderr."""
+    print(f"bounded-review: {message}", file=sys.stderr, flush=True)
 
 
 def publish(

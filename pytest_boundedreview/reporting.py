@@ -79,9 +79,15 @@ def _listed(items: Sequence[str], limit: int = 5) -> str:
 
 def _next_action(ev: Evidence) -> str:
     """One concrete sentence: what to fix or establish, then run again."""
+    plan = ev.target.kind == "plan"
     if ev.target.empty:
         return "nothing to review: the target has no changes"
     if ev.gate.review_clean == "yes":
+        if plan:
+            return (
+                "carry the plan out, then review the change with pytest --bounded-review "
+                "(this pass is about the plan only)"
+            )
         return "none: no verified blocker for this revision"
     todo = []
     if ev.tests.target_related:
@@ -98,7 +104,8 @@ def _next_action(ev: Evidence) -> str:
     if not todo:
         first = ev.gate.reasons[0] if ev.gate.reasons else "see gate.reasons"
         todo.append(f"resolve what kept the gate from deciding ({first})")
-    return "; ".join(todo) + "; then re-run pytest --bounded-review"
+    again = f"bounded-review run --plan {ev.target.files[0]}" if plan else "pytest --bounded-review"
+    return "; ".join(todo) + f"; then re-run {again}"
 
 
 def assess_risk(settings: Settings, target: Target) -> tuple[Tier, list[RiskReason]]:
@@ -165,7 +172,9 @@ def build(ev: Evidence) -> Report:
         statuses=Statuses(
             local_verification=_local_verification(ev),  # type: ignore[arg-type]
             review_clean=ev.gate.review_clean,
-            committed="yes" if ev.committed else "no",
+            committed="not-applicable"
+            if ev.target.kind == "plan"
+            else ("yes" if ev.committed else "no"),
         ),
         limitations=[*ev.limitations, *([NO_LANES] if ev.lanes is None else [])],
         next_action=_next_action(ev),

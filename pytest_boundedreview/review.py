@@ -52,6 +52,7 @@ class Review:
     progress: Callable[[str], None]
     baseline_run: Callable[[], BaselineRun]
     plugins: Sequence[object] = ()
+    objective: str | None = None  # a plan's objective, pinned by the loop at round 1
 
     def evidence(
         self,
@@ -83,8 +84,10 @@ class Review:
         tests: Classification,
         limitations: Sequence[str],
         stopped: str | None,
+        deterministic: Sequence[ReportFinding] = (),
     ) -> Evidence:
-        """Everything established about the change, given its classified tests."""
+        """Everything established about the change, given its classified tests (and findings
+        established by construction, such as a plan's checks)."""
         settings, target = self.settings, self.target
         checks: list[CheckResult] = []
         if settings.checks:
@@ -93,7 +96,7 @@ class Review:
             checks = run_all(
                 settings.checks, self.repo, target.base_commit, self.progress, target.scope
             )
-        findings = scan(target, self.repo, settings.scans.model_dump())
+        findings = [*deterministic, *scan(target, self.repo, settings.scans.model_dump())]
         limitations = [*limitations, *tests.limitations]
         limitations += [
             f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
@@ -174,6 +177,7 @@ class Review:
                 risk_reasons=[(r.path, r.rule) for r in reasons],
                 tests_in_scope=settings.loop.tests_in_scope,
                 systemic_share=settings.loop.systemic_share,
+                objective=self.objective,
             )
             try:
                 plan = loop.prepare()

@@ -55,10 +55,13 @@ class LoopRound:
         risk_reasons: Sequence[tuple[str | None, str]] = (),
         tests_in_scope: bool = True,
         systemic_share: float = 0.5,
+        objective: str | None = None,
     ) -> None:
         self.repo = repo
         self.target = target
-        self.loop_id = loop_id_for(target.kind, target.base, repo.branch())
+        # One loop per plan file; code targets: one per kind and base.
+        where = target.files[0] if target.kind == "plan" and target.files else target.base
+        self.loop_id = loop_id_for(target.kind, where, repo.branch())
         self.ledger = Ledger(state_dir, self.loop_id)
         self.max_repair_loops = max_repair_loops
         self.reset = reset
@@ -66,10 +69,13 @@ class LoopRound:
         self.risk_reasons = risk_reasons
         self.tests_in_scope = tests_in_scope
         self.systemic_share = systemic_share
+        self.objective = objective
         self.state: LoopState | None = None
         self.plan: Plan | None = None
 
     def _systemic(self, previous: RoundState) -> bool:
+        if self.target.kind == "plan":  # one file: a revision is never systemic
+            return False
         old_tree = previous.revision.removeprefix("tree:")
         try:
             out = git.run(
@@ -89,7 +95,7 @@ class LoopRound:
     def delta(self) -> str:
         """The diff from the previous round's snapshot to this one ("" for round 1)."""
         previous = self.plan.previous if self.plan else None
-        if previous is None:
+        if previous is None or self.target.kind == "plan":  # plans: the packet has the text
             return ""
         old_tree = previous.revision.removeprefix("tree:")
         try:
@@ -114,6 +120,7 @@ class LoopRound:
             full=self.full,
             systemic=systemic,
             tests_in_scope=self.tests_in_scope,
+            objective=self.objective,
         )
         return self.plan
 
@@ -179,6 +186,8 @@ class LoopRound:
                     repair_loops_used=0,
                     operations=list(current.operations) if current else [],
                     origin="; ".join(p.notes) or "the first review of this target",
+                    pinned_objective=self.objective,
+                    require_assurances=self.target.kind == "plan",
                 )
             if p.action == "stop":
                 state = base.model_copy(

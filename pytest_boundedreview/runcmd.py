@@ -4,13 +4,19 @@ in a new process and exits by the report it wrote; ``--plan`` reviews a plan fil
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import EXIT_INDETERMINATE, EXIT_INTERNAL, EXIT_INTERRUPTED, EXIT_USAGE, NoReportError
+from .errors import (
+    EXIT_INDETERMINATE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    NoReportError,
+    UsageError,
+)
 
 VALUE_OPTIONS = ("base", "target", "mode", "risk", "markdown", "sarif")
 FLAGS = ("no_lanes", "full", "reset")
@@ -86,8 +92,11 @@ def run_code(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.plan is None:
         return run_code(args)
-    from .plan.command import run_plan
+    from .plan.command import review_plan
+    from .render.terminal import lines
 
-    if args.pytest_args:
-        raise NoReportError("--plan takes no pytest arguments")
-    return run_plan(args, os.environ)
+    if args.pytest_args or args.base or args.target:
+        raise UsageError("--plan reviews a plan file: it takes no --base, --target or pytest args")
+    report, workflow = review_plan(args, Path.cwd())
+    print("\n".join([*lines(report), *workflow]))
+    return _BY_GATE.get(report.gate.review_clean, EXIT_INDETERMINATE)

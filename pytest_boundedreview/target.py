@@ -18,7 +18,7 @@ from . import git, tempdirs
 from .errors import BaseRefError, UsageError
 from .scope import Scope, parse_scope
 
-TargetKind = Literal["pr", "local-diff", "staged"]
+TargetKind = Literal["pr", "local-diff", "staged", "plan"]
 RequestedKind = Literal["auto", "pr", "local-diff", "staged"]
 
 # CI variables naming the branch a pull/merge request targets (CONTRACT §3), in order.
@@ -56,10 +56,11 @@ class Target:
     diff: str
     scope: Scope
     committed: bool = False  # the reviewed tree is HEAD's and the working tree is clean
+    identity: str | None = None  # a plan's ``sha256:<hex>``; code targets are their tree
 
     @property
     def revision(self) -> str:
-        return f"tree:{self.tree}"
+        return self.identity or f"tree:{self.tree}"
 
     @property
     def empty(self) -> bool:

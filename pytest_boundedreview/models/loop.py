@@ -79,3 +79,4 @@ class LoopState(Model):
     stop_reason: str | None = None
     require_assurances: bool = False  # verdicts without assurances are refused (plan targets)
     origin: str | None = None  # why this loop started (first review, reset, review-only, ...)
+    pinned_objective: str | None = None  # a plan's objective at round 1: a change is drift

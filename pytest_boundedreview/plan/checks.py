@@ -1,0 +1,160 @@
+"""The deterministic checks of a plan: its required sections are there, every ``path:line``
+it cites exists in the repository, and it does not claim commands already ran (a plan carries
+no evidence of that)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+
+from ..config import PlanConfig
+from ..fingerprint import finding_fingerprint
+from ..models.finding import ReportFinding
+from ..treefiles import TreeFiles
+from .sections import Section, code_lines, named, sections
+
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_CITATION = re.compile(
+    r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10}):(\d{1,9})(?:-(\d{1,9}))?(?!\w)"
+)
+_SPAN = re.compile(r"(`+)([^`\n]+?)\1")
+_RAN_BEFORE = re.compile(
+    r"\b(?:ran|executed|(?:have|has|had|was|were|been) (?:run|executed)|verified (?:with|by)"
+    r"|confirmed (?:with|by)|tested with)\s*(?:it\s+)?$",
+    re.IGNORECASE,
+)
+_RAN_AFTER = re.compile(
+    r"^\s*(?:passes|passed|succeeds|succeeded|is green|was green|is clean|was clean"
+    r"|(?:was|were|has been|have been) run|exits? 0|exited 0|returned 0|reports? no)\b",
+    re.IGNORECASE,
+)
+_PROMPT = re.compile(r"^\s*\$ \S")
+
+
+def _finding(
+    path: str,
+    line: int,
+    category: str,
+    failure_mode: str,
+    evidence: str,
+    remediation: str,
+    quote: str | None,
+    key: str,
+) -> ReportFinding:
+    return ReportFinding(
+        path=path,
+        line=line,
+        severity="blocking",
+        category=category,
+        failure_mode=failure_mode,
+        evidence=evidence,
+        quote=quote,
+        remediation=remediation,
+        fingerprint=finding_fingerprint(path, category, key),
+        verification="deterministic",
+        note="plan check",
+    )
+
+
+def _missing_sections(
+    path: str, lines: Sequence[str], found: Sequence[Section], config: PlanConfig
+) -> Iterator[ReportFinding]:
+    required = [
+        ("objective", config.objective, "requirement", "what the plan is for"),
+        ("steps", config.steps, "requirement", "what will be done, in order"),
+        ("verification", config.verification, "unverifiable-gate", "how success is checked"),
+    ]
+    text = "\n".join(lines)
+    irreversible = [m.group(0) for p in config.irreversible if (m := re.search(p, text, re.I))]
+    if irreversible:
+        required.append(("rollback", config.rollback, "missing-rollback", "how to undo it"))
+    for role, names, category, what in required:
+        if named(found, names) is not None:
+            continue
+        why = f" (the plan mentions {irreversible[0]!r})" if role == "rollback" else ""
+        yield _finding(
+            path,
+            1,
+            category,
+            f"the plan has no {role} section{why}",
+            f"no heading of {path} is one of: {', '.join(names)}",
+            f"add a section titled {names[0]!r} saying {what}",
+            None,
+            f"missing-section:{role}",
+        )
+
+
+def _citations(path: str, lines: Sequence[str], files: TreeFiles) -> Iterator[ReportFinding]:
+    for number, line in enumerate(lines, 1):
+        for match in _CITATION.finditer(_URL.sub(" ", line)):
+            cited, first = match.group(1), int(match.group(2))
+            last = int(match.group(3) or first)
+            where = files.resolve(cited.removeprefix("./")) if cited != path else None
+            content = files.lines(where) if where else None
+            if content is not None and 1 <= first <= last <= len(content):
+                continue
+            if content is None:
+                why = f"{cited} is not a file of the repository at HEAD"
+            else:
+                why = f"{cited} has {len(content)} line(s); the plan cites line(s) {first}-{last}"
+            yield _finding(
+                path,
+                number,
+                "plan-contradiction",
+                f"the plan cites {match.group(0)}, which does not exist",
+                why,
+                "cite an existing file and line, or say the file is to be created",
+                match.group(0),
+                f"citation:{match.group(0)}",
+            )
+
+
+def _transcript(lines: Sequence[str], number: int, code: set[int]) -> bool:
+    """Whether code line ``number`` is a ``$ command`` followed by its output."""
+    following = lines[number] if number < len(lines) else ""
+    return (
+        bool(_PROMPT.match(lines[number - 1]))
+        and number + 1 in code
+        and bool(following.strip())
+        and not _PROMPT.match(following)
+        and not following.lstrip().startswith(("```", "~~~"))
+    )
+
+
+def _claimed_runs(path: str, lines: Sequence[str], code: set[int]) -> Iterator[ReportFinding]:
+    for number, line in enumerate(lines, 1):
+        claims: list[str] = []
+        if number in code:
+            if _transcript(lines, number, code):
+                claims.append(f"`{line.strip()}`")
+        else:
+            for span in _SPAN.finditer(line):
+                before, after = line[: span.start()], line[span.end() :]
+                if _RAN_BEFORE.search(before) or _RAN_AFTER.match(after):
+                    claims.append(span.group(0))
+        for claim in claims:
+            yield _finding(
+                path,
+                number,
+                "unverifiable-gate",
+                f"the plan says {claim} already ran; a plan carries no evidence of it",
+                f"line {number} quotes a command as run (with its outcome or a shell transcript)",
+                "make running it a step of the plan (with what must be true after), or attach "
+                "its output to the change that carries the plan out",
+                line.strip(),
+                f"claimed-run:{claim}",
+            )
+
+
+def check_plan(
+    path: str, lines: Sequence[str], files: TreeFiles, config: PlanConfig
+) -> list[ReportFinding]:
+    """Every deterministic finding on the plan at ``path`` (its text as ``lines``), citations
+    resolved in ``files`` (the repository's tree)."""
+    found = sections(lines)
+    code = code_lines(lines)
+    return [
+        *_missing_sections(path, lines, found, config),
+        *_citations(path, lines, files),
+        *_claimed_runs(path, lines, code),
+    ]

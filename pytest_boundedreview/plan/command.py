@@ -1,0 +1,93 @@
+"""``bounded-review run --plan PLAN.md``: review a plan with the plan checks and the plan
+lanes (feasibility, acceptance), in the same loop ledger and gate as code. A pass says the plan
+is fit to carry out, never that it was carried out."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+
+from .. import git
+from ..baseline import BaselineRun, Classification
+from ..config import Settings, load_settings
+from ..models.report import Report, RiskReason
+from ..publish import progress, publish
+from ..reporting import assess_risk, build
+from ..review import Counts, Review
+from ..risk import Tier
+from ..statefile import state_folder
+from ..target import Target
+from ..treefiles import TreeFiles, split_lines
+from .checks import check_plan
+from .sections import named, sections
+from .target import freeze_plan
+
+NOT_CARRIED_OUT = (
+    "a plan review: a pass means the plan is fit to carry out, not that it was carried out "
+    "or that anything it describes works"
+)
+
+
+def plan_risk(settings: Settings, target: Target, text: str) -> tuple[Tier, list[RiskReason]]:
+    """A configured tier; else ``strict`` for a plan with irreversible actions, ``standard``
+    for any other (a plan is never a docs-only change)."""
+    if settings.risk != "auto":
+        return assess_risk(settings, target)
+    where = target.files[0] if target.files else None
+    for pattern in settings.plan.irreversible:
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match:
+            return "strict", [RiskReason(path=where, rule=f"plan: irreversible ({match[0]})")]
+    return "standard", [RiskReason(path=where, rule="plan")]
+
+
+def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]:
+    """Review the plan ``args.plan``; write the report; return it and the lines to print
+    after it (annotations in GitHub Actions)."""
+    repo = git.open_repo(cwd)
+    overrides: dict[str, object] = {
+        "mode": args.mode,
+        "risk": args.risk,
+        **{flag: getattr(args, flag) or None for flag in ("no_lanes", "full", "reset")},
+        **{
+            k: str(Path(cwd, v)) for k in ("report", "markdown", "sarif") if (v := getattr(args, k))
+        },
+    }
+    settings, _ = load_settings(cwd, repo.root, overrides)
+    # Plan verdicts must say how they know (CONTRACT §6); code checks do not apply to a plan.
+    settings = settings.model_copy(update={"require_assurances": True, "checks": []})
+    target, text = freeze_plan(repo, Path(cwd, args.plan))
+    where = target.files[0]
+    plan_lines = split_lines(text)
+    found = check_plan(where, plan_lines, TreeFiles(repo, target.tree), settings.plan)
+    objective = named(sections(plan_lines), settings.plan.objective)
+    state = state_folder(repo.root, settings.state_dir)
+
+    def baseline_run() -> BaselineRun:  # a finding's `pytest` reproduction runs at HEAD
+        return BaselineRun(
+            repo=repo,
+            rootdir=repo.root,
+            base_commit=target.base_commit,
+            args=[],
+            reruns=settings.reruns,
+            max_base_reruns=settings.max_base_reruns,
+            timeout=settings.base_timeout,
+            state=state,
+        )
+
+    review = Review(
+        settings=settings,
+        repo=repo,
+        target=target,
+        risk=plan_risk(settings, target, text),
+        state=state,
+        progress=progress,
+        baseline_run=baseline_run,
+        objective=" ".join(objective.body.split()) if objective else None,
+    )
+    progress(f"reviewing the plan {where} ({target.revision})")
+    evidence = review.judge(Counts(), Classification(), [NOT_CARRIED_OUT], None, found)
+    report = build(evidence)
+    path = Path(settings.report) if settings.report else state / "report.json"
+    return report, publish(report, path, settings.markdown, settings.sarif)

@@ -1,0 +1,82 @@
+"""Freeze a plan file as a review target: its bytes' digest is the revision; lanes get a copy
+of the repository at HEAD with the plan in it, and the plan as one added file (its scope)."""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from pathlib import Path
+
+from .. import git, tempdirs
+from ..errors import UsageError
+from ..scope import parse_scope
+from ..target import DIFF_OPTIONS, Target
+
+MAX_PLAN_BYTES = 4 * 1024 * 1024
+
+
+def read_plan(path: Path) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_PLAN_BYTES + 1)
+    except OSError as exc:
+        raise UsageError(f"cannot read the plan {path}: {exc.strerror}") from None
+    if len(data) > MAX_PLAN_BYTES:
+        raise UsageError(f"the plan {path} is larger than {MAX_PLAN_BYTES} bytes")
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"the plan {path} is not UTF-8 text (byte {exc.start})") from None
+    return data
+
+
+def place(repo: git.Repo, path: Path) -> str:
+    """The plan's path in the snapshot: where it is in the repository, else its file name."""
+    absolute = path.absolute().resolve()
+    root = repo.root.resolve()
+    if absolute.is_relative_to(root):
+        inside = absolute.relative_to(root).as_posix()
+        if inside.split("/", 1)[0] == ".git":
+            raise UsageError(f"the plan {path} is inside .git/")
+        return inside
+    return absolute.name
+
+
+def _tree(repo: git.Repo, head: str | None, where: str, blob: str | None) -> str:
+    """HEAD's tree with the plan at ``where`` (``blob``), or without anything there."""
+    folder = tempdirs.make("plan-index")
+    try:
+        env = {"GIT_INDEX_FILE": str(folder / "index")}
+        if head is not None:
+            git.run(["read-tree", head], repo.root, env=env)
+        git.run(["update-index", "--force-remove", "--", where], repo.root, env=env)
+        if blob is not None:
+            info = f"100644,{blob},{where}"
+            git.run(["update-index", "--add", "--cacheinfo", info], repo.root, env=env)
+        return git.text(["write-tree"], repo.root, env=env)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def freeze_plan(repo: git.Repo, path: Path) -> tuple[Target, str]:
+    """The plan at ``path`` as a target, and its text."""
+    data = read_plan(path)
+    where = place(repo, path)
+    head = repo.head()
+    blob = git.run(["hash-object", "-w", "--stdin"], repo.root, input=data).stdout.decode().strip()
+    without, tree = _tree(repo, head, where, None), _tree(repo, head, where, blob)
+    raw = git.decode(
+        git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, without, tree], repo.root).stdout
+    )
+    patch = git.decode(git.run(["diff", *DIFF_OPTIONS, without, tree], repo.root).stdout)
+    target = Target(
+        kind="plan",
+        base="HEAD",
+        base_commit=head,
+        head=head,
+        tree=tree,
+        diff=patch,
+        scope=parse_scope(raw, patch),
+        identity="sha256:" + hashlib.sha256(data).hexdigest(),
+    )
+    return target, data.decode("utf-8")
