@@ -22,7 +22,7 @@ class Section:
 
 
 def normalise_title(title: str) -> str:
-    """Lower case, numbering and punctuation folded: ``## 2. Roll-back plan`` → ``roll back
+    """Lower case, numbering and punctuation folded: ``2. Roll-back plan`` → ``roll back
     plan``."""
     text = _NUMBERING.sub("", title.strip().lower())
     return " ".join(re.sub(r"[^a-z0-9]+", " ", text).split())

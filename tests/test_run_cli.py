@@ -1,0 +1,105 @@
+"""`bounded-review run` on code: a real pytest session in a new process, exit by the report's
+gate, options and pytest arguments passed through, pytest's own failures mapped."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    repo = GitRepo.init(tmp_path / "project")
+    repo.commit(
+        {
+            ".gitignore": "__pycache__/\n.pytest_cache/\n.bounded-review/\n",
+            "app.py": "def double(x):\n    return 2 * x\n",
+            "test_app.py": "from app import double\n\n"
+            "def test_double():\n    assert double(2) == 4\n\n"
+            "def test_fine():\n    assert True\n",
+        },
+        "base",
+    )
+    repo.git("branch", "base")
+    repo.git("checkout", "--quiet", "-b", "feature")
+    return repo
+
+
+def _run(
+    repo: GitRepo, *argv: str, extra: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
+    env.pop("PYTEST_ADDOPTS", None)
+    env.update(extra or {})
+    with repo.untouched():
+        return subprocess.run(
+            [sys.executable, "-m", "pytest_boundedreview", "run", *argv],
+            cwd=repo.path,
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+
+
+def test_run_exits_by_the_gate(repo: GitRepo, tmp_path: Path) -> None:
+    repo.commit({"app.py": "def double(x):\n    return 3 * x\n"}, "regression")
+    md = tmp_path / "out.md"
+    ran = _run(repo, "--no-lanes", "--base", "base", f"--markdown={md}")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "review_clean: no" in ran.stdout  # pytest's own output, with the summary
+    report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_app.py::test_double"]
+    assert "test_app.py::test_double" in md.read_text()
+
+    repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
+    own = tmp_path / "mine.json"
+    ran = _run(repo, "--no-lanes", "--base", "base", "--report", str(own))
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert json.loads(own.read_text())["gate"]["review_clean"] == "yes"
+
+
+def test_pytest_arguments_follow_a_double_dash(repo: GitRepo) -> None:
+    repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "same behaviour")
+    ran = _run(repo, "--no-lanes", "--base", "base", "--", "-k", "fine")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
+    assert report["tests"]["passed"] == 1
+    assert any("deselected" in lim for lim in report["limitations"])
+    assert report["statuses"]["local_verification"] == "partial"
+
+
+def test_pytest_usage_errors_and_bad_options_are_usage_errors(repo: GitRepo) -> None:
+    assert _run(repo, "--", "--no-such-pytest-option").returncode == 4
+    bad = _run(repo, "--risk", "extreme")
+    assert bad.returncode == 4
+    assert "invalid choice" in bad.stderr
+    unknown_base = _run(repo, "--base", "no-such-ref")
+    assert unknown_base.returncode == 4
+    assert "no-such-ref" in unknown_base.stdout + unknown_base.stderr
+
+
+def test_inside_github_actions_it_annotates_and_writes_the_step_summary(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit({"app.py": "def double(x):\n    return 3 * x\n"}, "regression")
+    summary = tmp_path / "summary.md"
+    summary.write_text("earlier step\n")
+    actions = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
+    ran = _run(repo, "--no-lanes", "--base", "base", extra=actions)
+    assert ran.returncode == 1
+    errors = [line for line in ran.stdout.splitlines() if line.startswith("::error")]
+    assert len(errors) == 1
+    assert "test_app.py::test_double" in errors[0]
+    text = summary.read_text()
+    assert text.startswith("earlier step\n")  # appended, never replaced
+    assert "test_app.py::test_double" in text
+    # Outside Actions: no workflow command, no summary.
+    quiet = _run(repo, "--no-lanes", "--base", "base")
+    assert not [line for line in quiet.stdout.splitlines() if line.startswith("::")]
