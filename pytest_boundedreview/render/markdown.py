@@ -53,6 +53,9 @@ def _lines(report: Report) -> Iterator[str]:
         f"loop {report.loop.status}, round {report.loop.round}, "
         f"{report.loop.repair_loops_used} repair loop(s) used."
     )
+    if report.shard is not None:
+        state = "complete" if report.shard.complete else "incomplete"
+        yield f"A shard report ({state}): `bounded-review merge` gates the shards together."
     for reason in report.risk.reasons:
         yield f"- risk: {md(reason.rule)}" + (f" ({code(reason.path)})" if reason.path else "")
     if gate.reasons:

@@ -40,6 +40,13 @@ def lines(report: Report) -> Iterator[str]:
             f"loop {terminal(loop.loop_id or '-')}: {loop.status}{stop}, round {loop.round}, "
             f"repair loops used {loop.repair_loops_used}/{budget.max_repair_loops}{flags}"
         )
+    if report.shard is not None:
+        shard = report.shard
+        yield (
+            f"shard: {'complete' if shard.complete else 'incomplete'}, rootdir "
+            f"{terminal(shard.rootdir)}, {shard.deselected} deselected; "
+            "`bounded-review merge` gates the shards together"
+        )
     tests = report.tests
     yield (
         f"tests: {tests.passed} passed, {tests.failed} failed; target-related "
