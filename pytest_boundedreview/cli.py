@@ -187,32 +187,29 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
+_REPORT_HELP = "report file (default: <repository>/.bounded-review/report.json)"
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="bounded-review",
-        description="A finite evidence gate for code review.",
+        description="A finite evidence gate for code review: the tests as the baseline, "
+        "failures classified against the base, reviewer lanes within a budget, findings "
+        "triaged, and a gate that blocks only on verified blockers.",
         epilog="exit statuses: 0 clean, 1 not clean, 2 indeterminate or no report, "
-        "3 internal error, 4 usage or config error, 130 interrupted",
+        "3 internal error, 4 usage or config error, 130 interrupted. "
+        "`bounded-review COMMAND --help` explains each command.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    schema = sub.add_parser("schema", help="print the JSON Schema of a document kind")
-    schema.add_argument("name", choices=sorted(SCHEMA_NAMES))
-    validate = sub.add_parser("validate", help="check files against their schemas")
-    validate.add_argument("files", nargs="+", metavar="FILE")
-    validate.add_argument(
-        "--schema",
-        choices=sorted(SCHEMA_NAMES),
-        help="schema to use (default: the file's `schema`)",
-    )
-    demo_parser = sub.add_parser(
-        "demo", help="review a built-in example change in a throwaway repository"
-    )
-    demo_parser.add_argument(
-        "--keep", action="store_true", help="keep the example repository and print its path"
-    )
+    from . import loopargs, runcmd
+
+    runcmd.add_parser(sub)
     gate = sub.add_parser(
-        "gate", help="exit 0 only if a clean report exists for the snapshot being committed/pushed"
+        "gate",
+        help="exit 0 only if a clean report exists for the snapshot being committed/pushed",
+        description="Check, without running anything, that the last report is clean and is "
+        "of the exact snapshot about to be committed or pushed (a pre-commit/pre-push hook).",
     )
     gate.add_argument(
         "--stage",
@@ -221,16 +218,21 @@ def _parser() -> argparse.ArgumentParser:
         help="pre-commit and manual: the staged tree; pre-push: HEAD^{tree} "
         "(auto: pre-push when PRE_COMMIT_TO_REF is set)",
     )
-    gate.add_argument(
-        "--report", help="report file (default: <repository>/.bounded-review/report.json)"
+    gate.add_argument("--report", metavar="PATH", help=_REPORT_HELP)
+    report = sub.add_parser(
+        "report",
+        help="print the last report (exit by its gate)",
+        description="Print the last report in a format; exit 0 if its gate is yes, 1 if no, "
+        "2 if indeterminate or there is no report.",
     )
-    report = sub.add_parser("report", help="print the last report (exit by its gate)")
     report.add_argument(
-        "--format", default="text", choices=["text", "json", "markdown", "sarif", "github"]
+        "--format",
+        default="text",
+        choices=["text", "json", "markdown", "sarif", "github"],
+        help="text (default), json, markdown (PR comments, step summaries), sarif (code "
+        "scanning) or github (workflow-command annotations)",
     )
-    report.add_argument(
-        "--report", help="report file (default: <repository>/.bounded-review/report.json)"
-    )
+    report.add_argument("--report", metavar="PATH", help=_REPORT_HELP)
     merge = sub.add_parser(
         "merge",
         help="combine CI shard reports of one revision, then review and gate once",
@@ -243,11 +245,38 @@ def _parser() -> argparse.ArgumentParser:
     merge.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
     merge.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")
     merge.add_argument("--no-lanes", action="store_true", help="deterministic gate only")
-    from . import loopargs, runcmd
-
-    runcmd.add_parser(sub)
-    loopargs.add_parser(sub)
     loopargs.add_state_parsers(sub)
+    validate = sub.add_parser(
+        "validate",
+        help="check files against their schemas",
+        description="Check JSON documents (lane results, packets, reports, loop states, "
+        "findings) against their schemas; exit 1 naming each problem.",
+    )
+    validate.add_argument("files", nargs="+", metavar="FILE", help="JSON files to check")
+    validate.add_argument(
+        "--schema",
+        choices=sorted(SCHEMA_NAMES),
+        help="schema to use (default: the file's `schema`)",
+    )
+    schema = sub.add_parser(
+        "schema",
+        help="print the JSON Schema of a document kind",
+        description="Print the JSON Schema of a document kind, e.g. for a reviewer's prompt.",
+    )
+    schema.add_argument(
+        "name", choices=sorted(SCHEMA_NAMES), metavar="NAME", help=", ".join(sorted(SCHEMA_NAMES))
+    )
+    demo_parser = sub.add_parser(
+        "demo",
+        help="review a built-in example change in a throwaway repository",
+        description="Build a throwaway repository with a pre-existing failure, a regression, "
+        "a style nit and a sample reviewer, review it and explain the report; exit 0 when the "
+        "demonstration behaved as designed.",
+    )
+    demo_parser.add_argument(
+        "--keep", action="store_true", help="keep the example repository and print its path"
+    )
+    loopargs.add_parser(sub)
     return parser
 
 

@@ -96,11 +96,23 @@ def add_parser(sub: Any) -> None:
 
 def add_state_parsers(sub: Any) -> None:
     """``status`` and ``reset``."""
-    status = sub.add_parser("status", help="show where each review loop stands")
-    reset = sub.add_parser("reset", help="close review loops so the next review starts anew")
+    status = sub.add_parser(
+        "status",
+        help="show where each review loop stands",
+        description="Show each review loop: status, round, repair loops used, flags and why "
+        "it stopped, read from the state folder (nothing is written).",
+    )
+    reset = sub.add_parser(
+        "reset",
+        help="close review loops so the next review starts anew",
+        description="Close open, deadlocked or drifted review loops (their history is kept) so "
+        "the next review of the target starts a new loop.",
+    )
     for parser in (status, reset):
         parser.add_argument(
-            "--state-dir", help="state folder (default: <repository>/.bounded-review)"
+            "--state-dir",
+            metavar="PATH",
+            help="state folder (default: <repository>/.bounded-review)",
         )
-        parser.add_argument("--loop-id", help="only this loop (default: every loop)")
+        parser.add_argument("--loop-id", metavar="ID", help="only this loop (default: every loop)")
     status.add_argument("--json", action="store_true", help="one JSON object per loop")

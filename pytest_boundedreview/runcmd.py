@@ -27,6 +27,7 @@ def add_parser(sub: Any) -> None:
     """Register ``run`` on the top-level subparsers."""
     run = sub.add_parser(
         "run",
+        usage="%(prog)s [options] [-- PYTEST_ARGS ...]\n       %(prog)s --plan PLAN.md [options]",
         help="run the whole gate: pytest --bounded-review, or a plan's review (--plan)",
         description="Run the test session as the baseline, classify failures against the "
         "base, run the reviewer lanes and gate once; exit by the report's gate. Arguments "
@@ -34,9 +35,15 @@ def add_parser(sub: Any) -> None:
     )
     run.add_argument("--plan", metavar="PLAN.md", help="review this plan file instead of code")
     run.add_argument("--base", metavar="REF", help="base revision (default: CI base, upstream)")
-    run.add_argument("--target", choices=["auto", "pr", "local-diff", "staged"])
-    run.add_argument("--mode", choices=["review-only", "review-and-fix"])
-    run.add_argument("--risk", choices=["auto", "economy", "standard", "strict"])
+    run.add_argument(
+        "--target", choices=["auto", "pr", "local-diff", "staged"], help="what is reviewed"
+    )
+    run.add_argument(
+        "--mode", choices=["review-only", "review-and-fix"], help="authorization (repair loops)"
+    )
+    run.add_argument(
+        "--risk", choices=["auto", "economy", "standard", "strict"], help="risk tier (budget)"
+    )
     run.add_argument("--report", metavar="PATH", help="JSON report (default: the state folder)")
     run.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
     run.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")

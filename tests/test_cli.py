@@ -138,3 +138,17 @@ def test_validate_checks_each_finding_of_a_lane_result(
     assert "  findings[1].line: Input should be greater than or equal to 1 (got 0)" in out
     assert "  findings[1].severity: required key is missing" in out
     assert "findings[0]" not in out
+
+
+@pytest.mark.parametrize(
+    "command",
+    ["run", "gate", "report", "merge", "status", "reset", "validate", "schema", "demo", "loop"],
+)
+def test_every_command_explains_itself(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main([command, "--help"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("usage: bounded-review " + command)
+    # A description or a list of sub-commands follows the usage, not options alone.
+    body = out.split("\n\n")[1]
+    assert not body.startswith(("options:", "positional arguments:")) or command == "loop", body
+    assert command in cli.main.__globals__["COMMANDS"]
