@@ -100,6 +100,6 @@ def loads(data: bytes, *, max_bytes: int = MAX_BYTES, max_depth: int = MAX_DEPTH
             f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
         ) from None
     except ValueError as exc:  # e.g. an integer longer than Python converts
-        raise StrictJSONError(f"invalid JSON: {exc}") from exc
+        raise StrictJSONError(f"unreadable number: {exc}") from exc
     _check_strings(value)
     return value

@@ -1,7 +1,9 @@
 """The one way the tool starts other programs (checks, test re-runs, reviewer lanes).
 
 Every child gets an argv list (no shell), its own process group, a timeout after which the
-whole group gets SIGTERM and, after a grace period, SIGKILL, and bounded output capture.
+whole group gets SIGTERM and, after a grace period, SIGKILL, and bounded output capture. When
+it ends, whatever it left running goes too: its group, and on Linux every process that still
+carries the run's token in its environment (a daemon that left the group with ``setsid``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import signal
 import subprocess
 import sys
 import threading
+import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,6 +23,7 @@ from typing import IO
 
 DEFAULT_CAP = 1024 * 1024
 GRACE_SECONDS = 3.0
+JOB_VARIABLE = "BOUNDED_REVIEW_JOB"
 
 
 @dataclass(frozen=True)
@@ -87,6 +91,27 @@ def _kill_group(pid: int, sig: int) -> None:
         os.killpg(pid, sig)
 
 
+def _kill_strays(token: str) -> None:
+    """SIGKILL every process whose environment carries ``token`` (Linux ``/proc``; elsewhere
+    nothing): descendants that left the child's process group."""
+    needle = f"{JOB_VARIABLE}={token}".encode()
+    try:
+        entries = list(os.scandir("/proc"))
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            with open(os.path.join(entry.path, "environ"), "rb") as handle:
+                environ = handle.read()
+        except OSError:
+            continue
+        if needle in environ.split(b"\0"):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(int(entry.name), signal.SIGKILL)
+
+
 def run(
     argv: Sequence[str],
     *,
@@ -98,11 +123,12 @@ def run(
 ) -> Outcome:
     """Run ``argv`` to completion or until ``timeout`` seconds; never raises for the child's
     own failures (a missing program is reported in ``start_error``)."""
+    token = uuid.uuid4().hex
     try:
         proc = subprocess.Popen(
             list(argv),
             cwd=cwd,
-            env=dict(env),
+            env={**env, JOB_VARIABLE: token},
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
@@ -129,10 +155,12 @@ def run(
             proc.wait()
     except BaseException:
         _kill_group(proc.pid, signal.SIGKILL)
+        _kill_strays(token)
         proc.wait()
         raise
-    # Whatever the child left running in its group goes too.
+    # Whatever the child left running goes too: its group, then any stray that left it.
     _kill_group(proc.pid, signal.SIGKILL)
+    _kill_strays(token)
     return Outcome(
         returncode=None if timed_out else proc.returncode,
         stdout=out.result(),

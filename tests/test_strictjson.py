@@ -17,7 +17,7 @@ def test_a_plain_document() -> None:
         (b"[Infinity]", "Infinity is not a JSON number"),
         (b"[-Infinity]", "-Infinity is not a JSON number"),
         (b"[1e400]", "number 1e400 is out of range"),
-        (b"[" + b"9" * 5000 + b"]", "invalid JSON:"),
+        (b"[" + b"9" * 5000 + b"]", "unreadable number:"),
         (b"[" * 65 + b"]" * 65, "nesting deeper than 64 levels"),
         (b"[" * 100_000, "nesting deeper than 64 levels"),
         (b'{"a": "\xff"}', "not valid UTF-8 at byte 7"),
