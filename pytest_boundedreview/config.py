@@ -139,7 +139,7 @@ class PlanConfig(Model):
     a plan irreversible enough to need a rollback section (regular expressions)."""
 
     objective: list[str] = _names("objective", "goal", "goals", "purpose")
-    steps: list[str] = _names("steps", "plan", "approach", "implementation", "tasks")
+    steps: list[str] = _names("steps", "approach", "implementation", "tasks", "work plan")
     verification: list[str] = _names(
         "verification", "acceptance", "acceptance criteria", "testing", "test plan", "validation"
     )

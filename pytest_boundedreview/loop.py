@@ -86,8 +86,8 @@ def plan(
     tests_in_scope: bool = True,
     objective: str | None = None,
 ) -> Plan:
-    """This session's round, given the loop so far (``objective``: a plan's objective, which
-    must stay what it was at round 1)."""
+    """This session's round, given the loop so far (``objective``: a plan's objective, ""
+    while it has none; once pinned it must stay what it was)."""
     last = state.rounds[-1] if state and state.rounds else None
     if state is None or last is None or reset:
         notes = ["--bounded-review-reset: a new loop starts"] if reset and state else []
@@ -115,13 +115,14 @@ def plan(
         return Plan(
             "dispatch", 1, 0, new_loop=True, notes=["the previous loop ended: a new loop starts"]
         )
-    pinned = state.pinned_objective
-    if objective is not None and pinned is not None and objective != pinned:
-        why = f"the plan's objective changed since round 1 (was: {pinned[:200]!r})"
-        return Plan("stop", last.number, state.repair_loops_used, status="drift", stop_reason=why)
     if max_repair_loops == 0:
         why = "review-only allows no repair loop: the changed snapshot starts a new loop"
         return Plan("dispatch", 1, 0, new_loop=True, notes=[why])
+    pinned = state.pinned_objective
+    if objective is not None and pinned is not None and objective != pinned:
+        now = "removed" if not objective else "changed"
+        why = f"the plan's objective {now} since it was pinned (was: {pinned[:200]!r})"
+        return Plan("stop", last.number, state.repair_loops_used, status="drift", stop_reason=why)
     outside = drifted(files, state.initial_scope, tests_in_scope)
     if outside:
         shown = ", ".join(outside[:10]) + (" ..." if len(outside) > 10 else "")

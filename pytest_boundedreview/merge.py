@@ -11,9 +11,9 @@ from . import git, worktree
 from .baseline import BaselineRun, Classification
 from .config import load_settings
 from .errors import UsageError
-from .models.report import Gate, Report, TestFailure
+from .models.report import Gate, GateAnswer, Report, TestFailure
 from .publish import progress, publish
-from .reporting import assess_risk, build
+from .reporting import NO_LANES, assess_risk, build
 from .review import Counts, Review
 from .statefile import state_folder
 from .target import freeze
@@ -62,7 +62,8 @@ def load(paths: Sequence[Path]) -> list[Shard]:
 
 
 def _same_change(shards: Sequence[Shard]) -> None:
-    """All shards must have reviewed one change: same revision, kind, base and files."""
+    """All shards must have reviewed one change (same revision, kind, base and files) with
+    tests of their own: a test run by two shards would be counted twice."""
 
     def identity(shard: Shard) -> tuple[object, ...]:
         t, info = shard.report.target, shard.report.shard
@@ -79,6 +80,16 @@ def _same_change(shards: Sequence[Shard]) -> None:
             "the shard reports are of different revisions; merge shards of one run only:\n  "
             + listed
         )
+    owner: dict[str, Path] = {}
+    for shard in shards:
+        assert shard.report.shard is not None
+        for nodeid in shard.report.shard.nodeids:
+            other = owner.setdefault(nodeid, shard.path)
+            if other != shard.path:
+                raise UsageError(
+                    f"{other} and {shard.path} both ran {nodeid}: shards must split the tests, "
+                    "not repeat them (each test would be counted twice)"
+                )
 
 
 def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str], list[str]]:
@@ -101,7 +112,9 @@ def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str]
                 if (bucket, failure.nodeid) not in seen:
                     seen.add((bucket, failure.nodeid))
                     into.append(failure)
-        limitations += [f"shard {shard.path.name}: {text}" for text in report.limitations]
+        limitations += [
+            f"shard {shard.path.name}: {text}" for text in report.limitations if text != NO_LANES
+        ]
         if not info.complete:
             why = "; ".join(r for r in report.gate.reasons[1:]) or "it did not run to its end"
             incomplete.append(f"shard {shard.path.name} is incomplete: {why}")
@@ -170,12 +183,17 @@ def merge(
     counts, tests, limitations, incomplete = combined(shards)
     limitations.insert(0, f"merged from {len(shards)} shard report(s)")
     progress(f"merging {len(shards)} shard(s) of {target.revision}")
-    if target.empty:
-        gate = Gate(review_clean="yes" if not incomplete else "indeterminate", reasons=incomplete)
-        evidence = review.evidence(gate, counts, tests, [*limitations, *incomplete])
+    if counts.passed + counts.failed == 0:
+        incomplete.append("no shard ran a test")
+    if target.empty:  # nothing to review: the tests' own status stands, as in one session
+        if counts.failed:
+            incomplete.append(f"nothing to review, and {counts.failed} test(s) failed")
+        answer: GateAnswer = "indeterminate" if incomplete else "yes"
+        evidence = review.evidence(
+            Gate(review_clean=answer, reasons=incomplete), counts, tests, limitations
+        )
     else:
-        stopped = "; ".join(incomplete) or None
-        evidence = review.judge(counts, tests, limitations, stopped)
+        evidence = review.judge(counts, tests, limitations, "; ".join(incomplete) or None)
     report = build(evidence)
     path = Path(settings.report) if settings.report else state / "report.json"
     return report, publish(report, path, settings.markdown, settings.sarif)

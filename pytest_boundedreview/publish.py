@@ -14,8 +14,11 @@ from .statefile import write_atomic
 
 
 def progress(message: str) -> None:
-    """Progress of a command that is not a pytest session, on stderr."""
-    print(f"bounded-review: {message}", file=sys.stderr, flush=True)
+    """Progress of a command that is not a pytest session, on stderr (escaped: a runner reads
+    workflow commands there too)."""
+    from .render.escape import terminal
+
+    print(f"bounded-review: {terminal(message)}", file=sys.stderr, flush=True)
 
 
 def publish(
@@ -41,11 +44,15 @@ def publish(
             raise FatalError(f"cannot write the {fmt} report {target}: {exc}") from exc
     if env.get("GITHUB_ACTIONS") != "true" or report.shard is not None:
         return []
+    lines = render(report, "github").splitlines()
     summary = env.get("GITHUB_STEP_SUMMARY")
     if summary:
         try:
             with open(summary, "a", encoding="utf-8") as handle:
                 handle.write(render(report, "markdown"))
-        except OSError as exc:
-            raise FatalError(f"cannot append to $GITHUB_STEP_SUMMARY ({summary}): {exc}") from exc
-    return render(report, "github").splitlines()
+        except OSError as exc:  # the report stands; the summary is a copy of it
+            from .render.escape import workflow_data
+
+            why = workflow_data(f"cannot append the summary to {summary}: {exc.strerror}")
+            lines.append(f"::warning title=bounded review::{why}")
+    return lines

@@ -53,14 +53,17 @@ class Evidence:
     loop: LoopInfo | None = None  # None: no loop round was recorded
     blockers_fixed: Sequence[str] = ()
     shard: ShardInfo | None = None
+    again: str = "pytest --bounded-review"  # the command that reviews the next revision
 
 
 def _local_verification(ev: Evidence) -> str:
     if ev.passed == 0 and ev.failed == 0 and not ev.checks:
         return "not-run"
     required_failures = any(c.required and c.target_related for c in ev.checks)
-    if ev.tests.target_related or ev.tests.unknown or required_failures:
-        return "failed"
+    t = ev.tests
+    classified = len(t.target_related) + len(t.pre_existing) + len(t.flaky) + len(t.unknown)
+    if t.target_related or t.unknown or required_failures or ev.failed > classified:
+        return "failed"  # (failures left unclassified, e.g. after Ctrl-C, count as failed)
     incomplete = ev.deselected > 0 or any(c.status == "not-run" for c in ev.checks)
     if (
         ev.tests.pre_existing
@@ -104,8 +107,7 @@ def _next_action(ev: Evidence) -> str:
     if not todo:
         first = ev.gate.reasons[0] if ev.gate.reasons else "see gate.reasons"
         todo.append(f"resolve what kept the gate from deciding ({first})")
-    again = f"bounded-review run --plan {ev.target.files[0]}" if plan else "pytest --bounded-review"
-    return "; ".join(todo) + f"; then re-run {again}"
+    return "; ".join(todo) + f"; then re-run {ev.again}"
 
 
 def assess_risk(settings: Settings, target: Target) -> tuple[Tier, list[RiskReason]]:

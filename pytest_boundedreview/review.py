@@ -52,7 +52,8 @@ class Review:
     progress: Callable[[str], None]
     baseline_run: Callable[[], BaselineRun]
     plugins: Sequence[object] = ()
-    objective: str | None = None  # a plan's objective, pinned by the loop at round 1
+    objective: str | None = None  # a plan's objective ("" while it has none); None: code
+    reset_hint: str = "--bounded-review-reset"  # how the user starts a new loop
 
     def evidence(
         self,
@@ -188,10 +189,7 @@ class Review:
             if plan.action == "reuse":
                 return loop.reused(), loop
             if plan.action == "stop":
-                why = (
-                    f"loop {plan.status}: {plan.stop_reason}; "
-                    "--bounded-review-reset starts a new loop"
-                )
+                why = f"loop {plan.status}: {plan.stop_reason}; {self.reset_hint} starts a new loop"
                 return RoundResult(
                     problems=[why], limitations=[f"no lane was dispatched: {why}"]
                 ), loop

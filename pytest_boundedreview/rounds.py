@@ -186,7 +186,7 @@ class LoopRound:
                     repair_loops_used=0,
                     operations=list(current.operations) if current else [],
                     origin="; ".join(p.notes) or "the first review of this target",
-                    pinned_objective=self.objective,
+                    pinned_objective=self.objective or None,
                     require_assurances=self.target.kind == "plan",
                 )
             if p.action == "stop":
@@ -221,6 +221,8 @@ class LoopRound:
                     "repair_loops_used": p.repair_loops_used,
                     "flags": flags_after(rounds, base.flags),
                     "updated_at": now,
+                    # a plan's objective is pinned the first time it has one
+                    "pinned_objective": base.pinned_objective or self.objective or None,
                 }
             )
             return state, {"round": p.round, "status": status}

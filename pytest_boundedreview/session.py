@@ -204,9 +204,13 @@ class BoundedReview:
             args=self._replayable(),
             deselected=self.collector.deselected,
             complete=complete,
+            nodeids=sorted(self.collector.nodes),
         )
         gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
-        return dataclasses.replace(evidence, gate=gate, shard=shard)
+        limitations = list(evidence.limitations)
+        if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # say what the selection left out
+            limitations += self._what_ran(session)[0]
+        return dataclasses.replace(evidence, gate=gate, shard=shard, limitations=limitations)
 
     def _state(self) -> Path:
         return state_folder(self.repo.root, self.settings.state_dir)

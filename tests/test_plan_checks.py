@@ -63,8 +63,23 @@ def test_titles_match_with_numbering_punctuation_and_setext(files: TreeFiles) ->
     assert _check(text, files) == []
     assert normalise_title("2. Roll-back plan") == "roll back plan"
     # A heading inside a code block is not a section.
-    fenced = "```\n# Objective\n```\n## Steps\n## Verification\n"
+    fenced = "```\n# Objective\n```\n## Steps\ns\n## Verification\nv\n"
     assert _modes(_check(fenced, files)) == [(1, "requirement")]
+    # A document title that starts with "Plan" is not the steps section.
+    titled = GOOD.replace("## Steps\n1. Edit app.py:2.\n", "").replace(
+        "# Objective", "# Plan: faster doubling\n## Objective"
+    )
+    assert [f.failure_mode for f in _check(titled, files)] == ["the plan has no steps section"]
+
+
+def test_an_empty_or_commented_out_section_does_not_count(files: TreeFiles) -> None:
+    empty = GOOD.replace("Run `pytest -q`; it must report no failure.", "")
+    found = _check(empty, files)
+    assert [(f.line, f.failure_mode) for f in found] == [
+        (7, "the plan's verification section is empty")
+    ]
+    hidden = GOOD + "\nWe drop the old table.\n<!--\n## Rollback\nRestore it.\n-->\n"
+    assert _modes(_check(hidden, files)) == [(1, "missing-rollback")]
 
 
 def test_section_names_are_configurable(files: TreeFiles) -> None:
@@ -95,11 +110,24 @@ def test_rollback_is_required_only_for_irreversible_plans(files: TreeFiles) -> N
         ("app.py:0", True),
         ("missing.py:1", True),
         ("docs/other.md:1", True),
+        ("other.py:1", True),
+        # Not files: addresses, hosts and versions.
+        ("127.0.0.1:8000", False),
+        ("db.internal.example.com:5432", False),
+        ("python3.11:3", False),
+        ("1.2.3:4", False),
+        ("C:\\src\\app.py:2", False),
     ],
 )
 def test_citations_resolve_in_the_repository(files: TreeFiles, cited: str, blocks: bool) -> None:
     found = _check(GOOD + f"\nSee {cited} for context.\n", files)
     assert _modes(found) == ([(10, "plan-contradiction")] if blocks else [])
+
+
+def test_citations_may_be_relative_to_the_plan(files: TreeFiles) -> None:
+    text = GOOD + "\nSee ../../app.py:2 and ../guide.md:1.\n"
+    assert check_plan("docs/plans/PLAN.md", split_lines(text), files, PlanConfig()) == []
+    assert _modes(_check(text, files)) == [(10, "plan-contradiction")] * 2
 
 
 def test_urls_and_times_are_not_citations(files: TreeFiles) -> None:
@@ -114,7 +142,15 @@ def test_urls_and_times_are_not_citations(files: TreeFiles) -> None:
         ("`make test` passed on my machine.", True),
         ("We have run `tox` already.", True),
         ("Verified with `npm test`.", True),
-        ("`ruff check .` is clean.", True),
+        ("`ruff check .` was clean.", True),
+        ("`ruff check .` is clean.", False),  # a requirement as often as a claim
+        ("Verify that `pytest -q` passes.", False),
+        ("Done when `pytest -q` passed twice in a row.", False),
+        ("Repeat until `mypy .` is clean.", False),
+        ("Ensure `tox` exits 0 on CI.", False),
+        ("The change will be tested with `pytest -q`.", False),
+        ("It should be verified by `make check`.", False),
+        ("After we have run `alembic upgrade head`, restart.", False),
         ("Run `pytest -q` after the change.", False),
         ("`pytest -q` must pass.", False),
         ("The `passed` field is new.", False),

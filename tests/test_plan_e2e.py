@@ -111,7 +111,7 @@ def test_a_plan_is_reviewed_repaired_and_passes_without_claiming_it_was_done(
     assert report["loop"]["round"] == 1
     assert report["statuses"]["local_verification"] == "not-run"
     assert report["statuses"]["committed"] == "not-applicable"
-    assert "run --plan PLAN.md" in report["next_action"]
+    assert report["next_action"].endswith(f"then re-run bounded-review run --plan {project.plan}")
 
     fixed = PLAN.replace("Ask the owner for the TODO list.", "Update the docstring.")
     ran, report = project.run(fixed)
@@ -141,7 +141,8 @@ def test_changing_the_objective_mid_loop_is_drift(tmp_path: Path) -> None:
     ran, report = project.run(moved.replace("TODO", "done"))
     assert ran.returncode != 0
     assert report["loop"]["status"] == "drift"
-    assert "objective changed since round 1" in report["loop"]["stop_reason"]
+    assert "objective changed since it was pinned" in report["loop"]["stop_reason"]
+    assert "--reset starts a new loop" in " ".join(report["gate"]["reasons"])
     assert len(project.dispatched()) == calls  # nothing dispatched on a drifted loop
     assert report["gate"]["review_clean"] != "yes"
 
@@ -191,3 +192,48 @@ def test_plan_takes_no_code_options(tmp_path: Path, extra: list[str]) -> None:
     )
     assert ran.returncode == 4
     assert "--plan reviews a plan file" in ran.stderr
+
+
+def test_an_objective_is_pinned_when_it_first_appears(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    no_objective = PLAN.replace("# Objective\nMake `double` return twice its argument.\n", "")
+    ran, report = project.run(no_objective)
+    assert "the plan has no objective section" in {
+        f["failure_mode"] for f in report["findings"]["blocking"]
+    }
+    ran, report = project.run(PLAN)  # round 2: the objective appears and is pinned
+    assert report["loop"]["round"] == 2
+    assert report["loop"]["status"] == "open"
+    ran, report = project.run(PLAN.replace("twice its argument", "its square"))
+    assert report["loop"]["status"] == "drift"
+    assert ran.returncode != 0
+
+
+def test_plans_kept_outside_the_repository(tmp_path: Path) -> None:
+    project = Project(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
+
+    def review(path: Path, text: str) -> Any:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+        with project.repo.untouched():
+            subprocess.run(
+                [sys.executable, "-m", "pytest_boundedreview", "run", "--plan", str(path)],
+                cwd=project.repo.path,
+                capture_output=True,
+                env=env,
+                check=False,
+            )
+        return json.loads((project.repo.path / ".bounded-review" / "report.json").read_text())
+
+    first = review(tmp_path / "a" / "app.py", PLAN)
+    second = review(tmp_path / "b" / "app.py", PLAN.replace("twice", "thrice"))
+    # Two plans of one name are two loops, and neither replaces the repository's app.py:
+    # their citation of app.py:2 resolves against the repository's own file.
+    assert first["loop"]["loop_id"] != second["loop"]["loop_id"]
+    assert second["loop"]["status"] == "open"
+    for report in (first, second):
+        (where,) = report["target"]["files"]
+        assert where.startswith(".bounded-review-plan/")
+        assert where.endswith("/app.py")
+        assert "plan-contradiction" not in {f["category"] for f in report["findings"]["blocking"]}

@@ -103,3 +103,25 @@ def test_inside_github_actions_it_annotates_and_writes_the_step_summary(
     # Outside Actions: no workflow command, no summary.
     quiet = _run(repo, "--no-lanes", "--base", "base")
     assert not [line for line in quiet.stdout.splitlines() if line.startswith("::")]
+
+
+def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "same behaviour")
+    actions = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(tmp_path / "no" / "dir")}
+    ran = _run(repo, "--no-lanes", "--base", "base", extra=actions)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    warnings = [line for line in ran.stdout.splitlines() if line.startswith("::warning")]
+    assert len(warnings) == 1
+    assert "cannot append the summary" in warnings[0]
+
+
+def test_progress_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
+    from pytest_boundedreview.publish import progress
+
+    progress("plan a\n::error::pwn\x1b]0;t\x07.md")
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert "\x1b" not in err
+    assert not any(line.startswith("::") for line in err.splitlines())

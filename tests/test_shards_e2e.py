@@ -228,3 +228,65 @@ def test_an_interrupted_shard_keeps_the_merge_from_yes(
     report = _json(tmp_path / "final.json")
     assert report["gate"]["review_clean"] == "indeterminate"
     assert any("shard s.json is incomplete" in r for r in report["gate"]["reasons"])
+
+
+def test_overlapping_or_empty_shards_never_merge_into_yes(
+    project: tuple[GitRepo, Path], tmp_path: Path
+) -> None:
+    repo, _ = project
+    repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
+    out = tmp_path / "shards"
+    assert _shard(repo, out, "all.json", "tests").returncode == 0
+    assert _shard(repo, out, "again.json", "tests/test_a.py").returncode == 0
+    final = f"--report={tmp_path / 'final.json'}"
+
+    def merge(*names: str) -> subprocess.CompletedProcess[str]:
+        paths = [str(out / name) for name in names]
+        return _run(repo.path, "-m", "pytest_boundedreview", "merge", *paths, final, "--no-lanes")
+
+    overlap = merge("all.json", "again.json")
+    assert overlap.returncode == 4
+    assert "both ran tests/test_a.py::" in overlap.stderr
+    (out / "copy.json").write_bytes((out / "all.json").read_bytes())
+    assert merge("all.json", "copy.json").returncode == 4
+    # Shards that ran nothing (a selection matching no test) are not a clean run.
+    none = _run(
+        repo.path,
+        "-m",
+        "pytest",
+        "--bounded-review",
+        "--bounded-review-shard",
+        "-k",
+        "nomatch",
+        "--bounded-review-base=base",
+        f"--bounded-review-report={out / 'none.json'}",
+        "tests",
+    )
+    assert none.returncode == 0, none.stdout
+    empty = merge("none.json")
+    assert empty.returncode == 2
+    report = _json(tmp_path / "final.json")
+    assert "no shard ran a test" in report["gate"]["reasons"]
+    assert any("deselected" in lim for lim in report["limitations"])
+    assert not any("no reviewer lanes ran" in lim for lim in report["limitations"][:-1])
+
+
+def test_failures_with_nothing_to_review_keep_the_merge_from_yes(
+    project: tuple[GitRepo, Path], tmp_path: Path
+) -> None:
+    repo, _ = project
+    repo.git("checkout", "--quiet", "base")  # push-to-main: HEAD is the base
+    out = tmp_path / "shards"
+    assert _shard(repo, out, "s.json", "tests/test_a.py").returncode == 0
+    merged = _run(
+        repo.path,
+        "-m",
+        "pytest_boundedreview",
+        "merge",
+        str(out / "s.json"),
+        f"--report={tmp_path / 'final.json'}",
+    )
+    assert merged.returncode == 2, merged.stdout + merged.stderr
+    report = _json(tmp_path / "final.json")
+    assert report["target"]["empty"] is True
+    assert report["gate"]["reasons"] == ["nothing to review, and 1 test(s) failed"]

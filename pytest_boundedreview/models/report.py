@@ -121,6 +121,7 @@ class ShardInfo(Model):
     args: list[str]  # the options a re-run of its tests repeats
     deselected: int = Field(ge=0)
     complete: bool  # it ran to its end: not interrupted, stopped early or collect-only
+    nodeids: list[str] = Field(default_factory=list)  # every test it ran, so no two overlap
 
 
 class Report(Model):

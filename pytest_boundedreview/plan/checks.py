@@ -4,18 +4,63 @@ no evidence of that)."""
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
 from ..config import PlanConfig
 from ..fingerprint import finding_fingerprint
 from ..models.finding import ReportFinding
-from ..treefiles import TreeFiles
+from ..treefiles import TreeFiles, split_lines
 from .sections import Section, code_lines, named, sections
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _CITATION = re.compile(
-    r"(?<![\w/.@:-])((?:[\w.-]+/)*[\w-][\w.-]*\.[A-Za-z0-9]{1,10}):(\d{1,9})(?:-(\d{1,9}))?(?!\w)"
+    r"(?<![\w/.@:\\-])((?:[\w.-]+/)*[\w-][\w.-]*\.([A-Za-z0-9]{1,10})):(\d{1,9})(?:-(\d{1,9}))?"
+    r"(?!\w|\.\w)"
+)
+# A name without a folder is taken for a file only with one of these extensions (or when the
+# repository has it): `db.example.com:5432`, `127.0.0.1:8000` and `python3.11:3` are not files.
+_FILE_EXTENSIONS = frozenset(
+    [
+        "py",
+        "pyi",
+        "md",
+        "rst",
+        "txt",
+        "toml",
+        "yaml",
+        "yml",
+        "json",
+        "cfg",
+        "ini",
+        "js",
+        "jsx",
+        "ts",
+        "tsx",
+        "go",
+        "rs",
+        "java",
+        "kt",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "cs",
+        "rb",
+        "php",
+        "sh",
+        "bash",
+        "sql",
+        "html",
+        "css",
+        "scss",
+        "vue",
+        "swift",
+        "lock",
+    ]
 )
 _SPAN = re.compile(r"(`+)([^`\n]+?)\1")
 _RAN_BEFORE = re.compile(
@@ -24,8 +69,14 @@ _RAN_BEFORE = re.compile(
     re.IGNORECASE,
 )
 _RAN_AFTER = re.compile(
-    r"^\s*(?:passes|passed|succeeds|succeeded|is green|was green|is clean|was clean"
-    r"|(?:was|were|has been|have been) run|exits? 0|exited 0|returned 0|reports? no)\b",
+    r"^\s*(?:passed|succeeded|was green|was clean|(?:was|were|has been|have been) run"
+    r"|exited 0|returned 0|reported no)\b",
+    re.IGNORECASE,
+)
+# A clause with one of these words states a condition or an intention, not a fact.
+_NOT_A_FACT = re.compile(
+    r"\b(?:will|would|should|shall|must|can|could|may|might|to|when|whenever|until|once|if"
+    r"|after|before|unless|ensure|ensures|verify|check|confirm|that|so)\b",
     re.IGNORECASE,
 )
 _PROMPT = re.compile(r"^\s*\$ \S")
@@ -69,28 +120,53 @@ def _missing_sections(
     if irreversible:
         required.append(("rollback", config.rollback, "missing-rollback", "how to undo it"))
     for role, names, category, what in required:
-        if named(found, names) is not None:
+        section = named(found, names)
+        if section is not None and section.body:
             continue
         why = f" (the plan mentions {irreversible[0]!r})" if role == "rollback" else ""
+        if section is None:
+            failure = f"the plan has no {role} section{why}"
+            evidence = f"no heading of {path} is one of: {', '.join(names)}"
+        else:
+            failure = f"the plan's {role} section is empty{why}"
+            evidence = f"the section {section.title!r} at line {section.line} has no text"
         yield _finding(
             path,
-            1,
+            section.line if section else 1,
             category,
-            f"the plan has no {role} section{why}",
-            f"no heading of {path} is one of: {', '.join(names)}",
+            failure,
+            evidence,
             f"add a section titled {names[0]!r} saying {what}",
             None,
             f"missing-section:{role}",
         )
 
 
+def _resolve(cited: str, plan: str, files: TreeFiles) -> list[str] | None:
+    """The lines of the file ``cited`` names, from the repository's top or the plan's folder."""
+    candidates = [cited.removeprefix("./")]
+    folder = posixpath.dirname(plan)
+    if folder:
+        candidates.append(posixpath.normpath(posixpath.join(folder, cited)))
+    for candidate in candidates:
+        if candidate.startswith("../") or candidate == plan:
+            continue
+        where = files.resolve(candidate)
+        content = files.lines(where) if where else None
+        if content is not None:
+            return content
+    return None
+
+
 def _citations(path: str, lines: Sequence[str], files: TreeFiles) -> Iterator[ReportFinding]:
     for number, line in enumerate(lines, 1):
         for match in _CITATION.finditer(_URL.sub(" ", line)):
-            cited, first = match.group(1), int(match.group(2))
-            last = int(match.group(3) or first)
-            where = files.resolve(cited.removeprefix("./")) if cited != path else None
-            content = files.lines(where) if where else None
+            cited, extension = match.group(1), match.group(2)
+            first = int(match.group(3))
+            last = int(match.group(4) or first)
+            content = _resolve(cited, path, files)
+            if content is None and "/" not in cited and extension.lower() not in _FILE_EXTENSIONS:
+                continue  # a host, an address or a version, not a file
             if content is not None and 1 <= first <= last <= len(content):
                 continue
             if content is None:
@@ -130,6 +206,9 @@ def _claimed_runs(path: str, lines: Sequence[str], code: set[int]) -> Iterator[R
         else:
             for span in _SPAN.finditer(line):
                 before, after = line[: span.start()], line[span.end() :]
+                clause = re.split(r"[.;:!?]\s", before)[-1]
+                if _NOT_A_FACT.search(clause):
+                    continue
                 if _RAN_BEFORE.search(before) or _RAN_AFTER.match(after):
                     claims.append(span.group(0))
         for claim in claims:
@@ -151,7 +230,8 @@ def check_plan(
 ) -> list[ReportFinding]:
     """Every deterministic finding on the plan at ``path`` (its text as ``lines``), citations
     resolved in ``files`` (the repository's tree)."""
-    found = sections(lines)
+    visible = split_lines(_COMMENT.sub(lambda m: "\n" * m.group(0).count("\n"), "\n".join(lines)))
+    found = sections(visible)
     code = code_lines(lines)
     return [
         *_missing_sections(path, lines, found, config),

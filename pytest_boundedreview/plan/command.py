@@ -5,7 +5,9 @@ is fit to carry out, never that it was carried out."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import re
+import shlex
 from pathlib import Path
 
 from .. import git
@@ -84,10 +86,13 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
         state=state,
         progress=progress,
         baseline_run=baseline_run,
-        objective=" ".join(objective.body.split()) if objective else None,
+        objective=" ".join(objective.body.split()) if objective else "",  # "": none yet
+        reset_hint="--reset",
     )
     progress(f"reviewing the plan {where} ({target.revision})")
     evidence = review.judge(Counts(), Classification(), [NOT_CARRIED_OUT], None, found)
+    again = f"bounded-review run --plan {shlex.quote(str(Path(cwd, args.plan).absolute()))}"
+    evidence = dataclasses.replace(evidence, again=again)
     report = build(evidence)
     path = Path(settings.report) if settings.report else state / "report.json"
     return report, publish(report, path, settings.markdown, settings.sarif)

@@ -30,8 +30,13 @@ def read_plan(path: Path) -> bytes:
     return data
 
 
+OUTSIDE = ".bounded-review-plan"
+
+
 def place(repo: git.Repo, path: Path) -> str:
-    """The plan's path in the snapshot: where it is in the repository, else its file name."""
+    """The plan's path in the snapshot: where it is in the repository; a plan kept elsewhere
+    goes under ``.bounded-review-plan/<digest of its location>/`` so it can neither replace a
+    file of the repository nor share a loop with another plan of the same name."""
     absolute = path.absolute().resolve()
     root = repo.root.resolve()
     if absolute.is_relative_to(root):
@@ -39,7 +44,8 @@ def place(repo: git.Repo, path: Path) -> str:
         if inside.split("/", 1)[0] == ".git":
             raise UsageError(f"the plan {path} is inside .git/")
         return inside
-    return absolute.name
+    digest = hashlib.sha256(str(absolute).encode("utf-8", "surrogateescape")).hexdigest()
+    return f"{OUTSIDE}/{digest[:12]}/{absolute.name}"
 
 
 def _tree(repo: git.Repo, head: str | None, where: str, blob: str | None) -> str:

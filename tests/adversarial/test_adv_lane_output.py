@@ -24,7 +24,8 @@ CASES = {
     "100 MB body": "b'[' + b' ' * (100 * 1024 * 1024) + b']'",
     "100,000-deep nesting": "b'[' * 100_000 + b']' * 100_000",
     "a 10^6-digit integer": "b'{\"n\": ' + b'7' * 1_000_000 + b'}'",
-    "a 4,301-digit integer": "b'{\"schema\": \"bounded-review/lane-result/v1\", \"n\": ' + b'7' * 4301 + b'}'",
+    "a 4,301-digit integer": 'b\'{"schema": "bounded-review/lane-result/v1", "n": \''
+    "+ b'7' * 4301 + b'}'",
     "1e400": 'b\'{"schema": "bounded-review/lane-result/v1", "confidence": 1e400}\'',
     "NaN": 'b\'{"schema": "bounded-review/lane-result/v1", "x": NaN}\'',
     "-Infinity": "b'{\"x\": -Infinity}'",
