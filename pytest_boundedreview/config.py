@@ -258,6 +258,8 @@ _SECTION_MODELS: dict[str, type[Model]] = {
     "risk_rules": RiskRules,
     "selection": SelectionConfig,
     "routing": RoutingConfig,
+    "loop": LoopConfig,
+    "plan": PlanConfig,
 }
 
 
@@ -269,12 +271,18 @@ def _read_toml(path: Path) -> dict[str, Any]:
     if len(data) > MAX_CONFIG_BYTES:
         raise ConfigError(f"{path}: {len(data)} bytes is over the limit of {MAX_CONFIG_BYTES}")
     try:
-        table: dict[str, Any] = tomllib.loads(data.decode("utf-8"))
-        return table
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 at byte {exc.start}") from exc
+    try:
+        table: dict[str, Any] = tomllib.loads(text)
+        return table
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: TOML syntax error: {exc}") from exc
+        where = str(exc)
+        if "(at line" not in where:  # "at end of document": say where that is
+            lines = text.split("\n")
+            where = f"{where} (at line {len(lines)}, column {len(lines[-1]) + 1})"
+        raise ConfigError(f"{path}: TOML syntax error: {where}") from exc
 
 
 def find_config(start: Path, stop: Path | None = None) -> tuple[Path | None, dict[str, Any]]:
