@@ -8,7 +8,6 @@ finding whose line moved keeps its fingerprint, and a second identical finding g
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
+from . import strictjson
 from .errors import FatalError
 from .models.report import CheckFinding
 
@@ -33,7 +33,11 @@ class RawFinding:
     message: str
 
 
-_GNU = re.compile(r"^(?P<path>[^\s:][^:\n]*):(?P<line>\d+)(?::(?P<col>\d+))?:\s*(?P<msg>.*\S)\s*$")
+_GNU = re.compile(
+    r"^(?P<path>[^\s:][^:\n]*):(?P<line>\d{1,9})(?::(?P<col>\d{1,9}))?:\s*(?P<msg>.*\S)\s*$"
+)
+SARIF_MAX_BYTES = 64 * 1024 * 1024
+SARIF_MAX_DEPTH = 256
 _CODE_SUFFIX = re.compile(r"\[(?P<code>[A-Za-z0-9_.-]+)\]\s*$")
 _CODE_PREFIX = re.compile(r"^(?P<code>[A-Z]{1,4}\d{1,5})\b")
 _LEVEL_PREFIX = re.compile(r"^(?P<level>error|warning|note|info)\s*:\s*", re.IGNORECASE)
@@ -85,16 +89,21 @@ def _get(node: Any, *keys: str | int) -> Any:
 
 def parse_sarif(data: bytes, root: Path) -> list[RawFinding]:
     """Results of every run of a SARIF log."""
-    try:
-        log = json.loads(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError) as exc:
+    try:  # a tool's output is untrusted: no recursion bomb, NaN or duplicate keys
+        log = strictjson.loads(data, max_bytes=SARIF_MAX_BYTES, max_depth=SARIF_MAX_DEPTH)
+    except strictjson.StrictJSONError as exc:
         raise CheckOutputError(f"output is not SARIF JSON: {exc}") from exc
     runs = _get(log, "runs")
     if not isinstance(runs, list):
         raise CheckOutputError("output is not a SARIF log: no `runs` list")
     findings = []
-    for run in runs:
-        for result in _get(run, "results") or []:
+    for number, run in enumerate(runs, 1):
+        results = _get(run, "results")
+        if results is not None and not isinstance(results, list):
+            raise CheckOutputError(
+                f"output is not a SARIF log: `results` of run {number} is not a list"
+            )
+        for result in results or []:
             physical = _get(result, "locations", 0, "physicalLocation")
             uri = _get(physical, "artifactLocation", "uri")
             line = _get(physical, "region", "startLine")

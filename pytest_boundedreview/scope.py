@@ -124,10 +124,13 @@ def _lines(sections: list[PatchedFile]) -> tuple[dict[int, str], dict[int, str],
 
 def parse_scope(raw: str, patch: str) -> Scope:
     """Build a :class:`Scope` from ``git diff --raw -z`` and the unified diff of one range."""
-    entries = _parse_raw(raw)
+    try:
+        entries = _parse_raw(raw)
+    except IndexError:
+        raise DiffParseError(f"could not read git's file list: {raw[:200]!r}") from None
     try:
         patched = list(PatchSet(patch))
-    except UnidiffParseError as exc:
+    except (UnidiffParseError, ValueError, IndexError) as exc:
         raise DiffParseError(f"could not parse the diff: {exc}") from exc
     # A type change (file <-> symlink or submodule) is one raw entry but two patch sections:
     # the old object deleted, the new one created.

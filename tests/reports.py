@@ -117,7 +117,9 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
             "statuses": Statuses(local_verification="failed", review_clean="no", committed="yes"),
             "limitations": [text],
             "next_action": text,
-            "shard": ShardInfo(rootdir=".", args=["-q"], deselected=2, complete=False)
+            "shard": ShardInfo(
+                rootdir=".", args=["-q"], deselected=2, complete=False, nodeids=["t.py::a"]
+            )
             if shard
             else None,
         }
