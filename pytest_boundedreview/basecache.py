@@ -2,7 +2,8 @@
 
 The key is the base commit, the Python version, the installed distributions and the replayed
 options: with all of those equal, a test's outcome at the base is already known. A cache file
-that cannot be read or parsed is ignored (and later replaced), never trusted.
+that cannot be read or parsed, or whose digest does not match what it holds, is ignored (and
+later replaced), never trusted.
 """
 
 from __future__ import annotations
@@ -15,9 +16,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from . import strictjson
 from .statefile import write_atomic
 
 FOLDER = "cache"
+MAX_BYTES = 64 * 1024 * 1024
 
 
 def environment_digest() -> str:
@@ -43,19 +46,29 @@ def cache_path(state: Path, base_commit: str, args: Sequence[str]) -> Path:
     return state / FOLDER / f"base-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 
+def _digest(entries: Mapping[str, Mapping[str, str]]) -> str:
+    return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+
+
 def load(path: Path) -> dict[str, dict[str, str]]:
+    """The cached verdicts at ``path``; ``{}`` for a file that is missing, unreadable, not of
+    this shape or whose digest does not match its entries (a torn or edited file)."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = strictjson.loads(path.read_bytes(), max_bytes=MAX_BYTES)
+    except (OSError, strictjson.StrictJSONError):
         return {}
-    if not isinstance(data, dict):
+    entries = data.get("entries") if isinstance(data, dict) else None
+    if not isinstance(entries, dict) or data.get("digest") != _digest(entries):
         return {}
-    return {
-        k: v
-        for k, v in data.items()
-        if isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
-    }
+    if not all(
+        isinstance(v, dict) and all(isinstance(x, str) for x in v.values())
+        for v in entries.values()
+    ):
+        return {}
+    return entries
 
 
 def store(path: Path, known: Mapping[str, Mapping[str, str]]) -> None:
-    write_atomic(path, json.dumps(dict(sorted(known.items())), indent=1).encode())
+    entries = dict(sorted(known.items()))
+    document = {"digest": _digest(entries), "entries": entries}
+    write_atomic(path, json.dumps(document, indent=1).encode())
