@@ -6,10 +6,10 @@ import re
 from pathlib import Path
 
 
-def update_section(path: Path, name: str, title: str, body: str) -> None:
-    """Replace (or append) the section ``name`` of the results file at ``path``."""
+def update_section(path: Path, name: str, title: str, body: str, level: int = 2) -> None:
+    """Replace (or append) the section ``name`` of the Markdown file at ``path``."""
     start, end = f"<!-- bench:{name} -->", f"<!-- /bench:{name} -->"
-    section = f"{start}\n## {title}\n\n{body.strip()}\n{end}"
+    section = f"{start}\n{'#' * level} {title}\n\n{body.strip()}\n{end}"
     text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), re.DOTALL)
     if pattern.search(text):

@@ -76,3 +76,19 @@ def test_index_and_head_changes_are_caught(repo: GitRepo) -> None:
     assert mutated(before, live_fingerprint(handle)) == ["(index)", "staged.py"]
     repo.git("commit", "--quiet", "-m", "moved HEAD")
     assert "(HEAD)" in mutated(before, live_fingerprint(handle))
+
+
+def test_ignored_files_such_as_env_never_reach_the_copy(repo: GitRepo) -> None:
+    repo.write(".gitignore", ".env\nsecrets/\n")
+    repo.write(".env", "API_KEY=do-not-share\n")
+    repo.write("secrets/token", "t0k3n\n")
+    repo.write("app.py", "x = 'dirty'\n")
+    handle = git.open_repo(repo.path)
+    with repo.untouched():
+        target = freeze(handle, "local-diff")
+        with snapshot_copy(handle, target.tree) as copy:
+            assert (copy / "app.py").read_text() == "x = 'dirty'\n"
+            assert not (copy / ".env").exists()
+            assert not (copy / "secrets").exists()
+            held = b"".join(p.read_bytes() for p in copy.rglob("*") if p.is_file())
+            assert b"do-not-share" not in held

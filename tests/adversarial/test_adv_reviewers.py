@@ -60,6 +60,20 @@ with open("/dev/tty") as tty:
     tty.readline()
 print(ANSWER)
 """,
+    "cites every bad path and line": """
+base = {"severity": "blocking", "category": "correctness", "failure_mode": "f",
+        "evidence": "e", "remediation": "r"}
+paths = ["/etc/passwd", "../x.py", "a/../../x.py", "C:\\\\w.py", "c:x.py", "\\\\\\\\srv\\\\s",
+         "//srv/s", "app\\u0000.py", ".git/config", "pkg/.GIT/hooks/x", "a" * 5000, "", 5, None,
+         ["app.py"], "missing.py"]
+lines = [0, -1, 1.5, "1", True, 10**30, 99]
+findings = [dict(base, path=p, line=1) for p in paths]
+findings += [dict(base, path="app.py", line=n) for n in lines]
+findings.append(dict(base, path="app.py", line=1, end_line=0))
+answer = json.loads(ANSWER)
+answer["findings"] = findings
+print(json.dumps(answer))
+""",
     "writes a hook into the live repository": """
 hook = os.path.join(sys.argv[2], ".git", "hooks", "pre-commit")
 with open(hook, "w") as handle:
@@ -158,3 +172,15 @@ def test_a_reviewer_writing_a_live_git_hook_is_caught(tmp_path: Path) -> None:
     assert any(".git/hooks/pre-commit" in reason for reason in report["gate"]["reasons"])
     # The tool reports the write; it does not run, remove or rewrite the user's files.
     assert (repo.path / ".git" / "hooks" / "pre-commit").read_text() == "#!/bin/sh\necho owned\n"
+
+
+def test_findings_citing_every_bad_path_and_line_are_rejected_each_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    ran, report, _ = _session(tmp_path, "cites every bad path and line")
+    assert ran.returncode == 0, ran.stdout[-3000:]
+    rejected = report["findings"]["rejected"]
+    assert len(rejected) == 24
+    assert all(r["reason"] and r["lanes"] == ["rev"] for r in rejected)
+    assert report["findings"]["blocking"] == []
+    assert report["gate"]["review_clean"] == "yes"

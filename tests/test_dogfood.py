@@ -1,0 +1,42 @@
+"""The project uses its own hooks: its pre-commit configuration is valid for the real
+`pre-commit` and runs this package's review and gate (`repo: local`, the project's interpreter);
+its CI reviews the project against its previous commit."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_the_pre_commit_configuration_is_valid_and_uses_our_hooks() -> None:
+    config = ROOT / ".pre-commit-config.yaml"
+    checked = subprocess.run(
+        [sys.executable, "-m", "pre_commit", "validate-config", str(config)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    (local,) = yaml.safe_load(config.read_text())["repos"]
+    assert local["repo"] == "local"
+    hooks = {hook["id"]: hook for hook in local["hooks"]}
+    assert "--bounded-review" in hooks["bounded-review"]["entry"].split()
+    assert hooks["bounded-review-gate"]["entry"].endswith("bounded-review gate")
+    assert hooks["bounded-review-gate"]["stages"] == ["pre-push"]
+    assert {hook["language"] for hook in hooks.values()} == {"system"}
+    # The hooks this repository offers to others carry the same entries.
+    offered = {h["id"]: h for h in yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())}
+    assert offered["bounded-review-gate"]["entry"] == "bounded-review gate"
+
+
+def test_ci_reviews_the_project_against_its_previous_commit() -> None:
+    ci = (ROOT / ".ci" / "run").read_text()
+    readme = (ROOT / "README.md").read_text()
+    command = "--bounded-review --bounded-review-base=HEAD~1"
+    assert command in ci
+    assert command in readme
