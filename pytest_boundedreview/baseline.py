@@ -10,12 +10,16 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from . import basecache, git, worktree
 from .errors import GitError
 from .models import TestFailure
 from .outcomes import NodeOutcome
 from .rerun import RerunResult, child_env, moved, rerun
+
+if TYPE_CHECKING:
+    from .config import Settings
 
 
 @dataclass
@@ -41,6 +45,30 @@ class BaselineRun:
     state: Path
     # Re-runs at head; the session passes an in-process runner when it can (no xdist).
     rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
+
+    @classmethod
+    def configured(
+        cls,
+        repo: git.Repo,
+        rootdir: Path,
+        base_commit: str | None,
+        args: Sequence[str],
+        settings: Settings,
+        state: Path,
+        rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None,
+    ) -> BaselineRun:
+        """Re-runs within the limits ``settings`` sets."""
+        return cls(
+            repo=repo,
+            rootdir=rootdir,
+            base_commit=base_commit,
+            args=args,
+            reruns=settings.reruns,
+            max_base_reruns=settings.max_base_reruns,
+            timeout=settings.base_timeout,
+            state=state,
+            rerun_at_head=rerun_at_head,
+        )
 
 
 def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str, str]:

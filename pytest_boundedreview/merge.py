@@ -13,6 +13,7 @@ from .config import load_settings
 from .errors import UsageError
 from .models.report import Gate, GateAnswer, Report, TestFailure
 from .publish import progress, publish
+from .readfile import read_bounded
 from .reporting import NO_LANES, assess_risk, build
 from .review import Counts, Review
 from .statefile import state_folder
@@ -38,13 +39,7 @@ def load(paths: Sequence[Path]) -> list[Shard]:
     if len({p.resolve() for p in paths}) < len(paths):
         raise UsageError("a shard report is given twice: its tests would be counted twice")
     for path in paths:
-        try:
-            with open(path, "rb") as handle:
-                data = handle.read(MAX_SHARD_BYTES + 1)
-        except OSError as exc:
-            raise UsageError(f"cannot read shard report {path}: {exc.strerror}") from None
-        if len(data) > MAX_SHARD_BYTES:
-            raise UsageError(f"{path} is larger than {MAX_SHARD_BYTES} bytes: not a shard report")
+        data = read_bounded(path, MAX_SHARD_BYTES, "shard report")
         try:
             report = Report.model_validate_json(data)
         except ValidationError as exc:
@@ -159,17 +154,10 @@ def merge(
         )
     state = state_folder(repo.root, settings.state_dir)
 
+    args = first.shard.args
+
     def baseline_run() -> BaselineRun:
-        return BaselineRun(
-            repo=repo,
-            rootdir=rootdir,
-            base_commit=target.base_commit,
-            args=first.shard.args,  # type: ignore[union-attr]
-            reruns=settings.reruns,
-            max_base_reruns=settings.max_base_reruns,
-            timeout=settings.base_timeout,
-            state=state,
-        )
+        return BaselineRun.configured(repo, rootdir, target.base_commit, args, settings, state)
 
     review = Review(
         settings=settings,

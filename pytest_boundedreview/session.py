@@ -150,15 +150,13 @@ class BoundedReview:
         in_a_new_process = partial(
             rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
         )
-        return BaselineRun(
-            repo=self.repo,
-            rootdir=rootdir,
-            base_commit=self.target.base_commit,
-            args=args,
-            reruns=settings.reruns,
-            max_base_reruns=settings.max_base_reruns,
-            timeout=settings.base_timeout,
-            state=self._state(),
+        return BaselineRun.configured(
+            self.repo,
+            rootdir,
+            self.target.base_commit,
+            args,
+            settings,
+            self._state(),
             rerun_at_head=head_rerunner(self._items, in_a_new_process),
         )
 

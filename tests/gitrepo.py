@@ -77,3 +77,12 @@ class GitRepo:
         before = self.user_state()
         yield
         assert self.user_state() == before
+
+
+def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """This process's environment for a child run: no git or GitHub Actions variables, no
+    ``PYTEST_ADDOPTS``, plus ``extra``."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
+    env.pop("PYTEST_ADDOPTS", None)
+    env.update(extra or {})
+    return env

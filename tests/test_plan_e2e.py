@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, clean_env
 
 REVIEWER = """
 import json, os, sys
@@ -74,7 +73,7 @@ class Project:
 
     def run(self, text: str, *args: str) -> tuple[subprocess.CompletedProcess[str], Any]:
         self.plan.write_text(text)
-        env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
+        env = clean_env()
         with self.repo.untouched():
             ran = subprocess.run(
                 [sys.executable, "-m", "pytest_boundedreview", "run", "--plan", "PLAN.md", *args],
@@ -211,7 +210,7 @@ def test_an_objective_is_pinned_when_it_first_appears(tmp_path: Path) -> None:
 
 def test_plans_kept_outside_the_repository(tmp_path: Path) -> None:
     project = Project(tmp_path)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
+    env = clean_env()
 
     def review(path: Path, text: str) -> Any:
         path.parent.mkdir(parents=True, exist_ok=True)

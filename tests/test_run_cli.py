@@ -4,13 +4,12 @@ gate, options and pytest arguments passed through, pytest's own failures mapped.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, clean_env
 
 
 @pytest.fixture
@@ -34,9 +33,7 @@ def repo(tmp_path: Path) -> GitRepo:
 def _run(
     repo: GitRepo, *argv: str, extra: dict[str, str] | None = None
 ) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
-    env.pop("PYTEST_ADDOPTS", None)
-    env.update(extra or {})
+    env = clean_env(extra)
     with repo.untouched():
         return subprocess.run(
             [sys.executable, "-m", "pytest_boundedreview", "run", *argv],

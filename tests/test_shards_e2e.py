@@ -5,14 +5,13 @@ gates once; mismatched or unfit inputs are errors that name the file."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, clean_env
 
 REVIEWER = """
 import json, sys
@@ -24,15 +23,14 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
 """
 
 
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
-    env.pop("PYTEST_ADDOPTS", None)
-    return env
-
-
 def _run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, *argv], cwd=cwd, capture_output=True, text=True, env=_env(), check=False
+        [sys.executable, *argv],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        check=False,
     )
 
 

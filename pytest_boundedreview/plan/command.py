@@ -67,16 +67,7 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
     state = state_folder(repo.root, settings.state_dir)
 
     def baseline_run() -> BaselineRun:  # a finding's `pytest` reproduction runs at HEAD
-        return BaselineRun(
-            repo=repo,
-            rootdir=repo.root,
-            base_commit=target.base_commit,
-            args=[],
-            reruns=settings.reruns,
-            max_base_reruns=settings.max_base_reruns,
-            timeout=settings.base_timeout,
-            state=state,
-        )
+        return BaselineRun.configured(repo, repo.root, target.base_commit, [], settings, state)
 
     review = Review(
         settings=settings,

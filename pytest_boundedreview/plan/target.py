@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .. import git, tempdirs
 from ..errors import UsageError
+from ..readfile import read_bounded
 from ..scope import parse_scope
 from ..target import DIFF_OPTIONS, Target
 
@@ -16,13 +17,7 @@ MAX_PLAN_BYTES = 4 * 1024 * 1024
 
 
 def read_plan(path: Path) -> bytes:
-    try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_PLAN_BYTES + 1)
-    except OSError as exc:
-        raise UsageError(f"cannot read the plan {path}: {exc.strerror}") from None
-    if len(data) > MAX_PLAN_BYTES:
-        raise UsageError(f"the plan {path} is larger than {MAX_PLAN_BYTES} bytes")
+    data = read_bounded(path, MAX_PLAN_BYTES, "the plan")
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:

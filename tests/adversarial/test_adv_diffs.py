@@ -14,16 +14,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from gitrepo import GitRepo
+from gitrepo import GitRepo, clean_env
 
 TEST = "def test_ok():\n    assert True\n"
-
-
-def _env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
-    env.pop("PYTEST_ADDOPTS", None)
-    env.update(extra or {})
-    return env
 
 
 def _review(
@@ -47,7 +40,7 @@ def _review(
             cwd=where,
             capture_output=True,
             text=True,
-            env=_env(env),
+            env=clean_env(env),
             timeout=300,
             check=False,
         )
@@ -191,7 +184,7 @@ def test_a_shallow_clone_without_the_base_is_a_clear_error(tmp_path: Path) -> No
     subprocess.run(
         ["git", "clone", "--quiet", "--depth", "1", f"file://{origin.path}", str(clone.path)],
         check=True,
-        env=_env(),
+        env=clean_env(),
     )
     ran, report = _review(clone, "--bounded-review-base=origin/base")
     assert ran.returncode == 4

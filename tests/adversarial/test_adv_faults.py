@@ -14,15 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, clean_env
 
 OLD_BUG = "def test_old_bug():\n    assert 1 == 2\n"
-
-
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
-    env.pop("PYTEST_ADDOPTS", None)
-    return env
 
 
 @pytest.fixture
@@ -63,7 +57,7 @@ def _review(repo: GitRepo, limit: int | None = None) -> subprocess.CompletedProc
             cwd=repo.path,
             capture_output=True,
             text=True,
-            env=_env(),
+            env=clean_env(),
             preexec_fn=limited,
             timeout=300,
             check=False,

@@ -6,7 +6,6 @@ whatever the reviewer did wrong is said, never trusted."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, clean_env
 
 ANSWER = (
     '{"schema": "bounded-review/lane-result/v1", "verdict": "pass", '
@@ -103,7 +102,7 @@ def _session(tmp_path: Path, case: str) -> tuple[subprocess.CompletedProcess[str
     )
     repo.git("branch", "base")
     repo.commit({"app.py": "x = 2\n"}, "change")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
+    env = clean_env()
     with repo.untouched():
         started = time.monotonic()
         ran = subprocess.run(
