@@ -38,6 +38,7 @@ _GNU = re.compile(
 )
 SARIF_MAX_BYTES = 64 * 1024 * 1024
 SARIF_MAX_DEPTH = 256
+MAX_SOURCE_BYTES = 16 * 1024 * 1024  # a flagged file larger than this is not read for its line
 _CODE_SUFFIX = re.compile(r"\[(?P<code>[A-Za-z0-9_.-]+)\]\s*$")
 _CODE_PREFIX = re.compile(r"^(?P<code>[A-Z]{1,4}\d{1,5})\b")
 _LEVEL_PREFIX = re.compile(r"^(?P<level>error|warning|note|info)\s*:\s*", re.IGNORECASE)
@@ -119,14 +120,26 @@ def parse_sarif(data: bytes, root: Path) -> list[RawFinding]:
     return findings
 
 
+def _read_lines(root: Path, path: str) -> list[str]:
+    """The lines of ``path`` when it is a regular file inside ``root`` of at most
+    :data:`MAX_SOURCE_BYTES`; a tool's output may name anything (``/dev/zero``, ``../x``, a NUL),
+    and none of that is read."""
+    try:
+        resolved = (root / path).resolve()
+        if not resolved.is_relative_to(root.resolve()) or not resolved.is_file():
+            return []
+        if resolved.stat().st_size > MAX_SOURCE_BYTES:
+            return []
+        return resolved.read_text(encoding="utf-8", errors="replace").splitlines()
+    except (OSError, ValueError):
+        return []
+
+
 def _line_text(root: Path, path: str | None, line: int | None, cache: dict[str, list[str]]) -> str:
     if path is None or line is None:
         return ""
     if path not in cache:
-        try:
-            cache[path] = (root / path).read_text(encoding="utf-8", errors="replace").splitlines()
-        except OSError:
-            cache[path] = []
+        cache[path] = _read_lines(root, path)
     lines = cache[path]
     return " ".join(lines[line - 1].split()) if 0 < line <= len(lines) else ""
 

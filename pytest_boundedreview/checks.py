@@ -9,7 +9,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import git, subproc, worktree
-from .checkparse import CheckOutputError, RawFinding, fingerprinted, parse_gnu, parse_sarif
+from .checkparse import (
+    SARIF_MAX_BYTES,
+    CheckOutputError,
+    RawFinding,
+    fingerprinted,
+    parse_gnu,
+    parse_sarif,
+)
 from .config import CheckConfig
 from .errors import GitError
 from .models.report import CheckFinding, CheckResult
@@ -38,13 +45,14 @@ def _env() -> dict[str, str]:
 def run_once(check: CheckConfig, root: Path, scope: Scope | None = None) -> Ran:
     """Run ``check`` with ``root`` as working directory and read its findings (``scope``: the
     change's added lines, at head, so a new duplicate is the one the change added)."""
-    out = subproc.run(check.command, cwd=root, env=_env(), timeout=check.timeout, cap=OUTPUT_CAP)
+    cap = SARIF_MAX_BYTES if check.format == "sarif" else OUTPUT_CAP  # big repos, big logs
+    out = subproc.run(check.command, cwd=root, env=_env(), timeout=check.timeout, cap=cap)
     if out.start_error:
         return Ran(None, True, f"could not start: {out.start_error}")
     if out.timed_out:
         return Ran(None, True, f"timed out after {check.timeout:g}s")
     if out.truncated:
-        return Ran(None, True, f"output over {OUTPUT_CAP} bytes")
+        return Ran(None, True, f"output over {cap} bytes")
     failed = out.returncode != 0
     raw: list[RawFinding] = []
     try:

@@ -9,7 +9,18 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.config import MAX_CONFIG_BYTES, Settings, load_settings
+from pytest_boundedreview.config import (
+    MAX_CONFIG_BYTES,
+    CheckConfig,
+    LaneConfig,
+    LoopConfig,
+    PlanConfig,
+    RoutingConfig,
+    ScanConfig,
+    SelectionConfig,
+    Settings,
+    load_settings,
+)
 from pytest_boundedreview.errors import ConfigError
 
 
@@ -57,6 +68,40 @@ def test_every_key_with_a_wrong_type_is_named(tmp_path: Path, key: str) -> None:
     message = str(caught.value)
     assert str(tmp_path / "pyproject.toml") in message
     assert key in message
+
+
+# Each table, with the smallest valid entry its wrong-typed key is added to.
+TABLES: dict[str, tuple[type[Any], str, dict[str, str]]] = {
+    "lanes": (
+        LaneConfig,
+        "[[tool.bounded-review.lanes]]",
+        {"name": "'a'", "lens": "'x'", "command": "['r']"},
+    ),
+    "checks": (CheckConfig, "[[tool.bounded-review.checks]]", {"name": "'c'", "command": "['c']"}),
+    "loop": (LoopConfig, "[tool.bounded-review.loop]", {}),
+    "plan": (PlanConfig, "[tool.bounded-review.plan]", {}),
+    "scans": (ScanConfig, "[tool.bounded-review.scans]", {}),
+    "selection": (SelectionConfig, "[tool.bounded-review.selection]", {}),
+    "routing": (RoutingConfig, "[tool.bounded-review.routing]", {}),
+}
+
+
+@pytest.mark.parametrize(
+    ("table", "key"),
+    [(table, key) for table, (model, _, _) in TABLES.items() for key in sorted(model.model_fields)],
+)
+def test_every_key_of_every_table_with_a_wrong_type_is_named(
+    tmp_path: Path, table: str, key: str
+) -> None:
+    model, header, required = TABLES[table]
+    annotation = str(model.model_fields[key].annotation).replace("typing.", "")
+    annotation = annotation.replace("<class '", "").replace("'>", "")
+    entry = {**required, key: _toml(_wrong(annotation))}
+    body = "\n" + header + "\n" + "".join(f"{k} = {v}\n" for k, v in entry.items())
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, body)
+    assert key in str(caught.value)
+    assert table in str(caught.value)
 
 
 @pytest.mark.parametrize(

@@ -73,6 +73,22 @@ answer = json.loads(ANSWER)
 answer["findings"] = findings
 print(json.dumps(answer))
 """,
+    "answers NaN": """
+print(ANSWER.replace('"findings": []', '"findings": [], "confidence": NaN'))
+""",
+    "answers with duplicate keys": """
+print(ANSWER.replace('"verdict": "pass"', '"verdict": "revise", "verdict": "pass"'))
+""",
+    "answers 100 MB": """
+sys.stdout.write(" " * (100 * 1024 * 1024) + ANSWER)
+""",
+    "answers a million findings": """
+finding = {"path": "app.py", "line": 1, "severity": "blocking", "category": "correctness",
+           "failure_mode": "f", "evidence": "e", "remediation": "r"}
+answer = json.loads(ANSWER)
+answer["findings"] = [finding] * 1_000_000
+print(json.dumps(answer))
+""",
     "writes a hook into the live repository": """
 hook = os.path.join(sys.argv[2], ".git", "hooks", "pre-commit")
 with open(hook, "w") as handle:
@@ -151,6 +167,10 @@ def test_misbehaviour_around_a_valid_answer_is_contained(tmp_path: Path, case: s
     [
         ("closes stdout without answering", "invalid JSON"),
         ("reads from a TTY", "exit 1"),
+        ("answers NaN", "NaN is not a JSON number"),
+        ("answers with duplicate keys", "duplicate key 'verdict'"),
+        ("answers 100 MB", "output over the cap"),
+        ("answers a million findings", "output over the cap"),
     ],
 )
 def test_a_reviewer_that_cannot_answer_keeps_the_gate_open(
@@ -162,6 +182,9 @@ def test_a_reviewer_that_cannot_answer_keeps_the_gate_open(
     (lane,) = report["lanes"]
     assert lane["status"] == "unverified"
     assert detail in lane["note"]
+    # Nothing else is lost: the tests' result stands and the reason names the lane.
+    assert report["tests"]["passed"] == 1
+    assert any("rev" in reason for reason in report["gate"]["reasons"])
 
 
 def test_a_reviewer_writing_a_live_git_hook_is_caught(tmp_path: Path) -> None:
