@@ -82,6 +82,16 @@ class ScanConfig(Model):
     deleted_tests: ScanLevel = "advisory"
 
 
+def _regexes(patterns: list[str]) -> list[str]:
+    """``patterns`` when each is a regular expression; else a ValueError naming the first."""
+    for pattern in patterns:
+        try:
+            re.compile(pattern)
+        except re.error as exc:
+            raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
+    return patterns
+
+
 class TriggerConfig(Model):
     """``[tool.bounded-review.risk_rules.triggers.<name>]``: extends (or with ``replace``,
     overrides) a built-in trigger, adds a new one, or turns one off."""
@@ -91,15 +101,7 @@ class TriggerConfig(Model):
     replace: bool = False
     enabled: bool = True
 
-    @field_validator("added")
-    @classmethod
-    def _compiles(cls, patterns: list[str]) -> list[str]:
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
-        return patterns
+    _compiles = field_validator("added")(_regexes)
 
 
 class RiskRules(Model):
@@ -153,15 +155,7 @@ class PlanConfig(Model):
         ]
     )
 
-    @field_validator("irreversible")
-    @classmethod
-    def _compiles(cls, patterns: list[str]) -> list[str]:
-        for pattern in patterns:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"{pattern!r} is not a regular expression: {exc}") from None
-        return patterns
+    _compiles = field_validator("irreversible")(_regexes)
 
 
 class SelectionConfig(Model):
