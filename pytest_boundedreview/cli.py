@@ -143,13 +143,12 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Combine shard reports of one revision, review and gate once; exit by the gate."""
+    from .config import option_overrides
     from .merge import merge
     from .render.terminal import lines
 
-    overrides: dict[str, object] = {"no_lanes": args.no_lanes or None}
-    for key in ("report", "markdown", "sarif"):
-        if getattr(args, key):
-            overrides[key] = str(Path(getattr(args, key)).absolute())
+    keys = ("report", "markdown", "sarif", "no_lanes")
+    overrides = option_overrides({key: getattr(args, key) for key in keys}, Path.cwd())
     report, workflow = merge([Path(p) for p in args.reports], overrides)
     print("\n".join([*lines(report), *workflow]))
     return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)

@@ -82,6 +82,20 @@ class ScanConfig(Model):
     deleted_tests: ScanLevel = "advisory"
 
 
+# Options whose values are paths, relative to where the command ran.
+PATH_KEYS = ("report", "markdown", "sarif")
+
+
+def option_overrides(values: Mapping[str, object], cwd: Path) -> dict[str, object]:
+    """Command-line option values as config overrides: unset ones (``None``, a flag not given)
+    left out, paths made absolute against ``cwd``."""
+    return {
+        key: str(Path(cwd, str(value))) if key in PATH_KEYS else value
+        for key, value in values.items()
+        if value is not None and value is not False
+    }
+
+
 def _regexes(patterns: list[str]) -> list[str]:
     """``patterns`` when each is a regular expression; else a ValueError naming the first."""
     for pattern in patterns:
@@ -230,6 +244,10 @@ class Settings(Model):
         if duplicated:
             raise ValueError(f"names must be unique; repeated: {', '.join(duplicated)}")
         return entries
+
+    def report_file(self, state: Path) -> Path:
+        """Where the JSON report goes: ``report``, else ``report.json`` in the state folder."""
+        return Path(self.report).absolute() if self.report else state / "report.json"
 
     @property
     def lowered_ceilings(self) -> Ceilings:

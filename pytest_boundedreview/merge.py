@@ -183,5 +183,4 @@ def merge(
     else:
         evidence = review.judge(counts, tests, limitations, "; ".join(incomplete) or None)
     report = build(evidence)
-    path = Path(settings.report) if settings.report else state / "report.json"
-    return report, publish(report, path, settings.markdown, settings.sarif)
+    return report, publish(report, settings.report_file(state), settings.markdown, settings.sarif)

@@ -56,16 +56,13 @@ def add_parser(sub: Any) -> None:
 def _report_path(args: argparse.Namespace) -> Path:
     """Where the session will write its report: ``--report``, else the configured one."""
     from . import git
-    from .config import load_settings
+    from .config import load_settings, option_overrides
     from .statefile import state_folder
 
-    if args.report:
-        return Path(args.report).absolute()
     repo = git.open_repo(Path.cwd())
-    settings, _ = load_settings(Path.cwd(), repo.root)
-    if settings.report:
-        return Path(settings.report).absolute()
-    return state_folder(repo.root, settings.state_dir) / "report.json"
+    overrides = option_overrides({"report": args.report}, Path.cwd())
+    settings, _ = load_settings(Path.cwd(), repo.root, overrides)
+    return settings.report_file(state_folder(repo.root, settings.state_dir))
 
 
 def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:

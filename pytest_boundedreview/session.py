@@ -12,7 +12,7 @@ import pytest
 
 from . import git, worktree
 from .baseline import Classification
-from .config import Settings, load_settings
+from .config import Settings, load_settings, option_overrides
 from .errors import FatalError
 from .models.report import Gate, Report, RiskReason, ShardInfo
 from .outcomes import OutcomeCollector
@@ -30,18 +30,6 @@ if TYPE_CHECKING:
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 _COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
-_PATH_KEYS = ("report", "markdown", "sarif")
-
-
-def _overrides(config: pytest.Config, keys: list[str]) -> dict[str, object]:
-    values: dict[str, object] = {}
-    for key in keys:
-        value = config.getoption(f"bounded_review_{key}")
-        if value is not None and key in _PATH_KEYS:
-            value = str(Path(config.invocation_params.dir, value))
-        values[key] = value
-    return values
-
 
 class BoundedReview:
     """The controller-side state of one bounded-review session."""
@@ -58,7 +46,6 @@ class BoundedReview:
         self._announced = False
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._workflow: list[str] = []
-        self.report_path = Path(settings.report) if settings.report else None
 
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
@@ -71,7 +58,12 @@ class BoundedReview:
             repo = git.open_repo(Path(config.rootpath))
             worktree.sweep(repo)  # what a killed run left, whether or not this run needs a base
             settings, _ = load_settings(
-                Path(config.rootpath), repo.root, _overrides(config, option_keys)
+                Path(config.rootpath),
+                repo.root,
+                option_overrides(
+                    {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
+                    config.invocation_params.dir,
+                ),
             )
             target = freeze(repo, settings.target, settings.base)
         except FatalError as exc:
@@ -227,7 +219,7 @@ class BoundedReview:
             if self.settings.shard:
                 evidence = self._as_shard(session, evidence, exitstatus, interrupted)
             self.report = build(evidence)
-            path = self.report_path or self._state() / "report.json"
+            path = self.settings.report_file(self._state())
             settings = self.settings
             self._workflow = publish(self.report, path, settings.markdown, settings.sarif)
         except FatalError as exc:

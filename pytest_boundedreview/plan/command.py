@@ -12,7 +12,7 @@ from pathlib import Path
 
 from .. import git
 from ..baseline import BaselineRun, Classification
-from ..config import Settings, load_settings
+from ..config import Settings, load_settings, option_overrides
 from ..models.report import Report, RiskReason
 from ..publish import progress, publish
 from ..reporting import assess_risk, build
@@ -48,14 +48,8 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
     """Review the plan ``args.plan``; write the report; return it and the lines to print
     after it (annotations in GitHub Actions)."""
     repo = git.open_repo(cwd)
-    overrides: dict[str, object] = {
-        "mode": args.mode,
-        "risk": args.risk,
-        **{flag: getattr(args, flag) or None for flag in ("no_lanes", "full", "reset")},
-        **{
-            k: str(Path(cwd, v)) for k in ("report", "markdown", "sarif") if (v := getattr(args, k))
-        },
-    }
+    keys = ("mode", "risk", "no_lanes", "full", "reset", "report", "markdown", "sarif")
+    overrides = option_overrides({key: getattr(args, key) for key in keys}, cwd)
     settings, _ = load_settings(cwd, repo.root, overrides)
     # Plan verdicts must say how they know (CONTRACT §6); code checks do not apply to a plan.
     settings = settings.model_copy(update={"require_assurances": True, "checks": []})
@@ -85,5 +79,4 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
     again = f"bounded-review run --plan {shlex.quote(str(Path(cwd, args.plan).absolute()))}"
     evidence = dataclasses.replace(evidence, again=again)
     report = build(evidence)
-    path = Path(settings.report) if settings.report else state / "report.json"
-    return report, publish(report, path, settings.markdown, settings.sarif)
+    return report, publish(report, settings.report_file(state), settings.markdown, settings.sarif)
