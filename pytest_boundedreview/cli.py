@@ -240,10 +240,7 @@ def _parser() -> argparse.ArgumentParser:
         "(which must hold the same snapshot), gate once and write the final report.",
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT", help="shard report files")
-    merge.add_argument("--report", metavar="PATH", help="final JSON report (default: state folder)")
-    merge.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
-    merge.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")
-    merge.add_argument("--no-lanes", action="store_true", help="deterministic gate only")
+    runcmd.add_output_options(merge, "final JSON report (default: the state folder)")
     loopargs.add_state_parsers(sub)
     validate = sub.add_parser(
         "validate",

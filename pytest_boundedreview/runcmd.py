@@ -23,6 +23,14 @@ FLAGS = ("no_lanes", "full", "reset")
 _BY_GATE = {"yes": 0, "no": 1}
 
 
+def add_output_options(parser: argparse.ArgumentParser, report_help: str) -> None:
+    """The options of a command that writes a report: where, what else, and ``--no-lanes``."""
+    parser.add_argument("--report", metavar="PATH", help=report_help)
+    parser.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
+    parser.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")
+    parser.add_argument("--no-lanes", action="store_true", help="deterministic gate only")
+
+
 def add_parser(sub: Any) -> None:
     """Register ``run`` on the top-level subparsers."""
     run = sub.add_parser(
@@ -44,10 +52,7 @@ def add_parser(sub: Any) -> None:
     run.add_argument(
         "--risk", choices=["auto", "economy", "standard", "strict"], help="risk tier (budget)"
     )
-    run.add_argument("--report", metavar="PATH", help="JSON report (default: the state folder)")
-    run.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
-    run.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")
-    run.add_argument("--no-lanes", action="store_true", help="deterministic gate only")
+    add_output_options(run, "JSON report (default: the state folder)")
     run.add_argument("--full", action="store_true", help="force a full re-review round")
     run.add_argument("--reset", action="store_true", help="start a new loop for this target")
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
