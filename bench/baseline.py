@@ -20,7 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from results import update_section
+from results import record
 
 FILES = 40
 PRE_EXISTING = 5
@@ -146,15 +146,12 @@ def main() -> int:
             passing["warm"] / passing["plain"],
         ),
     ]
-    table = ["| run | median seconds | ratio |", "| --- | ---: | ---: |"]
-    table += [f"| {name} | {secs:.2f} | {ratio:.2f}x |" for name, secs, ratio in rows]
-    text = (
+    intro = (
         f"{args.tests} tests in {FILES} files, median of {args.repeat} interleaved runs, "
-        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs\n\n" + "\n".join(table) + "\n"
+        f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs"
     )
-    print(text)
-    if args.out:
-        update_section(args.out, "baseline", TITLE, text)
+    table = [(name, f"{secs:.2f}", f"{ratio:.2f}x") for name, secs, ratio in rows]
+    record(args.out, "baseline", TITLE, intro, ("run", "median seconds", "ratio"), table)
     return 0
 
 

@@ -18,7 +18,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from results import update_section
+from results import record
 
 TITLE = "Commit gate: `bounded-review gate` (`bench/gate.py`)"
 ENV = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
@@ -74,15 +74,13 @@ def main() -> int:
             med["review"] / med["gate"],
         ),
     ]
-    table = ["| command | median seconds | ratio to the gate |", "| --- | ---: | ---: |"]
-    table += [f"| {name} | {secs:.3f} | {ratio:.2f}x |" for name, secs, ratio in rows]
-    text = (
+    intro = (
         f"{args.files} files, median of {args.repeat} interleaved runs, Python "
-        f"{sys.version.split()[0]}; target: the gate well under 0.5 s\n\n" + "\n".join(table) + "\n"
+        f"{sys.version.split()[0]}; target: the gate well under 0.5 s"
     )
-    print(text)
-    if args.out:
-        update_section(args.out, "gate", TITLE, text)
+    header = ("command", "median seconds", "ratio to the gate")
+    table = [(name, f"{secs:.3f}", f"{ratio:.2f}x") for name, secs, ratio in rows]
+    record(args.out, "gate", TITLE, intro, header, table)
     return 0
 
 

@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from results import update_section
+from results import record
 
 from pytest_boundedreview.ledger import Ledger, new_state
 from pytest_boundedreview.models.finding import ReportFinding
@@ -122,18 +122,14 @@ def main() -> int:
         ("naive write of the same state (no lock, no fsync)", raw, 1.0),
         ("load a loop of 4 rounds x 3 lanes x 200 findings", load, None),
     ]
-    table = ["| what | median ms | ratio to naive |", "| --- | ---: | ---: |"]
-    table += [
-        f"| {name} | {ms:.2f} | {'' if ratio is None else f'{ratio:.1f}x'} |"
-        for name, ms, ratio in rows
-    ]
-    text = (
+    intro = (
         f"median of {args.operations} operations and 20 loads, Python {sys.version.split()[0]}; "
-        "targets: an operation under 10 ms, a load under 50 ms\n\n" + "\n".join(table) + "\n"
+        "targets: an operation under 10 ms, a load under 50 ms"
     )
-    print(text)
-    if args.out:
-        update_section(args.out, "ledger", TITLE, text)
+    table = [
+        (name, f"{ms:.2f}", "" if ratio is None else f"{ratio:.1f}x") for name, ms, ratio in rows
+    ]
+    record(args.out, "ledger", TITLE, intro, ("what", "median ms", "ratio to naive"), table)
     return 0
 
 

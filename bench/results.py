@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
 
 
@@ -17,3 +18,21 @@ def update_section(path: Path, name: str, title: str, body: str, level: int = 2)
     else:
         text = text.rstrip("\n") + "\n\n" + section
     path.write_text(text.rstrip("\n") + "\n", encoding="utf-8")
+
+
+def record(
+    out: Path | None,
+    name: str,
+    title: str,
+    intro: str,
+    header: tuple[str, str, str],
+    rows: Sequence[tuple[str, str, str]],
+) -> None:
+    """Print a benchmark's table (what | median | ratio, as ``bench/run_all`` reads it) under
+    ``intro``, and write it as section ``name`` of ``out`` when given."""
+    table = [f"| {' | '.join(header)} |", "| --- | ---: | ---: |"]
+    table += [f"| {what} | {value} | {ratio} |" for what, value, ratio in rows]
+    text = f"{intro}\n\n" + "\n".join(table) + "\n"
+    print(text)
+    if out:
+        update_section(out, name, title, text)

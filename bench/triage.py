@@ -19,7 +19,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from results import update_section
+from results import record
 
 from pytest_boundedreview import git
 from pytest_boundedreview.treefiles import TreeFiles
@@ -90,19 +90,14 @@ def main() -> int:
         (f"{args.findings // 10:,} findings", small, 1.0),
         (f"{args.findings:,} findings", full, full / small),
     ]
-    table = [
-        "| triage over a 50,000-line change | median seconds | ratio |",
-        "| --- | ---: | ---: |",
-    ]
-    table += [f"| {name} | {secs:.3f} | {ratio:.1f}x |" for name, secs, ratio in rows]
-    text = (
+    intro = (
         f"{args.lines:,} changed lines in {FILES} files, median of {args.repeat} runs, "
         f"Python {sys.version.split()[0]}; 10x the findings should cost about 10x (linear), "
-        "not 100x (quadratic)\n\n" + "\n".join(table) + "\n"
+        "not 100x (quadratic)"
     )
-    print(text)
-    if args.out:
-        update_section(args.out, "triage", TITLE, text)
+    header = ("triage over a 50,000-line change", "median seconds", "ratio")
+    table = [(name, f"{secs:.3f}", f"{ratio:.1f}x") for name, secs, ratio in rows]
+    record(args.out, "triage", TITLE, intro, header, table)
     return 0
 
 
