@@ -187,7 +187,7 @@ class BoundedReview:
     ) -> Evidence:
         """A shard's report: its tests classified, no gate of its own, and how to re-run."""
         ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        stopped = self._what_ran(session)[1] if ran else None
+        left_out, stopped = self._what_ran(session) if ran else ([], None)
         complete = ran and not (interrupted or stopped or self.config.option.collectonly)
         shard = ShardInfo(
             rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
@@ -199,7 +199,7 @@ class BoundedReview:
         gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
         limitations = list(evidence.limitations)
         if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # say what the selection left out
-            limitations += self._what_ran(session)[0]
+            limitations += left_out
         return dataclasses.replace(evidence, gate=gate, shard=shard, limitations=limitations)
 
     def _state(self) -> Path:
