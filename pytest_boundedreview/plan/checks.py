@@ -82,6 +82,15 @@ _NOT_A_FACT = re.compile(
 _PROMPT = re.compile(r"^\s*\$ \S")
 
 
+def first_irreversible(text: str, patterns: Sequence[str]) -> str | None:
+    """The first text an irreversible-action pattern matches in ``text`` (case folded)."""
+    for pattern in patterns:
+        match = re.search(pattern, text, re.IGNORECASE)
+        if match:
+            return match.group(0)
+    return None
+
+
 def _finding(
     path: str,
     line: int,
@@ -116,14 +125,14 @@ def _missing_sections(
         ("verification", config.verification, "unverifiable-gate", "how success is checked"),
     ]
     text = "\n".join(lines)
-    irreversible = [m.group(0) for p in config.irreversible if (m := re.search(p, text, re.I))]
+    irreversible = first_irreversible(text, config.irreversible)
     if irreversible:
         required.append(("rollback", config.rollback, "missing-rollback", "how to undo it"))
     for role, names, category, what in required:
         section = named(found, names)
         if section is not None and section.body:
             continue
-        why = f" (the plan mentions {irreversible[0]!r})" if role == "rollback" else ""
+        why = f" (the plan mentions {irreversible!r})" if role == "rollback" else ""
         if section is None:
             failure = f"the plan has no {role} section{why}"
             evidence = f"no heading of {path} is one of: {', '.join(names)}"

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import re
 import shlex
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from ..risk import Tier
 from ..statefile import state_folder
 from ..target import Target
 from ..treefiles import TreeFiles, split_lines
-from .checks import check_plan
+from .checks import check_plan, first_irreversible
 from .sections import named, sections
 from .target import freeze_plan
 
@@ -37,10 +36,9 @@ def plan_risk(settings: Settings, target: Target, text: str) -> tuple[Tier, list
     if settings.risk != "auto":
         return assess_risk(settings, target)
     where = target.files[0] if target.files else None
-    for pattern in settings.plan.irreversible:
-        match = re.search(pattern, text, re.IGNORECASE)
-        if match:
-            return "strict", [RiskReason(path=where, rule=f"plan: irreversible ({match[0]})")]
+    irreversible = first_irreversible(text, settings.plan.irreversible)
+    if irreversible:
+        return "strict", [RiskReason(path=where, rule=f"plan: irreversible ({irreversible})")]
     return "standard", [RiskReason(path=where, rule="plan")]
 
 
