@@ -22,8 +22,8 @@ import atheris
 
 with atheris.instrument_imports():
     from pytest_boundedreview.checkparse import CheckOutputError, parse_gnu, parse_sarif
-    from pytest_boundedreview.config import load_settings
-    from pytest_boundedreview.errors import ConfigError, DiffParseError
+    from pytest_boundedreview.core.config import load_settings
+    from pytest_boundedreview.core.errors import ConfigError, DiffParseError
     from pytest_boundedreview.lanes.result import read_result
     from pytest_boundedreview.scope import parse_scope
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .errors import ConfigError, FatalError, GitError, UsageError
+from .core.errors import ConfigError, FatalError, GitError, UsageError
 from .hookspec import hookimpl
 
 if TYPE_CHECKING:

@@ -13,13 +13,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from . import basecache, git, worktree
-from .errors import GitError
+from .core.errors import GitError
 from .models import TestFailure
 from .outcomes import NodeOutcome
 from .rerun import RerunResult, child_env, moved, rerun
 
 if TYPE_CHECKING:
-    from .config import Settings
+    from .core.config import Settings
 
 
 @dataclass

@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from . import strictjson
-from .errors import FatalError
+from .core import strictjson
+from .core.errors import FatalError
 from .models.report import CheckFinding
 
 

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import git, subproc, worktree
+from . import git, worktree
 from .checkparse import (
     SARIF_MAX_BYTES,
     CheckOutputError,
@@ -17,8 +17,9 @@ from .checkparse import (
     parse_gnu,
     parse_sarif,
 )
-from .config import CheckConfig
-from .errors import GitError
+from .core import subproc
+from .core.config import CheckConfig
+from .core.errors import GitError
 from .models.report import CheckFinding, CheckResult
 from .rerun import child_env
 from .scope import Scope

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NoReturn
 
 from . import __version__
-from .errors import (
+from .core.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FatalError,
@@ -42,9 +42,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def _validate_one(path: Path, forced: str | None) -> list[str]:
     from pydantic import ValidationError
 
-    from . import strictjson
+    from .core import strictjson
+    from .core.validation import describe_all
     from .models import SCHEMA_IDS, Finding, model
-    from .validation import describe_all
 
     try:
         data = path.read_bytes()
@@ -102,10 +102,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
     from pydantic import ValidationError
 
+    from .core.statefile import default_state_folder
+    from .core.validation import describe_all
     from .models.report import Report
     from .render.formats import render
-    from .statefile import default_state_folder
-    from .validation import describe_all
 
     path = Path(args.report) if args.report else default_state_folder() / "report.json"
     try:
@@ -143,7 +143,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Combine shard reports of one revision, review and gate once; exit by the gate."""
-    from .config import option_overrides
+    from .core.config import option_overrides
     from .merge import merge
     from .render.terminal import lines
 

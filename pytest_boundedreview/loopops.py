@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .errors import LedgerError
-from .fingerprint import finding_fingerprint
+from .core.errors import LedgerError
+from .core.fingerprint import finding_fingerprint
+from .core.statefile import utc_now
 from .ledger import new_state
 from .loop import ROUND_LIMIT
 from .models.lane import LaneResult
 from .models.loop import Attempt, LaneState, LoopState, RoundState
 from .models.report import Gate
-from .statefile import utc_now
 
 MAX_RETRY_EDGES = 3
 EVENT = "BOUNDED_REVIEW_STATE_V1"

@@ -9,14 +9,14 @@ from pathlib import Path
 
 from . import git, worktree
 from .baseline import BaselineRun, Classification
-from .config import load_settings
-from .errors import UsageError
+from .core.config import load_settings
+from .core.errors import UsageError
+from .core.readfile import read_bounded
+from .core.statefile import state_folder
 from .models.report import Gate, GateAnswer, Report, TestFailure
 from .publish import progress, publish
-from .readfile import read_bounded
 from .reporting import NO_LANES, assess_risk, build
 from .review import Counts, Review
-from .statefile import state_folder
 from .target import freeze
 
 MAX_SHARD_BYTES = 64 * 1024 * 1024
@@ -33,7 +33,7 @@ def load(paths: Sequence[Path]) -> list[Shard]:
     file and what is wrong with it."""
     from pydantic import ValidationError
 
-    from .validation import describe_all
+    from .core.validation import describe_all
 
     shards = []
     if len({p.resolve() for p in paths}) < len(paths):

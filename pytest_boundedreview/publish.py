@@ -8,9 +8,9 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from .errors import FatalError
+from .core.errors import FatalError
+from .core.statefile import write_atomic
 from .models.report import Report
-from .statefile import write_atomic
 
 
 def progress(message: str) -> None:

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from . import __version__
 from .baseline import Classification
-from .config import Settings
+from .core.config import Settings
+from .core.statefile import utc_now
 from .models.finding import RejectedFinding, ReportFinding
 from .models.report import (
     REPORT_SCHEMA,
@@ -26,7 +27,6 @@ from .models.report import (
     Tests,
 )
 from .risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
-from .statefile import utc_now
 from .target import Target
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"

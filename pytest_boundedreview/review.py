@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from . import git
 from .baseline import Classification
-from .config import Settings
+from .core.config import Settings
 from .gate import decide
 from .models.finding import ReportFinding
 from .models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
@@ -111,7 +111,7 @@ class Review:
         if stopped:  # what did not run was not looked at: never "yes"
             gate = undecided(gate, stopped)
         if loop is not None:
-            from .errors import LedgerError
+            from .core.errors import LedgerError
 
             try:
                 lanes = loop.record(lanes, gate)
@@ -132,7 +132,7 @@ class Review:
     ) -> tuple[RoundResult, LoopRound | None]:
         """The reviewer lanes phase as one round of the loop, within the budget of the
         change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
-        from .errors import LedgerError
+        from .core.errors import LedgerError
         from .lanes.phase import Carried, LanesOutcome, run_lanes
         from .rounds import LoopRound, RoundResult
         from .triage.reproduce import Reproducer

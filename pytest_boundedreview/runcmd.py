@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .errors import (
+from .core.errors import (
     EXIT_INDETERMINATE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -61,8 +61,8 @@ def add_parser(sub: Any) -> None:
 def _report_path(args: argparse.Namespace) -> Path:
     """Where the session will write its report: ``--report``, else the configured one."""
     from . import git
-    from .config import load_settings, option_overrides
-    from .statefile import state_folder
+    from .core.config import load_settings, option_overrides
+    from .core.statefile import state_folder
 
     repo = git.open_repo(Path.cwd())
     overrides = option_overrides({"report": args.report}, Path.cwd())

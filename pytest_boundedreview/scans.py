@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from . import git
-from .fingerprint import finding_fingerprint
+from .core.fingerprint import finding_fingerprint
 from .models.finding import ReportFinding
 from .scope import FileChange
 from .target import Target

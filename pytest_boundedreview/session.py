@@ -12,8 +12,9 @@ import pytest
 
 from . import git, worktree
 from .baseline import Classification
-from .config import Settings, load_settings, option_overrides
-from .errors import FatalError
+from .core.config import Settings, load_settings, option_overrides
+from .core.errors import FatalError
+from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo
 from .outcomes import OutcomeCollector
 from .publish import publish
@@ -21,7 +22,6 @@ from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build
 from .review import Counts, Review
 from .risk import Tier
-from .statefile import state_folder
 from .target import Target, freeze
 
 if TYPE_CHECKING:

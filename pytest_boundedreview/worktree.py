@@ -13,7 +13,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import git, tempdirs
+from . import git
+from .core import tempdirs
 
 
 def _listed(repo: git.Repo) -> list[Path]:

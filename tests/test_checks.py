@@ -10,7 +10,7 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview import git
 from pytest_boundedreview.checks import run_all
-from pytest_boundedreview.config import CheckConfig
+from pytest_boundedreview.core.config import CheckConfig
 from pytest_boundedreview.models.report import CheckResult
 from pytest_boundedreview.target import freeze
 

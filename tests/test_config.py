@@ -5,8 +5,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.config import MAX_CONFIG_BYTES, Settings, find_config, load_settings
-from pytest_boundedreview.errors import ConfigError
+from pytest_boundedreview.core.config import MAX_CONFIG_BYTES, Settings, find_config, load_settings
+from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.risk import effective_budget
 
 

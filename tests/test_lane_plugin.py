@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from pytest_boundedreview import hookimpl
-from pytest_boundedreview.config import Settings
+from pytest_boundedreview.core.config import Settings
 from pytest_boundedreview.lanes.plugin import manager, plugin_lanes, run_once
 
 RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "pass", "rationale": "fine"}

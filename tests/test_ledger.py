@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from pytest_boundedreview import ledger as ledger_module
-from pytest_boundedreview.errors import LedgerError
+from pytest_boundedreview.core.errors import LedgerError
 from pytest_boundedreview.ledger import Ledger, new_state
 from pytest_boundedreview.models.loop import LoopState
 
@@ -340,7 +340,7 @@ def test_a_full_disk_is_a_clear_error_and_the_old_state_stays(tmp_path: Path) ->
         from pathlib import Path
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_ledger import bump
-        from pytest_boundedreview.errors import LedgerError
+        from pytest_boundedreview.core.errors import LedgerError
         from pytest_boundedreview.ledger import Ledger
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))

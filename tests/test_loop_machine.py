@@ -20,7 +20,7 @@ from hypothesis.stateful import (
 
 from pytest_boundedreview import ledger as ledger_module
 from pytest_boundedreview import loopops
-from pytest_boundedreview.errors import LedgerError
+from pytest_boundedreview.core.errors import LedgerError
 from pytest_boundedreview.ledger import Ledger
 from pytest_boundedreview.models.lane import LaneResult
 

@@ -8,7 +8,7 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview import git
-from pytest_boundedreview.errors import LedgerError
+from pytest_boundedreview.core.errors import LedgerError
 from pytest_boundedreview.ledger import Ledger, new_state
 from pytest_boundedreview.loop import blockers_fixed, drifted, is_systemic, loop_id_for, plan
 from pytest_boundedreview.models.finding import ReportFinding

@@ -5,6 +5,7 @@ from typing import Any
 import pytest
 from pydantic import ValidationError
 
+from pytest_boundedreview.core.validation import describe_all
 from pytest_boundedreview.models import (
     SCHEMA_NAMES,
     Finding,
@@ -14,7 +15,6 @@ from pytest_boundedreview.models import (
     Report,
     json_schema,
 )
-from pytest_boundedreview.validation import describe_all
 
 FINDING: dict[str, Any] = {
     "path": "app.py",

@@ -9,7 +9,7 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview import git
-from pytest_boundedreview.config import PlanConfig
+from pytest_boundedreview.core.config import PlanConfig
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.plan.checks import check_plan
 from pytest_boundedreview.plan.sections import normalise_title, sections

@@ -8,8 +8,8 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview import git
-from pytest_boundedreview.config import load_settings
-from pytest_boundedreview.errors import ConfigError
+from pytest_boundedreview.core.config import load_settings
+from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.risk import (
     BUILTIN_TRIGGERS,
     TIER_CEILINGS,

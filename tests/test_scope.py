@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.errors import DiffParseError
+from pytest_boundedreview.core.errors import DiffParseError
 from pytest_boundedreview.scope import FileChange, Scope, parse_scope
 
 PATCH = """\

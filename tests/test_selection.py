@@ -4,8 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.config import LaneConfig, load_settings
-from pytest_boundedreview.errors import ConfigError
+from pytest_boundedreview.core.config import LaneConfig, load_settings
+from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.lanes.selection import select, size_of
 
 

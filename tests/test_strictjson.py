@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.strictjson import StrictJSONError, loads
+from pytest_boundedreview.core.strictjson import StrictJSONError, loads
 
 
 def test_a_plain_document() -> None:

@@ -5,7 +5,7 @@ import sys
 import time
 from pathlib import Path
 
-from pytest_boundedreview.subproc import Outcome, run
+from pytest_boundedreview.core.subproc import Outcome, run
 
 ENV = dict(os.environ)
 

@@ -7,7 +7,7 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview import git
-from pytest_boundedreview.errors import BaseRefError, NotARepositoryError, UsageError
+from pytest_boundedreview.core.errors import BaseRefError, NotARepositoryError, UsageError
 from pytest_boundedreview.target import Target, freeze
 
 

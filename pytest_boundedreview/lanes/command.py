@@ -6,8 +6,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from .. import subproc, tempdirs
-from ..config import LaneConfig
+from ..core import subproc, tempdirs
+from ..core.config import LaneConfig
 from .environment import lane_env
 from .result import OUTPUT_CAP, Attempt, read_result, with_retries
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .. import git
-from ..config import LaneConfig
+from ..core.config import LaneConfig
 from ..models.finding import ReportFinding
 from ..models.lane import (
     PACKET_SCHEMA,

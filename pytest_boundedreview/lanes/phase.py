@@ -11,7 +11,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .. import git
-from ..config import LaneConfig, Settings
+from ..core.config import LaneConfig, Settings
 from ..models.finding import ReportFinding
 from ..models.loop import Attempt as LoopAttempt
 from ..models.loop import LaneState

@@ -13,8 +13,8 @@ import pluggy
 from pydantic import ValidationError
 
 from .. import hookspec
-from ..config import LaneConfig
-from ..validation import describe_all
+from ..core.config import LaneConfig
+from ..core.validation import describe_all
 from .result import Attempt, read_result
 
 

@@ -8,9 +8,9 @@ from typing import Literal
 
 from pydantic import ValidationError
 
-from .. import strictjson
+from ..core import strictjson
+from ..core.validation import describe_all
 from ..models.lane import LaneResult
-from ..validation import describe_all
 
 OUTPUT_CAP = 1024 * 1024
 FailureKind = Literal["error", "died", "limit"]

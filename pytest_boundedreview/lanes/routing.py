@@ -14,8 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .. import subproc
-from ..config import LaneConfig, RoutingConfig
+from ..core import subproc
+from ..core.config import LaneConfig, RoutingConfig
 from .environment import lane_env
 
 UNVERIFIED_NOTE = "model not verified against a live list"

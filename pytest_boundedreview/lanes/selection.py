@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from ..config import LaneConfig
+from ..core.config import LaneConfig
 
 Size = Literal["small", "normal", "large", "plan"]
 STANDARD_LENSES = ("correctness", "security", "architecture", "feasibility", "acceptance")

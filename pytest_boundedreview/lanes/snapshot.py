@@ -15,7 +15,8 @@ import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .. import git, tempdirs
+from .. import git
+from ..core import tempdirs
 
 
 @contextlib.contextmanager

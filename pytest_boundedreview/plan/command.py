@@ -11,13 +11,13 @@ from pathlib import Path
 
 from .. import git
 from ..baseline import BaselineRun, Classification
-from ..config import Settings, load_settings, option_overrides
+from ..core.config import Settings, load_settings, option_overrides
+from ..core.statefile import state_folder
 from ..models.report import Report, RiskReason
 from ..publish import progress, publish
 from ..reporting import assess_risk, build
 from ..review import Counts, Review
 from ..risk import Tier
-from ..statefile import state_folder
 from ..target import Target
 from ..treefiles import TreeFiles, split_lines
 from .checks import check_plan, first_irreversible

@@ -7,9 +7,10 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from .. import git, tempdirs
-from ..errors import UsageError
-from ..readfile import read_bounded
+from .. import git
+from ..core import tempdirs
+from ..core.errors import UsageError
+from ..core.readfile import read_bounded
 from ..scope import parse_scope
 from ..target import DIFF_OPTIONS, Target
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..fingerprint import finding_fingerprint
+from ..core.fingerprint import finding_fingerprint
 from ..models.finding import BLOCKING_CATEGORIES, Finding, RejectedFinding, ReportFinding, Reproduce
 from ..models.lane import Reconciliation
 from ..treefiles import TreeFiles

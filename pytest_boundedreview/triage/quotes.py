@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..fingerprint import normalise_text
+from ..core.fingerprint import normalise_text
 
 WINDOW = 3
 MAX_SPAN = 200  # lines of a cited range searched for its quote

@@ -13,8 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from .. import subproc
 from ..baseline import BaselineRun, BaseUnavailable, base_verdicts, rerun_in
+from ..core import subproc
 from ..lanes.environment import lane_env
 from ..lanes.snapshot import snapshot_copy
 from ..models.finding import Reproduce

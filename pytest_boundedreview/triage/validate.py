@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..core.validation import describe_all
 from ..models.finding import Finding, ReportFinding
 from ..treefiles import TreeFiles
-from ..validation import describe_all
 from .paths import normalised, path_problem
 
 MAX_LINE = 10**9

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.config import (
+from pytest_boundedreview.core.config import (
     MAX_CONFIG_BYTES,
     CheckConfig,
     LaneConfig,
@@ -21,7 +21,7 @@ from pytest_boundedreview.config import (
     Settings,
     load_settings,
 )
-from pytest_boundedreview.errors import ConfigError
+from pytest_boundedreview.core.errors import ConfigError
 
 
 def _toml(value: Any) -> str:

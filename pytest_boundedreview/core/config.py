@@ -11,9 +11,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
+from ..models.base import Model
+from ..risk import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .errors import ConfigError
-from .models.base import Model
-from .risk import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .validation import describe
 
 if sys.version_info >= (3, 11):

@@ -1,0 +1,1 @@
+"""Shared helpers every stage may use: errors, configuration, subprocesses, files."""
