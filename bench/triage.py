@@ -21,8 +21,8 @@ from pathlib import Path
 
 from results import record
 
-from pytest_boundedreview import git
-from pytest_boundedreview.treefiles import TreeFiles
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.treefiles import TreeFiles
 from pytest_boundedreview.triage import Raised, triage
 
 FILES = 100

@@ -25,7 +25,7 @@ with atheris.instrument_imports():
     from pytest_boundedreview.core.config import load_settings
     from pytest_boundedreview.core.errors import ConfigError, DiffParseError
     from pytest_boundedreview.lanes.result import read_result
-    from pytest_boundedreview.scope import parse_scope
+    from pytest_boundedreview.target.scope import parse_scope
 
 ROOT = Path("/repo")
 FOLDER = Path(tempfile.mkdtemp(prefix="br-fuzz-"))

@@ -8,7 +8,6 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import git, worktree
 from .checkparse import (
     SARIF_MAX_BYTES,
     CheckOutputError,
@@ -22,7 +21,8 @@ from .core.config import CheckConfig
 from .core.errors import GitError
 from .models.report import CheckFinding, CheckResult
 from .rerun import child_env
-from .scope import Scope
+from .target import git, worktree
+from .target.scope import Scope
 
 OUTPUT_CAP = 16 * 1024 * 1024
 

@@ -125,8 +125,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_gate(args: argparse.Namespace) -> int:
     """Exit 0 only when a clean report exists for the exact snapshot being committed or
     pushed; else say why (1 not clean, 2 no report for this snapshot)."""
-    from . import gatecheck, git
+    from . import gatecheck
     from .render.escape import terminal
+    from .target import git
 
     repo = git.open_repo(Path.cwd())
     report = Path(args.report) if args.report else repo.root / ".bounded-review" / "report.json"

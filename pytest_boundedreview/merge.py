@@ -7,7 +7,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import git, worktree
 from .baseline import BaselineRun, Classification
 from .core.config import load_settings
 from .core.errors import UsageError
@@ -17,7 +16,8 @@ from .models.report import Gate, GateAnswer, Report, TestFailure
 from .publish import progress, publish
 from .reporting import NO_LANES, assess_risk, build
 from .review import Counts, Review
-from .target import freeze
+from .target import git, worktree
+from .target.freeze import freeze
 
 MAX_SHARD_BYTES = 64 * 1024 * 1024
 

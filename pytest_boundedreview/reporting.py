@@ -27,7 +27,7 @@ from .models.report import (
     Tests,
 )
 from .risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
-from .target import Target
+from .target.freeze import Target
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from . import git, recorder
+from . import recorder
 from .core import subproc, tempdirs
+from .target import git
 
 # Options of the original session a re-run must not repeat: they select, stop or repeat tests,
 # write the user's outputs, or drive the session. Everything else (conftest options such as

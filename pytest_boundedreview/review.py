@@ -9,7 +9,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import git
 from .baseline import Classification
 from .core.config import Settings
 from .gate import decide
@@ -18,7 +17,8 @@ from .models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
 from .reporting import Evidence
 from .risk import Tier, effective_budget
 from .scans import scan
-from .target import Target
+from .target import git
+from .target.freeze import Target
 
 if TYPE_CHECKING:
     from .baseline import BaselineRun

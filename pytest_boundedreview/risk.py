@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
-from .scope import FileChange, Scope
+from .target.scope import FileChange, Scope
 
 Tier = Literal["economy", "standard", "strict"]
 

@@ -60,9 +60,9 @@ def add_parser(sub: Any) -> None:
 
 def _report_path(args: argparse.Namespace) -> Path:
     """Where the session will write its report: ``--report``, else the configured one."""
-    from . import git
     from .core.config import load_settings, option_overrides
     from .core.statefile import state_folder
+    from .target import git
 
     repo = git.open_repo(Path.cwd())
     overrides = option_overrides({"report": args.report}, Path.cwd())

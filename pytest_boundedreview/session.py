@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from . import git, worktree
 from .baseline import Classification
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
@@ -22,7 +21,8 @@ from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build
 from .review import Counts, Review
 from .risk import Tier
-from .target import Target, freeze
+from .target import git, worktree
+from .target.freeze import Target, freeze
 
 if TYPE_CHECKING:
     from .baseline import BaselineRun

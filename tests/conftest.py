@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 from gitrepo import PYTESTER_IGNORES, GitRepo
 
-from pytest_boundedreview.target import CI_BASE_VARIABLES
+from pytest_boundedreview.target.freeze import CI_BASE_VARIABLES
 
 
 @pytest.fixture(autouse=True)

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview import git
 from pytest_boundedreview.gatecheck import check
+from pytest_boundedreview.target import git
 
 ROOT = Path(__file__).resolve().parent.parent
 

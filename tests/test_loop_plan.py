@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview import git
 from pytest_boundedreview.core.errors import LedgerError
 from pytest_boundedreview.ledger import Ledger, new_state
 from pytest_boundedreview.loop import blockers_fixed, drifted, is_systemic, loop_id_for, plan
@@ -15,7 +14,8 @@ from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.loop import LoopState, RoundState
 from pytest_boundedreview.models.report import Findings, Gate, LaneReport
 from pytest_boundedreview.rounds import LoopRound, RoundResult
-from pytest_boundedreview.target import freeze
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.freeze import freeze
 
 
 def state(

@@ -7,7 +7,6 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview import git
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.risk import (
@@ -18,8 +17,9 @@ from pytest_boundedreview.risk import (
     glob_regex,
     rules_from,
 )
-from pytest_boundedreview.scope import Scope
-from pytest_boundedreview.target import freeze
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.freeze import freeze
+from pytest_boundedreview.target.scope import Scope
 
 BASE = {"app/core.py": "def run():\n    return 1\n\n\ndef helper():\n    return 2\n"}
 

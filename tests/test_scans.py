@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview import git
 from pytest_boundedreview.core.config import ScanConfig
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.scans import scan
-from pytest_boundedreview.target import freeze
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.freeze import freeze
 
 TESTS = "import pytest\n\n\ndef test_a():\n    assert True\n\n\ndef test_b():\n    assert True\n"
 

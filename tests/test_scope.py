@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_boundedreview.core.errors import DiffParseError
-from pytest_boundedreview.scope import FileChange, Scope, parse_scope
+from pytest_boundedreview.target.scope import FileChange, Scope, parse_scope
 
 PATCH = """\
 diff --git a/a.py b/a.py

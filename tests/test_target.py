@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview import git
 from pytest_boundedreview.core.errors import BaseRefError, NotARepositoryError, UsageError
-from pytest_boundedreview.target import Target, freeze
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.freeze import Target, freeze
 
 
 def frozen(repo: GitRepo, kind: str = "auto", base: str | None = None, **env: str) -> Target:
@@ -259,8 +259,8 @@ exec {python} -c '
 import sys
 import sys
 from pathlib import Path
-from pytest_boundedreview import git, target
-t = target.freeze(git.open_repo(Path(".")), "staged")
+from pytest_boundedreview.target import freeze, git
+t = freeze.freeze(git.open_repo(Path(".")), "staged")
 Path(sys.argv[1]).write_text(" ".join(t.files) + "|" + t.revision)
 ' {out}
 """

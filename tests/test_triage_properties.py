@@ -12,9 +12,9 @@ from gitrepo import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_boundedreview import git
 from pytest_boundedreview.models.report import Findings
-from pytest_boundedreview.treefiles import TreeFiles
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.treefiles import TreeFiles
 from pytest_boundedreview.triage import Raised, triage
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)

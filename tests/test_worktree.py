@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview import git, worktree
+from pytest_boundedreview.target import git, worktree
 
 
 @pytest.fixture
@@ -71,7 +71,7 @@ def test_concurrent_checkouts_do_not_collide(two_commits: GitRepo) -> None:
 LEAVE = """
 import os, sys, time
 from pathlib import Path
-from pytest_boundedreview import git, worktree
+from pytest_boundedreview.target import git, worktree
 with worktree.checkout(git.open_repo(Path(sys.argv[1])), "HEAD~1") as path:
     print(path, flush=True)
     if sys.argv[2] == "die":

@@ -30,7 +30,7 @@ def state_folder(root: Path, configured: str) -> Path:
 def default_state_folder() -> Path:
     """``.bounded-review`` at the root of the repository around the working directory (the
     working directory itself outside one), for the commands that read what a session wrote."""
-    from .. import git
+    from ..target import git
     from .errors import GitError
 
     try:

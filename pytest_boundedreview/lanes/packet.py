@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .. import git
 from ..core.config import LaneConfig
 from ..models.finding import ReportFinding
 from ..models.lane import (
@@ -23,7 +22,8 @@ from ..models.lane import (
     Requirement,
 )
 from ..models.report import TestFailure
-from ..target import Target
+from ..target import git
+from ..target.freeze import Target
 
 MAX_INSTRUCTION_BYTES = 256 * 1024
 

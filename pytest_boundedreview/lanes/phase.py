@@ -10,15 +10,15 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .. import git
 from ..core.config import LaneConfig, Settings
 from ..models.finding import ReportFinding
 from ..models.loop import Attempt as LoopAttempt
 from ..models.loop import LaneState
 from ..models.report import LaneReport, TestFailure
 from ..risk import Ceilings
-from ..target import Target
-from ..treefiles import TreeFiles
+from ..target import git
+from ..target.freeze import Target
+from ..target.treefiles import TreeFiles
 from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
 from ..triage.merge import Candidate
 from . import command

@@ -15,8 +15,8 @@ import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from .. import git
 from ..core import tempdirs
+from ..target import git
 
 
 @contextlib.contextmanager

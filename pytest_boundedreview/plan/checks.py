@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 from ..core.config import PlanConfig
 from ..core.fingerprint import finding_fingerprint
 from ..models.finding import ReportFinding
-from ..treefiles import TreeFiles, split_lines
+from ..target.treefiles import TreeFiles, split_lines
 from .sections import Section, code_lines, named, sections
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)

@@ -9,7 +9,6 @@ import dataclasses
 import shlex
 from pathlib import Path
 
-from .. import git
 from ..baseline import BaselineRun, Classification
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.statefile import state_folder
@@ -18,8 +17,9 @@ from ..publish import progress, publish
 from ..reporting import assess_risk, build
 from ..review import Counts, Review
 from ..risk import Tier
-from ..target import Target
-from ..treefiles import TreeFiles, split_lines
+from ..target import git
+from ..target.freeze import Target
+from ..target.treefiles import TreeFiles, split_lines
 from .checks import check_plan, first_irreversible
 from .sections import named, sections
 from .target import freeze_plan

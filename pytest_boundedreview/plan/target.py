@@ -7,12 +7,12 @@ import hashlib
 import shutil
 from pathlib import Path
 
-from .. import git
 from ..core import tempdirs
 from ..core.errors import UsageError
 from ..core.readfile import read_bounded
-from ..scope import parse_scope
-from ..target import DIFF_OPTIONS, Target
+from ..target import git
+from ..target.freeze import DIFF_OPTIONS, Target
+from ..target.scope import parse_scope
 
 MAX_PLAN_BYTES = 4 * 1024 * 1024
 

@@ -15,7 +15,7 @@ from typing import Any
 from ..core.fingerprint import finding_fingerprint
 from ..models.finding import BLOCKING_CATEGORIES, Finding, RejectedFinding, ReportFinding, Reproduce
 from ..models.lane import Reconciliation
-from ..treefiles import TreeFiles
+from ..target.treefiles import TreeFiles
 from .merge import RANK, Candidate, merged
 from .quotes import fold, quote_line
 from .reproduce import Reproduced, key

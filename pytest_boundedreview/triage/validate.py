@@ -10,7 +10,7 @@ from pydantic import ValidationError
 
 from ..core.validation import describe_all
 from ..models.finding import Finding, ReportFinding
-from ..treefiles import TreeFiles
+from ..target.treefiles import TreeFiles
 from .paths import normalised, path_problem
 
 MAX_LINE = 10**9

@@ -21,7 +21,7 @@ from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.errors import ConfigError, DiffParseError
 from pytest_boundedreview.core.validation import describe_all
 from pytest_boundedreview.lanes.result import read_result
-from pytest_boundedreview.scope import parse_scope
+from pytest_boundedreview.target.scope import parse_scope
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ROOT = Path("/repo")

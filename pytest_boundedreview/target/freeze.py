@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from ..core import tempdirs
+from ..core.errors import BaseRefError, UsageError
 from . import git
-from .core import tempdirs
-from .core.errors import BaseRefError, UsageError
 from .scope import Scope, parse_scope
 
 TargetKind = Literal["pr", "local-diff", "staged", "plan"]

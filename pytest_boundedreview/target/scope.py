@@ -13,7 +13,7 @@ from typing import Literal
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile, PatchSet
 
-from .core.errors import DiffParseError
+from ..core.errors import DiffParseError
 
 ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type-changed"]
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .core.errors import GitError, NotARepositoryError
+from ..core.errors import GitError, NotARepositoryError
 
 # Config that would change the shape of output we parse, pinned for every call.
 _PINNED_CONFIG = (

@@ -13,8 +13,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..core import tempdirs
 from . import git
-from .core import tempdirs
 
 
 def _listed(repo: git.Repo) -> list[Path]:

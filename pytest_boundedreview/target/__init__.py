@@ -1,0 +1,1 @@
+"""Stage 1: what is reviewed, frozen: git, the target and its snapshot, the scope."""
