@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from .baseline.rerun import child_env
 from .checkparse import (
     SARIF_MAX_BYTES,
     CheckOutputError,
@@ -20,7 +21,6 @@ from .core import subproc
 from .core.config import CheckConfig
 from .core.errors import GitError
 from .models.report import CheckFinding, CheckResult
-from .rerun import child_env
 from .target import git, worktree
 from .target.scope import Scope
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .baseline import Classification
+from .baseline.classify import Classification
 from .models.finding import ReportFinding
 from .models.report import CheckResult, Gate
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .baseline import BaselineRun, Classification
+from .baseline.classify import BaselineRun, Classification
 from .core.config import load_settings
 from .core.errors import UsageError
 from .core.readfile import read_bounded

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .outcomes import SignatureStamp
-from .signature import checkout_root
+from .baseline.outcomes import SignatureStamp
+from .baseline.signature import checkout_root
 
 if TYPE_CHECKING:
     from .session import BoundedReview
@@ -59,7 +59,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not config.getoption("bounded_review"):
         return
-    if config.pluginmanager.has_plugin("pytest_boundedreview.recorder"):
+    if config.pluginmanager.has_plugin("pytest_boundedreview.baseline.recorder"):
         return  # a re-run started by a review: record, never review again
     # Signatures are taken where tests run: here, or on each xdist worker.
     root = checkout_root(Path(config.rootpath))

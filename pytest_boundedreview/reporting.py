@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from . import __version__
-from .baseline import Classification
+from .baseline.classify import Classification
 from .core.config import Settings
 from .core.statefile import utc_now
 from .models.finding import RejectedFinding, ReportFinding

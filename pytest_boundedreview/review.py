@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .baseline import Classification
+from .baseline.classify import Classification
 from .core.config import Settings
 from .gate import decide
 from .models.finding import ReportFinding
@@ -21,7 +21,7 @@ from .target import git
 from .target.freeze import Target
 
 if TYPE_CHECKING:
-    from .baseline import BaselineRun
+    from .baseline.classify import BaselineRun
     from .rounds import LoopRound, RoundResult
 
 

@@ -10,12 +10,12 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .baseline import Classification
+from .baseline.classify import Classification
+from .baseline.outcomes import OutcomeCollector
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo
-from .outcomes import OutcomeCollector
 from .publish import publish
 from .render.terminal import lines
 from .reporting import Evidence, assess_risk, build
@@ -25,7 +25,7 @@ from .target import git, worktree
 from .target.freeze import Target, freeze
 
 if TYPE_CHECKING:
-    from .baseline import BaselineRun
+    from .baseline.classify import BaselineRun
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 _COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
@@ -134,9 +134,9 @@ class BoundedReview:
 
     def _baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
-        from .baseline import BaselineRun
-        from .inprocess import head_rerunner
-        from .rerun import child_env, rerun
+        from .baseline.classify import BaselineRun
+        from .baseline.inprocess import head_rerunner
+        from .baseline.rerun import child_env, rerun
 
         settings, rootdir, args = self.settings, Path(self.config.rootpath), self._replayable()
         in_a_new_process = partial(
@@ -154,14 +154,14 @@ class BoundedReview:
 
     def _replayable(self) -> list[str]:
         """The session's options that a re-run of some of its tests repeats."""
-        from .rerun import replayable
+        from .baseline.rerun import replayable
 
         params = self.config.invocation_params
         return replayable(params.args, self.config.args, params.dir)
 
     def _baseline(self) -> Classification:
         """The session's failures re-run at head and at the base, and classified."""
-        from .baseline import classify
+        from .baseline.classify import classify
 
         return classify(self.collector.failed, self._baseline_run(), self._progress)
 

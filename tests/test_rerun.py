@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.rerun import RerunResult, merged, moved, replayable
+from pytest_boundedreview.baseline.rerun import RerunResult, merged, moved, replayable
 
 
 @pytest.mark.parametrize(

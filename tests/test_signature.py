@@ -5,7 +5,12 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.signature import from_excinfo, from_text, location, normalise_message
+from pytest_boundedreview.baseline.signature import (
+    from_excinfo,
+    from_text,
+    location,
+    normalise_message,
+)
 
 ROOT = Path("/work/checkout")
 

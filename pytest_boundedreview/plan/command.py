@@ -9,7 +9,7 @@ import dataclasses
 import shlex
 from pathlib import Path
 
-from ..baseline import BaselineRun, Classification
+from ..baseline.classify import BaselineRun, Classification
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.statefile import state_folder
 from ..models.report import Report, RiskReason

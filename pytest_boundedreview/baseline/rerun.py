@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from ..core import subproc, tempdirs
+from ..target import git
 from . import recorder
-from .core import subproc, tempdirs
-from .target import git
 
 # Options of the original session a re-run must not repeat: they select, stop or repeat tests,
 # write the user's outputs, or drive the session. Everything else (conftest options such as
@@ -198,7 +198,7 @@ def rerun(
     folder = tempdirs.make("rerun")
     try:
         (folder / recorder.SELECT).write_text(json.dumps(wanted), encoding="utf-8")
-        argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.recorder"]
+        argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
         argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
         argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
         if importlib.util.find_spec("xdist") is not None:

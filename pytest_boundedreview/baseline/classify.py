@@ -12,15 +12,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import basecache
-from .core.errors import GitError
-from .models import TestFailure
+from ..core.errors import GitError
+from ..models import TestFailure
+from ..target import git, worktree
+from . import cache as basecache
 from .outcomes import NodeOutcome
 from .rerun import RerunResult, child_env, moved, rerun
-from .target import git, worktree
 
 if TYPE_CHECKING:
-    from .core.config import Settings
+    from ..core.config import Settings
 
 
 @dataclass

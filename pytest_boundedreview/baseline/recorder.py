@@ -1,4 +1,5 @@
-"""A pytest plugin for re-runs: ``-p pytest_boundedreview.recorder --bounded-review-record=DIR``.
+"""A pytest plugin for re-runs:
+``-p pytest_boundedreview.baseline.recorder --bounded-review-record=DIR``.
 
 It runs only the node ids listed in ``DIR/select.json`` and writes every outcome with its
 failure signature to ``DIR/result.json``. The folder is the tool's own temporary folder.

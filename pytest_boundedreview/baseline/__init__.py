@@ -1,0 +1,1 @@
+"""Stage 2: the tests' failures at head and at base, classified."""
