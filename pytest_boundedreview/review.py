@@ -10,13 +10,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from .baseline.classify import Classification
+from .checks.scans import scan
 from .core.config import Settings
 from .gate import decide
 from .models.finding import ReportFinding
 from .models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
 from .reporting import Evidence
 from .risk import Tier, effective_budget
-from .scans import scan
 from .target import git
 from .target.freeze import Target
 
@@ -92,7 +92,7 @@ class Review:
         settings, target = self.settings, self.target
         checks: list[CheckResult] = []
         if settings.checks:
-            from .checks import run_all
+            from .checks.run import run_all
 
             checks = run_all(
                 settings.checks, self.repo, target.base_commit, self.progress, target.scope

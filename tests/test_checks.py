@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.checks import run_all
+from pytest_boundedreview.checks.run import run_all
 from pytest_boundedreview.core.config import CheckConfig
 from pytest_boundedreview.models.report import CheckResult
 from pytest_boundedreview.target import git

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.checks import OUTPUT_CAP, run_once
+from pytest_boundedreview.checks.run import OUTPUT_CAP, run_once
 from pytest_boundedreview.core.config import CheckConfig
 
 

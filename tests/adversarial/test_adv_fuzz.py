@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pytest_boundedreview.checkparse import CheckOutputError, parse_gnu, parse_sarif
+from pytest_boundedreview.checks.parse import CheckOutputError, parse_gnu, parse_sarif
 from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.errors import ConfigError, DiffParseError
 from pytest_boundedreview.core.validation import describe_all

@@ -12,11 +12,11 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .core.fingerprint import finding_fingerprint
-from .models.finding import ReportFinding
-from .target import git
-from .target.freeze import Target
-from .target.scope import FileChange
+from ..core.fingerprint import finding_fingerprint
+from ..models.finding import ReportFinding
+from ..target import git
+from ..target.freeze import Target
+from ..target.scope import FileChange
 
 
 @dataclass(frozen=True)

@@ -8,8 +8,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .baseline.rerun import child_env
-from .checkparse import (
+from ..baseline.rerun import child_env
+from ..core import subproc
+from ..core.config import CheckConfig
+from ..core.errors import GitError
+from ..models.report import CheckFinding, CheckResult
+from ..target import git, worktree
+from ..target.scope import Scope
+from .parse import (
     SARIF_MAX_BYTES,
     CheckOutputError,
     RawFinding,
@@ -17,12 +23,6 @@ from .checkparse import (
     parse_gnu,
     parse_sarif,
 )
-from .core import subproc
-from .core.config import CheckConfig
-from .core.errors import GitError
-from .models.report import CheckFinding, CheckResult
-from .target import git, worktree
-from .target.scope import Scope
 
 OUTPUT_CAP = 16 * 1024 * 1024
 

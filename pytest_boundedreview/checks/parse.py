@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
 
-from .core import strictjson
-from .core.errors import FatalError
-from .models.report import CheckFinding
+from ..core import strictjson
+from ..core.errors import FatalError
+from ..models.report import CheckFinding
 
 
 class CheckOutputError(FatalError):
