@@ -20,7 +20,7 @@ from typing import Any
 
 from results import record
 
-from pytest_boundedreview.ledger import Ledger, new_state
+from pytest_boundedreview.loop.ledger import Ledger, new_state
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.loop import LoopState, RoundState
 from pytest_boundedreview.models.report import Findings, Gate, LaneReport

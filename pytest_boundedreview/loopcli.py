@@ -14,12 +14,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from . import loopops
 from .core import strictjson
 from .core.errors import EXIT_INTERRUPTED, LedgerError
 from .core.statefile import default_state_folder
 from .core.validation import describe_all
-from .ledger import Ledger, parse_state
+from .loop import ops as loopops
+from .loop.ledger import Ledger, parse_state
 from .models.lane import LaneResult
 from .models.loop import LoopState
 from .render.escape import terminal

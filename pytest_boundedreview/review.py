@@ -22,7 +22,7 @@ from .target.freeze import Target
 
 if TYPE_CHECKING:
     from .baseline.classify import BaselineRun
-    from .rounds import LoopRound, RoundResult
+    from .loop.rounds import LoopRound, RoundResult
 
 
 @dataclass(frozen=True)
@@ -134,7 +134,7 @@ class Review:
         change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
         from .core.errors import LedgerError
         from .lanes.phase import Carried, LanesOutcome, run_lanes
-        from .rounds import LoopRound, RoundResult
+        from .loop.rounds import LoopRound, RoundResult
         from .triage.reproduce import Reproducer
 
         settings = self.settings

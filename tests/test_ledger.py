@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview import ledger as ledger_module
 from pytest_boundedreview.core.errors import LedgerError
-from pytest_boundedreview.ledger import Ledger, new_state
+from pytest_boundedreview.loop import ledger as ledger_module
+from pytest_boundedreview.loop.ledger import Ledger, new_state
 from pytest_boundedreview.models.loop import LoopState
 
 LOOP = "pr-main-feature"
@@ -167,7 +167,7 @@ def test_symlinks_never_lead_outside(tmp_path: Path, link: str) -> None:
 
 WORKER = """
 import sys
-from pytest_boundedreview.ledger import Ledger
+from pytest_boundedreview.loop.ledger import Ledger
 sys.path.insert(0, {tests!r})
 from test_ledger import bump
 book = Ledger(__import__("pathlib").Path(sys.argv[1]), {loop!r}, wait=120)
@@ -202,7 +202,7 @@ def test_a_live_holder_blocks_with_its_pid_and_a_killed_one_does_not(tmp_path: P
                 f"""
                 import sys, time
                 from pathlib import Path
-                from pytest_boundedreview.lock import exclusive
+                from pytest_boundedreview.loop.lock import exclusive
                 with exclusive(Path({str(lock)!r})):
                     print("held", flush=True)
                     time.sleep(60)
@@ -226,7 +226,7 @@ def test_a_live_holder_blocks_with_its_pid_and_a_killed_one_does_not(tmp_path: P
 CRASHER = """
 import os, signal, sys
 from pathlib import Path
-from pytest_boundedreview import ledger
+from pytest_boundedreview.loop import ledger
 sys.path.insert(0, {tests!r})
 from test_ledger import bump
 step = sys.argv[2]
@@ -341,7 +341,7 @@ def test_a_full_disk_is_a_clear_error_and_the_old_state_stays(tmp_path: Path) ->
         sys.path.insert(0, {str(Path(__file__).parent)!r})
         from test_ledger import bump
         from pytest_boundedreview.core.errors import LedgerError
-        from pytest_boundedreview.ledger import Ledger
+        from pytest_boundedreview.loop.ledger import Ledger
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
         resource.setrlimit(resource.RLIMIT_FSIZE, (100, 100))
         try:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from pytest_boundedreview import cli
-from pytest_boundedreview import ledger as ledger_module
+from pytest_boundedreview.loop import ledger as ledger_module
 
 
 class Orchestrator:

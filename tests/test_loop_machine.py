@@ -18,10 +18,10 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from pytest_boundedreview import ledger as ledger_module
-from pytest_boundedreview import loopops
 from pytest_boundedreview.core.errors import LedgerError
-from pytest_boundedreview.ledger import Ledger
+from pytest_boundedreview.loop import ledger as ledger_module
+from pytest_boundedreview.loop import ops as loopops
+from pytest_boundedreview.loop.ledger import Ledger
 from pytest_boundedreview.models.lane import LaneResult
 
 LANES = ("rev", "sec", "scout")

@@ -8,12 +8,18 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.core.errors import LedgerError
-from pytest_boundedreview.ledger import Ledger, new_state
-from pytest_boundedreview.loop import blockers_fixed, drifted, is_systemic, loop_id_for, plan
+from pytest_boundedreview.loop.ledger import Ledger, new_state
+from pytest_boundedreview.loop.machine import (
+    blockers_fixed,
+    drifted,
+    is_systemic,
+    loop_id_for,
+    plan,
+)
+from pytest_boundedreview.loop.rounds import LoopRound, RoundResult
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.loop import LoopState, RoundState
 from pytest_boundedreview.models.report import Findings, Gate, LaneReport
-from pytest_boundedreview.rounds import LoopRound, RoundResult
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.freeze import freeze
 

@@ -7,14 +7,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .core.errors import LedgerError
-from .core.fingerprint import finding_fingerprint
-from .core.statefile import utc_now
+from ..core.errors import LedgerError
+from ..core.fingerprint import finding_fingerprint
+from ..core.statefile import utc_now
+from ..models.lane import LaneResult
+from ..models.loop import Attempt, LaneState, LoopState, RoundState
+from ..models.report import Gate
 from .ledger import new_state
-from .loop import ROUND_LIMIT
-from .models.lane import LaneResult
-from .models.loop import Attempt, LaneState, LoopState, RoundState
-from .models.report import Gate
+from .machine import ROUND_LIMIT
 
 MAX_RETRY_EDGES = 3
 EVENT = "BOUNDED_REVIEW_STATE_V1"

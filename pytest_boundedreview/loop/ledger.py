@@ -24,10 +24,10 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from .core.errors import EXIT_INDETERMINATE, EXIT_INTERNAL, LedgerError
-from .core.validation import describe_all
+from ..core.errors import EXIT_INDETERMINATE, EXIT_INTERNAL, LedgerError
+from ..core.validation import describe_all
+from ..models.loop import LOOP_ID_PATTERN, LOOP_STATE_SCHEMA, LoopState, OperationReceipt
 from .lock import DEFAULT_WAIT, exclusive
-from .models.loop import LOOP_ID_PATTERN, LOOP_STATE_SCHEMA, LoopState, OperationReceipt
 
 STATE = "state.json"
 LOCK = "lock"

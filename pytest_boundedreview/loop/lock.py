@@ -14,7 +14,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from .core.errors import EXIT_INDETERMINATE, EXIT_INTERNAL, LedgerError
+from ..core.errors import EXIT_INDETERMINATE, EXIT_INTERNAL, LedgerError
 
 DEFAULT_WAIT = 10.0
 

@@ -8,15 +8,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .core.errors import EXIT_INDETERMINATE, GitError, LedgerError
-from .core.statefile import utc_now
+from ..core.errors import EXIT_INDETERMINATE, GitError, LedgerError
+from ..core.statefile import utc_now
+from ..models.loop import LaneState, LoopState, RoundState
+from ..models.report import Findings, Gate, LaneReport, LoopInfo
+from ..target import git
+from ..target.freeze import DIFF_OPTIONS, Target
+from ..triage import Triaged
 from .ledger import Ledger, new_state
-from .loop import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
-from .models.loop import LaneState, LoopState, RoundState
-from .models.report import Findings, Gate, LaneReport, LoopInfo
-from .target import git
-from .target.freeze import DIFF_OPTIONS, Target
-from .triage import Triaged
+from .machine import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
 
 
 def _where(state: LoopState | None) -> tuple[object, ...]:

@@ -15,8 +15,8 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
-from .models.finding import ReportFinding
-from .models.loop import LoopState, RoundState
+from ..models.finding import ReportFinding
+from ..models.loop import LoopState, RoundState
 
 SYSTEMIC_RULES = ("public-api", "migrations", "release")
 ROUND_LIMIT = 1 + 3  # the first review and at most three repair loops (strict)

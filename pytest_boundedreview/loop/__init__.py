@@ -1,0 +1,1 @@
+"""The loop ledger: rounds, attempts and ceilings, kept crash-safe on disk."""
