@@ -13,8 +13,8 @@ from .core.errors import UsageError
 from .core.readfile import read_bounded
 from .core.statefile import state_folder
 from .models.report import Gate, GateAnswer, Report, TestFailure
-from .publish import progress, publish
-from .reporting import NO_LANES, assess_risk, build
+from .report.build import NO_LANES, assess_risk, build
+from .report.publish import progress, publish
 from .review import Counts, Review
 from .target import git, worktree
 from .target.freeze import freeze

@@ -15,7 +15,7 @@ from .core.config import Settings
 from .gate import decide
 from .models.finding import ReportFinding
 from .models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
-from .reporting import Evidence
+from .report.build import Evidence
 from .risk import Tier, effective_budget
 from .target import git
 from .target.freeze import Target

@@ -16,9 +16,9 @@ from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo
-from .publish import publish
 from .render.terminal import lines
-from .reporting import Evidence, assess_risk, build
+from .report.build import Evidence, assess_risk, build
+from .report.publish import publish
 from .review import Counts, Review
 from .risk import Tier
 from .target import git, worktree

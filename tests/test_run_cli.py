@@ -115,7 +115,7 @@ def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
 
 
 def test_progress_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
-    from pytest_boundedreview.publish import progress
+    from pytest_boundedreview.report.publish import progress
 
     progress("plan a\n::error::pwn\x1b]0;t\x07.md")
     err = capsys.readouterr().err

@@ -13,8 +13,8 @@ from ..baseline.classify import BaselineRun, Classification
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.statefile import state_folder
 from ..models.report import Report, RiskReason
-from ..publish import progress, publish
-from ..reporting import assess_risk, build
+from ..report.build import assess_risk, build
+from ..report.publish import progress, publish
 from ..review import Counts, Review
 from ..risk import Tier
 from ..target import git

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from . import __version__
-from .baseline.classify import Classification
-from .core.config import Settings
-from .core.statefile import utc_now
-from .models.finding import RejectedFinding, ReportFinding
-from .models.report import (
+from .. import __version__
+from ..baseline.classify import Classification
+from ..core.config import Settings
+from ..core.statefile import utc_now
+from ..models.finding import RejectedFinding, ReportFinding
+from ..models.report import (
     REPORT_SCHEMA,
     Budget,
     CheckResult,
@@ -26,8 +26,8 @@ from .models.report import (
     TargetInfo,
     Tests,
 )
-from .risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
-from .target.freeze import Target
+from ..risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
+from ..target.freeze import Target
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
 

@@ -8,15 +8,15 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from .core.errors import FatalError
-from .core.statefile import write_atomic
-from .models.report import Report
+from ..core.errors import FatalError
+from ..core.statefile import write_atomic
+from ..models.report import Report
 
 
 def progress(message: str) -> None:
     """Progress of a command that is not a pytest session, on stderr (escaped: a runner reads
     workflow commands there too)."""
-    from .render.escape import terminal
+    from ..render.escape import terminal
 
     print(f"bounded-review: {terminal(message)}", file=sys.stderr, flush=True)
 
@@ -30,7 +30,7 @@ def publish(
 ) -> list[str]:
     """Write ``report`` to ``path`` and the extra outputs, each atomically; return the lines
     the caller prints on stdout (workflow commands, inside GitHub Actions only)."""
-    from .render.formats import render
+    from ..render.formats import render
 
     env = os.environ if env is None else env
     outputs = [
@@ -51,7 +51,7 @@ def publish(
             with open(summary, "a", encoding="utf-8") as handle:
                 handle.write(render(report, "markdown"))
         except OSError as exc:  # the report stands; the summary is a copy of it
-            from .render.escape import workflow_data
+            from ..render.escape import workflow_data
 
             why = workflow_data(f"cannot append the summary to {summary}: {exc.strerror}")
             lines.append(f"::warning title=bounded review::{why}")

@@ -1,0 +1,1 @@
+"""The last stage: the report assembled from what was established, and published."""
