@@ -15,7 +15,7 @@ from .core.statefile import state_folder
 from .models.report import Gate, GateAnswer, Report, TestFailure
 from .report.build import NO_LANES, assess_risk, build
 from .report.publish import progress, publish
-from .review import Counts, Review
+from .review.phase import Counts, Review
 from .target import git, worktree
 from .target.freeze import freeze
 

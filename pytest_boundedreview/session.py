@@ -19,7 +19,7 @@ from .models.report import Gate, Report, RiskReason, ShardInfo
 from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
-from .review import Counts, Review
+from .review.phase import Counts, Review
 from .risk import Tier
 from .target import git, worktree
 from .target.freeze import Target, freeze

@@ -53,8 +53,8 @@ def test_the_packet_is_minimal_task_local_and_read_only(repo: GitRepo) -> None:
 
 
 def test_scout_findings_that_git_cannot_look_up_are_left_out(repo: GitRepo) -> None:
-    from pytest_boundedreview.lanes.phase import scout_findings
     from pytest_boundedreview.lanes.result import read_result
+    from pytest_boundedreview.review.lanes import scout_findings
     from pytest_boundedreview.target.treefiles import TreeFiles
 
     document = {

@@ -15,7 +15,7 @@ from ..core.statefile import state_folder
 from ..models.report import Report, RiskReason
 from ..report.build import assess_risk, build
 from ..report.publish import progress, publish
-from ..review import Counts, Review
+from ..review.phase import Counts, Review
 from ..risk import Tier
 from ..target import git
 from ..target.freeze import Target

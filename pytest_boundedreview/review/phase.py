@@ -9,20 +9,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from .baseline.classify import Classification
-from .checks.scans import scan
-from .core.config import Settings
-from .gate import decide
-from .models.finding import ReportFinding
-from .models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
-from .report.build import Evidence
-from .risk import Tier, effective_budget
-from .target import git
-from .target.freeze import Target
+from ..baseline.classify import Classification
+from ..checks.scans import scan
+from ..core.config import Settings
+from ..gate import decide
+from ..models.finding import ReportFinding
+from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
+from ..report.build import Evidence
+from ..risk import Tier, effective_budget
+from ..target import git
+from ..target.freeze import Target
 
 if TYPE_CHECKING:
-    from .baseline.classify import BaselineRun
-    from .loop.rounds import LoopRound, RoundResult
+    from ..baseline.classify import BaselineRun
+    from ..loop.rounds import LoopRound, RoundResult
 
 
 @dataclass(frozen=True)
@@ -92,7 +92,7 @@ class Review:
         settings, target = self.settings, self.target
         checks: list[CheckResult] = []
         if settings.checks:
-            from .checks.run import run_all
+            from ..checks.run import run_all
 
             checks = run_all(
                 settings.checks, self.repo, target.base_commit, self.progress, target.scope
@@ -111,7 +111,7 @@ class Review:
         if stopped:  # what did not run was not looked at: never "yes"
             gate = undecided(gate, stopped)
         if loop is not None:
-            from .core.errors import LedgerError
+            from ..core.errors import LedgerError
 
             try:
                 lanes = loop.record(lanes, gate)
@@ -132,10 +132,10 @@ class Review:
     ) -> tuple[RoundResult, LoopRound | None]:
         """The reviewer lanes phase as one round of the loop, within the budget of the
         change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
-        from .core.errors import LedgerError
-        from .lanes.phase import Carried, LanesOutcome, run_lanes
-        from .loop.rounds import LoopRound, RoundResult
-        from .triage.reproduce import Reproducer
+        from ..core.errors import LedgerError
+        from ..loop.rounds import LoopRound, RoundResult
+        from ..triage.reproduce import Reproducer
+        from .lanes import Carried, LanesOutcome, run_lanes
 
         settings = self.settings
         tier, reasons = self.risk

@@ -11,6 +11,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..core.config import LaneConfig, Settings
+from ..lanes import command
+from ..lanes import plugin as plugins
+from ..lanes.dispatch import LaneRun, dispatch
+from ..lanes.packet import build_packet, requirements
+from ..lanes.result import Attempt, with_retries
+from ..lanes.routing import route
+from ..lanes.selection import select, size_of
+from ..lanes.snapshot import live_fingerprint, mutated, snapshot_copy
 from ..models.finding import ReportFinding
 from ..models.loop import Attempt as LoopAttempt
 from ..models.loop import LaneState
@@ -21,14 +29,6 @@ from ..target.freeze import Target
 from ..target.treefiles import TreeFiles
 from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
 from ..triage.merge import Candidate
-from . import command
-from . import plugin as plugins
-from .dispatch import LaneRun, dispatch
-from .packet import build_packet, requirements
-from .result import Attempt, with_retries
-from .routing import route
-from .selection import select, size_of
-from .snapshot import live_fingerprint, mutated, snapshot_copy
 
 
 @dataclass(frozen=True)
@@ -177,7 +177,7 @@ def run_lanes(
         # Each lane gets a copy of its own: nothing one lane writes reaches another.
         with snapshot_copy(repo, target.tree) as workdir:
             if lane.kind == "openai":
-                from . import openai  # urllib's import cost only for sessions that use it
+                from ..lanes import openai  # urllib's import cost only for sessions that use it
 
                 def once() -> Attempt:
                     return openai.run_once(lane, data)
