@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from test_models import FINDING, report_document
 
-from pytest_boundedreview import cli
+from pytest_boundedreview.cli import commands as cli
 from pytest_boundedreview.models import SCHEMA_NAMES, json_schema
 
 

@@ -32,7 +32,7 @@ def test_demo_behaves_as_designed_and_leaves_nothing_behind(tmp_path: Path) -> N
 
 
 def test_a_demo_whose_gate_did_not_block_is_a_failed_demo() -> None:
-    from pytest_boundedreview.demo import EXPECTED, _expectations
+    from pytest_boundedreview.cli.demo import EXPECTED, _expectations
 
     everything = "\n".join(text for text, _ in EXPECTED)
     assert _expectations(everything) == []

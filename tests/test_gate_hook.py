@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.gatecheck import check
+from pytest_boundedreview.cli.gate import check
 from pytest_boundedreview.target import git
 
 ROOT = Path(__file__).resolve().parent.parent

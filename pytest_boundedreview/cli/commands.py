@@ -9,8 +9,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NoReturn
 
-from . import __version__
-from .core.errors import (
+from .. import __version__
+from ..core.errors import (
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
     FatalError,
@@ -18,7 +18,7 @@ from .core.errors import (
     NoReportError,
     UsageError,
 )
-from .models import SCHEMA_NAMES
+from ..models import SCHEMA_NAMES
 
 # pydantic and the engine are imported inside the commands that need them, so the cheap ones
 # (`gate` in a commit hook) start fast.
@@ -33,7 +33,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def cmd_schema(args: argparse.Namespace) -> int:
-    from .models import json_schema
+    from ..models import json_schema
 
     print(json.dumps(json_schema(args.name), indent=2, sort_keys=True))
     return 0
@@ -42,9 +42,9 @@ def cmd_schema(args: argparse.Namespace) -> int:
 def _validate_one(path: Path, forced: str | None) -> list[str]:
     from pydantic import ValidationError
 
-    from .core import strictjson
-    from .core.validation import describe_all
-    from .models import SCHEMA_IDS, Finding, model
+    from ..core import strictjson
+    from ..core.validation import describe_all
+    from ..models import SCHEMA_IDS, Finding, model
 
     try:
         data = path.read_bytes()
@@ -102,10 +102,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
     from pydantic import ValidationError
 
-    from .core.statefile import default_state_folder
-    from .core.validation import describe_all
-    from .models.report import Report
-    from .render.formats import render
+    from ..core.statefile import default_state_folder
+    from ..core.validation import describe_all
+    from ..models.report import Report
+    from ..render.formats import render
 
     path = Path(args.report) if args.report else default_state_folder() / "report.json"
     try:
@@ -125,9 +125,9 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_gate(args: argparse.Namespace) -> int:
     """Exit 0 only when a clean report exists for the exact snapshot being committed or
     pushed; else say why (1 not clean, 2 no report for this snapshot)."""
-    from . import gatecheck
-    from .render.escape import terminal
-    from .target import git
+    from ..render.escape import terminal
+    from ..target import git
+    from . import gate as gatecheck
 
     repo = git.open_repo(Path.cwd())
     report = Path(args.report) if args.report else repo.root / ".bounded-review" / "report.json"
@@ -137,16 +137,16 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from . import runcmd
+    from . import run as runcmd
 
     return runcmd.run(args)
 
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Combine shard reports of one revision, review and gate once; exit by the gate."""
-    from .core.config import option_overrides
+    from ..core.config import option_overrides
+    from ..render.terminal import lines
     from .merge import merge
-    from .render.terminal import lines
 
     keys = ("report", "markdown", "sarif", "no_lanes")
     overrides = option_overrides({key: getattr(args, key) for key in keys}, Path.cwd())
@@ -156,19 +156,19 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
 
 def cmd_loop(args: argparse.Namespace) -> int:
-    from . import loopcli
+    from . import loop as loopcli
 
     return loopcli.cmd_loop(args)
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from . import loopcli
+    from . import loop as loopcli
 
     return loopcli.cmd_status(args)
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    from . import loopcli
+    from . import loop as loopcli
 
     return loopcli.cmd_reset(args)
 
@@ -202,7 +202,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from . import loopargs, runcmd
+    from . import loopargs
+    from . import run as runcmd
 
     runcmd.add_parser(sub)
     gate = sub.add_parser(

@@ -7,17 +7,17 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .baseline.classify import BaselineRun, Classification
-from .core.config import load_settings
-from .core.errors import UsageError
-from .core.readfile import read_bounded
-from .core.statefile import state_folder
-from .models.report import Gate, GateAnswer, Report, TestFailure
-from .report.build import NO_LANES, assess_risk, build
-from .report.publish import progress, publish
-from .review.phase import Counts, Review
-from .target import git, worktree
-from .target.freeze import freeze
+from ..baseline.classify import BaselineRun, Classification
+from ..core.config import load_settings
+from ..core.errors import UsageError
+from ..core.readfile import read_bounded
+from ..core.statefile import state_folder
+from ..models.report import Gate, GateAnswer, Report, TestFailure
+from ..report.build import NO_LANES, assess_risk, build
+from ..report.publish import progress, publish
+from ..review.phase import Counts, Review
+from ..target import git, worktree
+from ..target.freeze import freeze
 
 MAX_SHARD_BYTES = 64 * 1024 * 1024
 
@@ -33,7 +33,7 @@ def load(paths: Sequence[Path]) -> list[Shard]:
     file and what is wrong with it."""
     from pydantic import ValidationError
 
-    from .core.validation import describe_all
+    from ..core.validation import describe_all
 
     shards = []
     if len({p.resolve() for p in paths}) < len(paths):

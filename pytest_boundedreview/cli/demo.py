@@ -14,7 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from .target import git
+from ..target import git
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "demo",

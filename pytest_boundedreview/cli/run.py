@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .core.errors import (
+from ..core.errors import (
     EXIT_INDETERMINATE,
     EXIT_INTERNAL,
     EXIT_INTERRUPTED,
@@ -60,9 +60,9 @@ def add_parser(sub: Any) -> None:
 
 def _report_path(args: argparse.Namespace) -> Path:
     """Where the session will write its report: ``--report``, else the configured one."""
-    from .core.config import load_settings, option_overrides
-    from .core.statefile import state_folder
-    from .target import git
+    from ..core.config import load_settings, option_overrides
+    from ..core.statefile import state_folder
+    from ..target import git
 
     repo = git.open_repo(Path.cwd())
     overrides = option_overrides({"report": args.report}, Path.cwd())
@@ -83,7 +83,7 @@ def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:
 
 
 def run_code(args: argparse.Namespace) -> int:
-    from .models.report import Report
+    from ..models.report import Report
 
     report = _report_path(args)
     before = report.stat().st_mtime_ns if report.exists() else None
@@ -101,8 +101,8 @@ def run_code(args: argparse.Namespace) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.plan is None:
         return run_code(args)
-    from .plan.command import review_plan
-    from .render.terminal import lines
+    from ..plan.command import review_plan
+    from ..render.terminal import lines
 
     if args.pytest_args or args.base or args.target:
         raise UsageError("--plan reviews a plan file: it takes no --base, --target or pytest args")

@@ -8,9 +8,9 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from .core.errors import EXIT_CLEAN, EXIT_INDETERMINATE, EXIT_NOT_CLEAN
-from .target import git
-from .target.freeze import hook_index, tree_via_temp_index
+from ..core.errors import EXIT_CLEAN, EXIT_INDETERMINATE, EXIT_NOT_CLEAN
+from ..target import git
+from ..target.freeze import hook_index, tree_via_temp_index
 
 STAGES = ("auto", "pre-commit", "pre-push", "manual")
 
