@@ -7,16 +7,24 @@ objects; the core drives them, so budgets, concurrency, timeouts and triage stay
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any, Protocol
 
 import pluggy
-
-if TYPE_CHECKING:
-    from .lanes.plugin import PluginLane
 
 PROJECT = "boundedreview"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+
+class PluginLane(Protocol):
+    """What :func:`boundedreview_lanes` returns a sequence of."""
+
+    name: str
+    lens: str
+    role: str
+
+    def review(self, packet: dict[str, Any], workdir: Path) -> dict[str, Any]: ...
 
 
 @hookspec

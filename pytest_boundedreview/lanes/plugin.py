@@ -7,7 +7,7 @@ import json
 import threading
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import pluggy
 from pydantic import ValidationError
@@ -15,15 +15,8 @@ from pydantic import ValidationError
 from .. import hookspec
 from ..core.config import LaneConfig
 from ..core.validation import describe_all
+from ..hookspec import PluginLane
 from .result import Attempt, read_result
-
-
-class PluginLane(Protocol):
-    name: str
-    lens: str
-    role: str
-
-    def review(self, packet: dict[str, Any], workdir: Path) -> dict[str, Any]: ...
 
 
 def manager(blocked: Iterable[str] = (), extra: Iterable[object] = ()) -> pluggy.PluginManager:
