@@ -12,6 +12,7 @@ import pytest
 
 from .baseline.classify import Classification
 from .baseline.outcomes import OutcomeCollector
+from .core.ceilings import Tier
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.statefile import state_folder
@@ -20,7 +21,6 @@ from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
 from .review.phase import Counts, Review
-from .risk import Tier
 from .target import git, worktree
 from .target.freeze import Target, freeze
 

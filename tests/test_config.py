@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from pytest_boundedreview.core.ceilings import effective_budget
 from pytest_boundedreview.core.config import MAX_CONFIG_BYTES, Settings, find_config, load_settings
 from pytest_boundedreview.core.errors import ConfigError
-from pytest_boundedreview.risk import effective_budget
 
 
 def write(folder: Path, text: str) -> Path:

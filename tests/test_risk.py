@@ -7,16 +7,10 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.core.ceilings import TIER_CEILINGS, effective_budget
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
-from pytest_boundedreview.risk import (
-    BUILTIN_TRIGGERS,
-    TIER_CEILINGS,
-    assess,
-    effective_budget,
-    glob_regex,
-    rules_from,
-)
+from pytest_boundedreview.risk import BUILTIN_TRIGGERS, assess, glob_regex, rules_from
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.freeze import freeze
 from pytest_boundedreview.target.scope import Scope

@@ -102,10 +102,10 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
     from pydantic import ValidationError
 
-    from ..core.statefile import default_state_folder
     from ..core.validation import describe_all
     from ..models.report import Report
     from ..render.formats import render
+    from .paths import default_state_folder
 
     path = Path(args.report) if args.report else default_state_folder() / "report.json"
     try:

@@ -16,13 +16,13 @@ from pydantic import ValidationError
 
 from ..core import strictjson
 from ..core.errors import EXIT_INTERRUPTED, LedgerError
-from ..core.statefile import default_state_folder
 from ..core.validation import describe_all
 from ..loop import ops as loopops
 from ..loop.ledger import Ledger, parse_state
 from ..models.lane import LaneResult
 from ..models.loop import LoopState
 from ..render.escape import terminal
+from .paths import default_state_folder
 
 
 def _result(path: Path) -> LaneResult:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..models.base import Model
-from ..risk import HARD_CEILINGS, MAX_RETRIES, Ceilings
+from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .errors import ConfigError
 from .validation import describe
 

@@ -27,18 +27,6 @@ def state_folder(root: Path, configured: str) -> Path:
     return folder
 
 
-def default_state_folder() -> Path:
-    """``.bounded-review`` at the root of the repository around the working directory (the
-    working directory itself outside one), for the commands that read what a session wrote."""
-    from ..target import git
-    from .errors import GitError
-
-    try:
-        return git.open_repo(Path.cwd()).root / ".bounded-review"
-    except GitError:
-        return Path.cwd() / ".bounded-review"
-
-
 def utc_now() -> str:
     """The time stamp of reports and loop states: UTC, to the second."""
     return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")

@@ -10,13 +10,13 @@ import shlex
 from pathlib import Path
 
 from ..baseline.classify import BaselineRun, Classification
+from ..core.ceilings import Tier
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.statefile import state_folder
 from ..models.report import Report, RiskReason
 from ..report.build import assess_risk, build
 from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
-from ..risk import Tier
 from ..target import git
 from ..target.freeze import Target
 from ..target.treefiles import TreeFiles, split_lines

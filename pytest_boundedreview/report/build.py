@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .. import __version__
 from ..baseline.classify import Classification
+from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..core.statefile import utc_now
 from ..models.finding import RejectedFinding, ReportFinding
@@ -26,7 +27,7 @@ from ..models.report import (
     TargetInfo,
     Tests,
 )
-from ..risk import DOCS_PATHS, Tier, assess, effective_budget, rules_from
+from ..risk import DOCS_PATHS, assess, rules_from
 from ..target.freeze import Target
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from ..core.ceilings import Ceilings
 from ..core.config import LaneConfig, Settings
 from ..lanes import command
 from ..lanes import plugin as plugins
@@ -23,7 +24,6 @@ from ..models.finding import ReportFinding
 from ..models.loop import Attempt as LoopAttempt
 from ..models.loop import LaneState
 from ..models.report import LaneReport, TestFailure
-from ..risk import Ceilings
 from ..target import git
 from ..target.freeze import Target
 from ..target.treefiles import TreeFiles

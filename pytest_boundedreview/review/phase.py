@@ -11,12 +11,12 @@ from typing import TYPE_CHECKING
 
 from ..baseline.classify import Classification
 from ..checks.scans import scan
+from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..gate import decide
 from ..models.finding import ReportFinding
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
 from ..report.build import Evidence
-from ..risk import Tier, effective_budget
 from ..target import git
 from ..target.freeze import Target
 
