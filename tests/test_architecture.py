@@ -1,0 +1,122 @@
+"""The package's shape: the import contracts in pyproject.toml hold, each one fails on the
+import it forbids (made in a temporary copy of the package), and ARCHITECTURE.md names every
+top-level folder and module."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "pytest_boundedreview"
+LINT_IMPORTS = Path(sys.executable).parent / "lint-imports"
+
+
+def _lint_imports(root: Path) -> subprocess.CompletedProcess[str]:
+    # PYTHONPATH first: the copy in ``root`` shadows the installed package.
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    return subprocess.run(
+        [str(LINT_IMPORTS), "--no-cache"],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+@pytest.fixture
+def copy(tmp_path: Path) -> Path:
+    shutil.copy(ROOT / "pyproject.toml", tmp_path / "pyproject.toml")
+    shutil.copytree(PACKAGE, tmp_path / PACKAGE.name, ignore=shutil.ignore_patterns("__pycache__"))
+    return tmp_path
+
+
+def test_the_contracts_hold_on_the_package() -> None:
+    proc = _lint_imports(ROOT)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "0 broken" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    ("module", "line", "contract", "shown"),
+    [
+        pytest.param(
+            "target/git.py",
+            "from ..review import phase",
+            "Each stage imports only the stages before it",
+            "pytest_boundedreview.target.git -> pytest_boundedreview.review.phase",
+            id="a-stage-imports-a-later-one",
+        ),
+        pytest.param(
+            "core/config.py",
+            "from .. import risk",
+            "Each stage imports only the stages before it",
+            "pytest_boundedreview.core.config -> pytest_boundedreview.risk",
+            id="a-helper-imports-a-stage",
+        ),
+        pytest.param(
+            "lanes/packet.py",
+            "from ..baseline import outcomes",
+            "Reviewer lanes, the test baseline and the risk tier are established apart",
+            "pytest_boundedreview.lanes.packet -> pytest_boundedreview.baseline.outcomes",
+            id="lanes-import-the-baseline",
+        ),
+        pytest.param(
+            "gate.py",
+            "from .loop import ledger",
+            "The gate decides without the ledger",
+            "pytest_boundedreview.gate -> pytest_boundedreview.loop.ledger",
+            id="the-gate-imports-the-ledger",
+        ),
+        pytest.param(
+            "cli/run.py",
+            "from .. import session",
+            "The console face and the pytest session share only the engine",
+            "pytest_boundedreview.cli.run -> pytest_boundedreview.session",
+            id="the-console-imports-the-pytest-session",
+        ),
+        pytest.param(
+            "lanes/result.py",
+            "from . import dispatch",
+            "No import circles between the modules of any package",
+            "- .result -> .dispatch",
+            id="a-circle-inside-a-package",
+        ),
+    ],
+)
+def test_a_forbidden_import_breaks_its_contract(
+    copy: Path, module: str, line: str, contract: str, shown: str
+) -> None:
+    path = copy / PACKAGE.name / module
+    path.write_text(path.read_text() + f"\n{line}  # noqa: E402, F401\n")
+    proc = _lint_imports(copy)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    broken = [row for row in proc.stdout.splitlines() if row.endswith(" BROKEN")]
+    assert [row for row in broken if row.startswith(contract)], proc.stdout
+    assert shown in proc.stdout
+
+
+def test_a_module_outside_the_layers_breaks_the_pipeline(copy: Path) -> None:
+    (copy / PACKAGE.name / "stray.py").write_text('"""Not placed in any layer."""\n')
+    proc = _lint_imports(copy)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "pytest_boundedreview.stray" in proc.stdout
+
+
+def test_architecture_names_every_top_level_folder_and_module() -> None:
+    text = (ROOT / "ARCHITECTURE.md").read_text()
+    folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
+    modules = sorted(p.name for p in PACKAGE.glob("*.py") if p.name != "__init__.py")
+    assert len(folders) >= 10, folders
+    missing = [name for name in folders if f"`{name}/`" not in text]
+    missing += [name for name in modules if f"`{name}`" not in text]
+    assert not missing, missing
+    assert len(text.splitlines()) <= 150
+    assert "```mermaid" in text
+    assert "ARCHITECTURE.md" in (ROOT / "README.md").read_text()
