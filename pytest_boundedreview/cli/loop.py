@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from ..core import strictjson
 from ..core.errors import EXIT_INTERRUPTED, LedgerError
 from ..core.validation import describe_all
+from ..loop import attempts
 from ..loop import ops as loopops
 from ..loop.ledger import Ledger, parse_state
 from ..models.lane import LaneResult
@@ -53,16 +54,16 @@ def _operation(
             args.require_assurances,
         )
     if name == "mark-running":
-        return lambda s: loopops.mark_running(s, args.lane, args.attempt_id, args.revision)
+        return lambda s: attempts.mark_running(s, args.lane, args.attempt_id, args.revision)
     if name == "record-result":
         answer = _result(args.result)
-        return lambda s: loopops.record_result(s, args.lane, args.attempt_id, answer)
+        return lambda s: attempts.record_result(s, args.lane, args.attempt_id, answer)
     if name == "record-failure":
-        return lambda s: loopops.record_failure(
+        return lambda s: attempts.record_failure(
             s, args.lane, args.attempt_id, args.kind, args.detail
         )
     if name == "admit-retry":
-        return lambda s: loopops.admit_retry(s, args.lane, args.attempt_id, args.retry_of)
+        return lambda s: attempts.admit_retry(s, args.lane, args.attempt_id, args.retry_of)
     if name == "complete-round":
         return lambda s: loopops.complete_round(s, args.blocking)
     if name == "next-round":

@@ -19,6 +19,7 @@ from hypothesis.stateful import (
 )
 
 from pytest_boundedreview.core.errors import LedgerError
+from pytest_boundedreview.loop import attempts
 from pytest_boundedreview.loop import ledger as ledger_module
 from pytest_boundedreview.loop import ops as loopops
 from pytest_boundedreview.loop.ledger import Ledger
@@ -77,7 +78,7 @@ class LoopMachine(RuleBasedStateMachine):
     def run(self, lane: str, revision: str) -> None:
         self.attempts += 1
         attempt = f"a{self.attempts}"
-        self._do(lambda s: loopops.mark_running(s, lane, attempt, revision))
+        self._do(lambda s: attempts.mark_running(s, lane, attempt, revision))
 
     @rule(
         lane=st.sampled_from(LANES),
@@ -85,17 +86,17 @@ class LoopMachine(RuleBasedStateMachine):
         which=st.integers(0, 50),
     )
     def result(self, lane: str, verdict: str | None, which: int) -> None:
-        self._do(lambda s: loopops.record_result(s, lane, f"a{which}", answer(verdict)))
+        self._do(lambda s: attempts.record_result(s, lane, f"a{which}", answer(verdict)))
 
     @rule(lane=st.sampled_from(LANES), which=st.integers(0, 50))
     def fail(self, lane: str, which: int) -> None:
-        self._do(lambda s: loopops.record_failure(s, lane, f"a{which}", "error", "boom"))
+        self._do(lambda s: attempts.record_failure(s, lane, f"a{which}", "error", "boom"))
 
     @rule(lane=st.sampled_from(LANES), which=st.integers(0, 50))
     def retry(self, lane: str, which: int) -> None:
         self.attempts += 1
         attempt = f"a{self.attempts}"
-        self._do(lambda s: loopops.admit_retry(s, lane, attempt, f"a{which}"))
+        self._do(lambda s: attempts.admit_retry(s, lane, attempt, f"a{which}"))
 
     @rule(verdict=st.sampled_from(["pass", "revise"]))
     def answer_all(self, verdict: str) -> None:
@@ -174,7 +175,7 @@ class LoopMachine(RuleBasedStateMachine):
         assert all(r.status == "complete" for r in state.rounds[:-1])
         for round_ in state.rounds:
             for lane in round_.lanes:
-                assert sum(1 for a in lane.attempts if a.retry_of) <= loopops.MAX_RETRY_EDGES
+                assert sum(1 for a in lane.attempts if a.retry_of) <= attempts.MAX_RETRY_EDGES
                 completes = [a for a in lane.attempts if a.status == "complete"]
                 assert len(completes) <= 1
                 if completes:
