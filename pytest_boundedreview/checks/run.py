@@ -10,8 +10,8 @@ from pathlib import Path
 
 from ..baseline.rerun import child_env
 from ..core import subproc
-from ..core.config import CheckConfig
 from ..core.errors import GitError
+from ..core.tables import CheckConfig
 from ..models.report import CheckFinding, CheckResult
 from ..target import git, worktree
 from ..target.scope import Scope

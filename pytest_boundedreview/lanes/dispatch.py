@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
-from ..core.config import LaneConfig
+from ..core.tables import LaneConfig
 from .result import Attempt
 
 # Runs one lane (with its retries), given what the scouts answered.

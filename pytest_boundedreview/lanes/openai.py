@@ -17,7 +17,7 @@ import urllib.request
 from collections.abc import Mapping
 from typing import Any
 
-from ..core.config import LaneConfig
+from ..core.tables import LaneConfig
 from .result import OUTPUT_CAP, Attempt, read_result
 
 INSTRUCTIONS = (

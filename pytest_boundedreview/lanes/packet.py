@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..core.config import LaneConfig
+from ..core.tables import LaneConfig
 from ..models.finding import ReportFinding
 from ..models.lane import (
     PACKET_SCHEMA,

@@ -13,7 +13,7 @@ import pluggy
 from pydantic import ValidationError
 
 from .. import hookspec
-from ..core.config import LaneConfig
+from ..core.tables import LaneConfig
 from ..core.validation import describe_all
 from ..hookspec import PluginLane
 from .result import Attempt, read_result

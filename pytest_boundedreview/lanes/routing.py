@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import subproc
-from ..core.config import LaneConfig, RoutingConfig
+from ..core.tables import LaneConfig, RoutingConfig
 from .environment import lane_env
 
 UNVERIFIED_NOTE = "model not verified against a live list"

@@ -8,8 +8,8 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
-from ..core.config import PlanConfig
 from ..core.fingerprint import finding_fingerprint
+from ..core.tables import PlanConfig
 from ..models.finding import ReportFinding
 from ..target.treefiles import TreeFiles, split_lines
 from .sections import Section, code_lines, named, sections

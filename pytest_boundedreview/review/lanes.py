@@ -11,7 +11,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ..core.ceilings import Ceilings
-from ..core.config import LaneConfig, Settings
+from ..core.config import Settings
+from ..core.tables import LaneConfig
 from ..lanes import command
 from ..lanes import plugin as plugins
 from ..lanes.dispatch import LaneRun, dispatch

@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.core.config import (
-    MAX_CONFIG_BYTES,
+from pytest_boundedreview.core.config import MAX_CONFIG_BYTES, Settings, load_settings
+from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.tables import (
     CheckConfig,
     LaneConfig,
     LoopConfig,
@@ -18,10 +19,7 @@ from pytest_boundedreview.core.config import (
     RoutingConfig,
     ScanConfig,
     SelectionConfig,
-    Settings,
-    load_settings,
 )
-from pytest_boundedreview.core.errors import ConfigError
 
 
 def _toml(value: Any) -> str:

@@ -9,7 +9,7 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.checks.run import run_all
-from pytest_boundedreview.core.config import CheckConfig
+from pytest_boundedreview.core.tables import CheckConfig
 from pytest_boundedreview.models.report import CheckResult
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.freeze import freeze

@@ -4,7 +4,7 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.checks.scans import scan
-from pytest_boundedreview.core.config import ScanConfig
+from pytest_boundedreview.core.tables import ScanConfig
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.freeze import freeze

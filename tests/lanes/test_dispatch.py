@@ -9,7 +9,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
-from pytest_boundedreview.core.config import LaneConfig
+from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_with_retries
 from pytest_boundedreview.lanes.dispatch import LaneRunner, dispatch
 from pytest_boundedreview.lanes.result import Attempt

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.core.config import LaneConfig
+from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.openai import run_once
 
 RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "revise", "rationale": "r"}

@@ -4,7 +4,7 @@ import json
 
 from gitrepo import GitRepo
 
-from pytest_boundedreview.core.config import LaneConfig
+from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.packet import build_packet, requirements
 from pytest_boundedreview.models import Packet, ReportFinding
 from pytest_boundedreview.models import TestFailure as Failure

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.config import LaneConfig, RoutingConfig
+from pytest_boundedreview.core.tables import LaneConfig, RoutingConfig
 from pytest_boundedreview.lanes.routing import UNVERIFIED_NOTE, parse_listing, route, tier_models
 
 

@@ -4,8 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.config import LaneConfig, load_settings
+from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.selection import select, size_of
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gitrepo import GitRepo
 
-from pytest_boundedreview.core.config import LaneConfig
+from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_once
 from pytest_boundedreview.lanes.snapshot import live_fingerprint, mutated, snapshot_copy
 from pytest_boundedreview.target import git

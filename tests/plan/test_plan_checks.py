@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.core.config import PlanConfig
+from pytest_boundedreview.core.tables import PlanConfig
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.plan.checks import check_plan
 from pytest_boundedreview.plan.sections import normalise_title, sections
