@@ -15,14 +15,13 @@ from ..core.config import Settings
 from ..core.tables import LaneConfig
 from ..lanes import command
 from ..lanes import plugin as plugins
-from ..lanes.dispatch import LaneRun, dispatch
+from ..lanes.dispatch import dispatch
 from ..lanes.packet import build_packet, requirements
 from ..lanes.result import Attempt, with_retries
 from ..lanes.routing import route
 from ..lanes.selection import select, size_of
 from ..lanes.snapshot import live_fingerprint, mutated, snapshot_copy
 from ..models.finding import ReportFinding
-from ..models.loop import Attempt as LoopAttempt
 from ..models.loop import LaneState
 from ..models.report import LaneReport, TestFailure
 from ..target import git
@@ -30,6 +29,7 @@ from ..target.freeze import Target
 from ..target.treefiles import TreeFiles
 from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
 from ..triage.merge import Candidate
+from .lanerows import lane_row, lane_states, unrun_row
 
 
 @dataclass(frozen=True)
@@ -52,44 +52,6 @@ class LanesOutcome:
     dispatched: int = 0
     ran: bool = False  # whether any lane was configured and considered at all
     lane_states: list[LaneState] = field(default_factory=list)  # attempt chains, for the ledger
-
-
-def _status(run: LaneRun) -> str:
-    last = run.attempts[-1] if run.attempts else None
-    if last is None or last.result is None:
-        return "unverified"
-    return "scout" if run.lane.role == "scout" else (last.result.verdict or "unverified")
-
-
-def _unrun(lane: LaneConfig, status: str, note: str) -> LaneReport:
-    """The row of a lane that was not dispatched."""
-    return LaneReport(
-        name=lane.name,
-        lens=lane.lens,
-        role=lane.role,
-        model=lane.model,
-        reasoning=lane.reasoning,
-        status=status,  # type: ignore[arg-type]
-        attempts=0,
-        note=note,
-    )
-
-
-def _row(run: LaneRun, note: str | None) -> LaneReport:
-    last = run.attempts[-1] if run.attempts else None
-    failures = [a.detail for a in run.attempts if not a.ok]
-    notes = [n for n in (note, *(f"attempt failed: {f}" for f in failures)) if n]
-    return LaneReport(
-        name=run.lane.name,
-        lens=run.lane.lens,
-        role=run.lane.role,
-        model=last.model if last else run.lane.model,
-        reasoning=run.lane.reasoning,
-        status=_status(run),  # type: ignore[arg-type]
-        attempts=len(run.attempts),
-        rationale=last.result.rationale if last and last.result else None,
-        note="; ".join(notes) or None,
-    )
 
 
 def run_lanes(
@@ -132,7 +94,7 @@ def run_lanes(
         skipped, chosen = [*skipped, *((lane, why) for lane in chosen)], []
     outcome.ran = True
     for lane, why in skipped:
-        outcome.rows.append(_unrun(lane, "skipped", why))
+        outcome.rows.append(unrun_row(lane, "skipped", why))
     if carried is not None and carried.redispatch is not None:
         # Lanes that passed last round keep their result; a lane new to the loop still runs.
         note = f"passed in round {carried.round}: retained by reference"
@@ -154,7 +116,7 @@ def run_lanes(
         routing_tier = "complex" if tier == "strict" else "routine"
         decision = route(lane, settings.routing, repo.root, tier=routing_tier)
         if decision.model is None and decision.problem is not None:
-            outcome.rows.append(_unrun(lane, "unverified", decision.problem))
+            outcome.rows.append(unrun_row(lane, "unverified", decision.problem))
             outcome.problems.append(f"lane {lane.name!r} unverified: {decision.problem}")
             continue
         notes[lane.name] = decision.note
@@ -221,7 +183,7 @@ def run_lanes(
     ]
     raised, answers = [], []
     for lane_run in runs:
-        outcome.rows.append(_row(lane_run, notes.get(lane_run.lane.name)))
+        outcome.rows.append(lane_row(lane_run, notes.get(lane_run.lane.name)))
         outcome.dispatched += 1
         last = lane_run.attempts[-1] if lane_run.attempts else None
         if last is None or last.result is None:
@@ -257,35 +219,6 @@ def require_verdict(lane: LaneConfig, attempt: Attempt, assurances: bool = False
         why = "a verdict without assurances (require_assurances)"
         return Attempt(None, "error", why, attempt.model)
     return attempt
-
-
-def lane_states(runs: Sequence[LaneRun], revision: str) -> list[LaneState]:
-    """Each dispatched lane's attempt chain as the ledger keeps it (A → B → C)."""
-    states = []
-    for run in runs:
-        attempts: list[LoopAttempt] = []
-        for number, attempt in enumerate(run.attempts, 1):
-            attempts.append(
-                LoopAttempt(
-                    attempt_id=f"{run.lane.name}#{number}",
-                    revision=revision,
-                    status="complete" if attempt.ok else "failed",
-                    failure_kind=attempt.failure,
-                    retry_of=attempts[-1].attempt_id if attempts else None,
-                    verdict=attempt.result.verdict if attempt.result else None,
-                    detail=attempt.detail[:2000] or None,
-                )
-            )
-        states.append(
-            LaneState(
-                name=run.lane.name,
-                lens=run.lane.lens,
-                role=run.lane.role,
-                status=_status(run),  # type: ignore[arg-type]
-                attempts=attempts,
-            )
-        )
-    return states
 
 
 def scout_findings(scouts: Sequence[Attempt], files: TreeFiles) -> list[ReportFinding]:

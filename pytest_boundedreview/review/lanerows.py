@@ -1,0 +1,79 @@
+"""What the report and the ledger keep of each lane: its row in the report, and its chain of
+attempts as the loop ledger records it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from ..core.tables import LaneConfig
+from ..lanes.dispatch import LaneRun
+from ..models.loop import Attempt as LoopAttempt
+from ..models.loop import LaneState
+from ..models.report import LaneReport
+
+
+def _status(run: LaneRun) -> str:
+    last = run.attempts[-1] if run.attempts else None
+    if last is None or last.result is None:
+        return "unverified"
+    return "scout" if run.lane.role == "scout" else (last.result.verdict or "unverified")
+
+
+def unrun_row(lane: LaneConfig, status: str, note: str) -> LaneReport:
+    """The row of a lane that was not dispatched."""
+    return LaneReport(
+        name=lane.name,
+        lens=lane.lens,
+        role=lane.role,
+        model=lane.model,
+        reasoning=lane.reasoning,
+        status=status,  # type: ignore[arg-type]
+        attempts=0,
+        note=note,
+    )
+
+
+def lane_row(run: LaneRun, note: str | None) -> LaneReport:
+    last = run.attempts[-1] if run.attempts else None
+    failures = [a.detail for a in run.attempts if not a.ok]
+    notes = [n for n in (note, *(f"attempt failed: {f}" for f in failures)) if n]
+    return LaneReport(
+        name=run.lane.name,
+        lens=run.lane.lens,
+        role=run.lane.role,
+        model=last.model if last else run.lane.model,
+        reasoning=run.lane.reasoning,
+        status=_status(run),  # type: ignore[arg-type]
+        attempts=len(run.attempts),
+        rationale=last.result.rationale if last and last.result else None,
+        note="; ".join(notes) or None,
+    )
+
+
+def lane_states(runs: Sequence[LaneRun], revision: str) -> list[LaneState]:
+    """Each dispatched lane's attempt chain as the ledger keeps it (A → B → C)."""
+    states = []
+    for run in runs:
+        attempts: list[LoopAttempt] = []
+        for number, attempt in enumerate(run.attempts, 1):
+            attempts.append(
+                LoopAttempt(
+                    attempt_id=f"{run.lane.name}#{number}",
+                    revision=revision,
+                    status="complete" if attempt.ok else "failed",
+                    failure_kind=attempt.failure,
+                    retry_of=attempts[-1].attempt_id if attempts else None,
+                    verdict=attempt.result.verdict if attempt.result else None,
+                    detail=attempt.detail[:2000] or None,
+                )
+            )
+        states.append(
+            LaneState(
+                name=run.lane.name,
+                lens=run.lane.lens,
+                role=run.lane.role,
+                status=_status(run),  # type: ignore[arg-type]
+                attempts=attempts,
+            )
+        )
+    return states
