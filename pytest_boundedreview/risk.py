@@ -1,4 +1,5 @@
-"""Risk tiers, the budget each allows, and the automatic tier of a change (CONTRACT §6).
+"""The automatic risk tier of a change and the reasons for it (CONTRACT §6); the budget of
+each tier is in ``core/ceilings.py``.
 
 ``auto`` is ``strict`` when a trigger fires — a changed path matches one of its globs or an
 added line matches one of its patterns — ``economy`` for docs-only or trivial changes, else

@@ -70,9 +70,9 @@ def test_the_contracts_hold_on_the_package() -> None:
         pytest.param(
             "gate.py",
             "from .loop import ledger",
-            "The gate decides without the ledger",
+            "Each stage imports only the stages before it",
             "pytest_boundedreview.gate -> pytest_boundedreview.loop.ledger",
-            id="the-gate-imports-the-ledger",
+            id="siblings-in-a-row-import-each-other",
         ),
         pytest.param(
             "cli/run.py",

@@ -1,1 +1,2 @@
-"""The loop ledger: rounds, attempts and ceilings, kept crash-safe on disk."""
+"""The loop ledger: a review's rounds and their lanes' attempts, bounded and kept crash-safe
+on disk."""

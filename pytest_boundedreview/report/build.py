@@ -1,4 +1,5 @@
-"""Assemble the §9 report from what the session established, and write it."""
+"""Assemble the §9 report from what the session established (``report/publish.py`` writes
+it)."""
 
 from __future__ import annotations
 
