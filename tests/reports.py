@@ -17,6 +17,7 @@ from pytest_boundedreview.models.report import (
     ShardInfo,
     Statuses,
     TargetInfo,
+    Usage,
 )
 from pytest_boundedreview.models.report import (
     TestFailure as Failure,
@@ -105,6 +106,9 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
                     rationale=text,
                     note=text,
                     model="m1",
+                    tool="claude",
+                    tool_version=f"2.1.332 {text}",
+                    usage=Usage(input_tokens=1200, output_tokens=80, cost_usd=0.0123, turns=3),
                 )
             ],
             "findings": Findings(
@@ -117,6 +121,7 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
             "statuses": Statuses(local_verification="failed", review_clean="no", committed="yes"),
             "limitations": [text],
             "next_action": text,
+            "usage": Usage(input_tokens=1200, output_tokens=80, cost_usd=0.0123, turns=3),
             "shard": ShardInfo(
                 rootdir=".", args=["-q"], deselected=2, complete=False, nodeids=["t.py::a"]
             )

@@ -33,8 +33,8 @@ class LaneConfig(Model):
     name: Word
     lens: Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,31}$")]
     role: Literal["verdict", "scout"] = "verdict"
-    kind: Literal["command", "openai", "plugin"] = "command"
-    command: Argv | None = None
+    kind: Literal["command", "openai", "plugin", "claude", "codex", "gemini"] = "command"
+    command: Argv | None = None  # agent kinds: how to start the tool, if not by its name
     model: str | None = None
     fallback_models: list[str] = Field(default_factory=list)
     reasoning: str | None = None
@@ -46,6 +46,8 @@ class LaneConfig(Model):
     base_url: str | None = None
     api_key_env: EnvName | None = None
     models_command: Argv | None = None
+    max_turns: int | None = Field(default=None, ge=1, le=1000)  # claude only
+    max_budget_usd: float | None = Field(default=None, gt=0, le=10_000)  # claude only
 
     @model_validator(mode="after")
     def _kind_needs(self) -> LaneConfig:
@@ -53,6 +55,12 @@ class LaneConfig(Model):
             raise ValueError(f"lane {self.name!r} has kind 'command' but no `command` argv list")
         if self.kind == "openai" and (self.base_url is None or self.model is None):
             raise ValueError(f"lane {self.name!r} has kind 'openai': set `base_url` and `model`")
+        for key in ("max_turns", "max_budget_usd"):
+            if getattr(self, key) is not None and self.kind != "claude":
+                raise ValueError(
+                    f"lane {self.name!r}: `{key}` is a limit only the claude kind can enforce; "
+                    f"bound a {self.kind} lane with `timeout`"
+                )
         return self
 
 

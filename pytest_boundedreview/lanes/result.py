@@ -11,6 +11,7 @@ from pydantic import ValidationError
 from ..core import strictjson
 from ..core.validation import describe_all
 from ..models.lane import LaneResult
+from ..models.report import Usage
 
 OUTPUT_CAP = 1024 * 1024
 FailureKind = Literal["error", "died", "limit"]
@@ -19,12 +20,16 @@ FailureKind = Literal["error", "died", "limit"]
 @dataclass(frozen=True)
 class Attempt:
     """One run of one lane: its result, or how it failed (``error`` | ``died`` | ``limit``),
-    and the model that actually answered, when known."""
+    the model that actually answered, and for agent lanes the tool and what it reported
+    spending, when known."""
 
     result: LaneResult | None
     failure: FailureKind | None = None
     detail: str = ""
     model: str | None = None
+    usage: Usage | None = None
+    tool: str | None = None
+    tool_version: str | None = None
 
     @property
     def ok(self) -> bool:

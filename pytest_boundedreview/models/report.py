@@ -81,6 +81,31 @@ class Tests(Model):
     unknown: list[TestFailure] = Field(default_factory=list)
 
 
+class Usage(Model):
+    """What reviewer attempts cost, as far as their tools reported it; a field no attempt
+    reported stays ``None``, never ``0``."""
+
+    input_tokens: int | None = Field(default=None, ge=0)
+    output_tokens: int | None = Field(default=None, ge=0)
+    cost_usd: float | None = Field(default=None, ge=0)
+    turns: int | None = Field(default=None, ge=0)
+
+
+def summed(usages: list[Usage]) -> Usage | None:
+    """The field-by-field sum of ``usages``; ``None`` when none reported anything."""
+    if not usages:
+        return None
+    totals: dict[str, float] = {}
+    for usage in usages:
+        for key, value in usage.model_dump(exclude_none=True).items():
+            totals[key] = totals.get(key, 0) + value
+    if not totals:
+        return None
+    if "cost_usd" in totals:
+        totals["cost_usd"] = round(totals["cost_usd"], 6)
+    return Usage.model_validate(totals)
+
+
 class LaneReport(Model):
     name: str
     lens: str
@@ -91,6 +116,10 @@ class LaneReport(Model):
     attempts: int = Field(ge=0)
     rationale: str | None = None
     note: str | None = None
+    # Agent lanes: the program that reviewed, its version, and what its attempts cost.
+    tool: str | None = None
+    tool_version: str | None = None
+    usage: Usage | None = None
 
 
 class Findings(Model):
@@ -144,4 +173,5 @@ class Report(Model):
     statuses: Statuses
     limitations: list[str] = Field(default_factory=list)
     next_action: str
+    usage: Usage | None = None  # summed over the lane attempts that reported it
     shard: ShardInfo | None = None  # set on a shard's report only

@@ -10,6 +10,7 @@ from ..models.finding import ReportFinding
 from ..models.report import Report, TestFailure
 from .escape import markdown as md
 from .escape import markdown_code as code
+from .terminal import spent
 
 CAP = 1024 * 1024 - 4096  # below GitHub's 1 MiB summary limit, with room for the last line
 VERDICT = {"yes": "✅ review clean", "no": "❌ not clean", "indeterminate": "⚠️ indeterminate"}
@@ -53,6 +54,8 @@ def _lines(report: Report) -> Iterator[str]:
         f"loop {report.loop.status}, round {report.loop.round}, "
         f"{report.loop.repair_loops_used} repair loop(s) used."
     )
+    if report.usage is not None:
+        yield f"Reviewers spent {spent(report.usage)}."
     if report.shard is not None:
         state = "complete" if report.shard.complete else "incomplete"
         yield f"A shard report ({state}): `bounded-review merge` gates the shards together."
@@ -80,6 +83,8 @@ def _lines(report: Report) -> Iterator[str]:
             [
                 f"- **{md(lane.name)}** [{md(lane.lens)}, {lane.role}]: {lane.status}"
                 + (f", model {md(lane.model)}" if lane.model else "")
+                + (f", {md(lane.tool_version or lane.tool)}" if lane.tool else "")
+                + (f", {spent(lane.usage)}" if lane.usage else "")
                 + (f" — {md(lane.note)}" if lane.note else "")
                 for lane in report.lanes
             ],

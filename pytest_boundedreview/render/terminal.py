@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..models.report import Report, TestFailure
+from ..models.report import Report, TestFailure, Usage
 from .escape import terminal
 
 
@@ -14,6 +14,18 @@ def _failures(title: str, failures: list[TestFailure]) -> Iterator[str]:
     yield f"{title} ({len(failures)}):"
     for failure in failures:
         yield f"  {terminal(failure.nodeid)} - {terminal(failure.reason or '')}"
+
+
+def spent(usage: Usage) -> str:
+    """What reviewer attempts reported spending, in one line (numbers only: nothing to escape)."""
+    parts = []
+    if usage.turns is not None:
+        parts.append(f"{usage.turns} turn(s)")
+    if usage.input_tokens is not None or usage.output_tokens is not None:
+        parts.append(f"{usage.input_tokens or 0} in / {usage.output_tokens or 0} out tokens")
+    if usage.cost_usd is not None:
+        parts.append(f"{usage.cost_usd:.4f} USD")
+    return ", ".join(parts) or "nothing reported"
 
 
 def lines(report: Report) -> Iterator[str]:
@@ -88,10 +100,14 @@ def lines(report: Report) -> Iterator[str]:
             )
     for lane in report.lanes:
         model = f", model {terminal(lane.model)}" if lane.model else ""
+        tool = f", {terminal(lane.tool_version or lane.tool)}" if lane.tool else ""
+        cost = f", {spent(lane.usage)}" if lane.usage else ""
         yield (
-            f"lane {terminal(lane.name)} [{terminal(lane.lens)}]: {lane.status}{model}"
+            f"lane {terminal(lane.name)} [{terminal(lane.lens)}]: {lane.status}{model}{tool}{cost}"
             + (f" - {terminal(lane.note)}" if lane.note else "")
         )
+    if report.usage:
+        yield f"reviewers spent: {spent(report.usage)}"
     for limitation in report.limitations:
         yield f"limitation: {terminal(limitation)}"
     statuses = report.statuses

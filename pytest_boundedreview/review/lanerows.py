@@ -9,7 +9,7 @@ from ..core.tables import LaneConfig
 from ..lanes.dispatch import LaneRun
 from ..models.loop import Attempt as LoopAttempt
 from ..models.loop import LaneState
-from ..models.report import LaneReport
+from ..models.report import LaneReport, summed
 
 
 def _status(run: LaneRun) -> str:
@@ -47,6 +47,9 @@ def lane_row(run: LaneRun, note: str | None) -> LaneReport:
         attempts=len(run.attempts),
         rationale=last.result.rationale if last and last.result else None,
         note="; ".join(notes) or None,
+        tool=last.tool if last else None,
+        tool_version=last.tool_version if last else None,
+        usage=summed([a.usage for a in run.attempts if a.usage is not None]),
     )
 
 

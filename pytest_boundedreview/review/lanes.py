@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 from ..core.ceilings import Ceilings
 from ..core.config import Settings
 from ..core.tables import LaneConfig
-from ..lanes import command
+from ..lanes import agent, command
 from ..lanes import plugin as plugins
+from ..lanes.agents import AGENTS, model_note
 from ..lanes.dispatch import dispatch
 from ..lanes.packet import build_packet, requirements
 from ..lanes.result import Attempt, with_retries
@@ -110,6 +111,8 @@ def run_lanes(
     notes: dict[str, str | None] = {}
     routed: list[LaneConfig] = []
     for lane in chosen:
+        if lane.kind in AGENTS:
+            notes[lane.name] = model_note(lane.model)
         if lane.kind != "command":
             routed.append(lane)
             continue
@@ -144,6 +147,10 @@ def run_lanes(
 
                 def once() -> Attempt:
                     return openai.run_once(lane, data)
+            elif lane.kind in AGENTS:
+
+                def once() -> Attempt:
+                    return agent.run_once(AGENTS[lane.kind], lane, data, workdir)
             elif lane.kind == "plugin":
                 if lane.name not in plugin_objects:
                     why = f"no installed plugin offers a lane named {lane.name!r}"

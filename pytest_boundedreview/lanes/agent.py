@@ -1,0 +1,133 @@
+"""What the agent lane kinds (``claude``, ``codex``, ``gemini``) share.
+
+The tool is found on the lane's ``PATH``; its version and ``--help`` are read once per process,
+and a flag is passed only when that help lists it. A tool that lacks one of the read-only or
+isolation flags its adapter requires is not run at all. Each attempt gets a private folder for
+the files the tool reads or writes, runs in the lane's snapshot copy with the scrubbed
+environment, bounded by the lane's timeout and an output cap, and its prompt arrives on stdin:
+argv holds only flags and paths. The snapshot copy stays the real guard; flags are a second
+layer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..core import subproc, tempdirs
+from ..core.tables import LaneConfig
+from .environment import lane_env
+from .prompt import agent_prompt
+from .result import Attempt
+
+# Agents print envelopes and event streams around the answer: more room than a command lane.
+OUTPUT_CAP = 8 * 1024 * 1024
+PROBE_TIMEOUT = 60.0
+
+
+@dataclass(frozen=True)
+class Tool:
+    """An agent program as found: where, which version, and the flags its help lists."""
+
+    name: str
+    argv: tuple[str, ...]  # how to start it: the resolved program, then any fixed arguments
+    version: str | None
+    help: str
+
+    def offers(self, flag: str) -> bool:
+        return re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", self.help) is not None
+
+
+@dataclass(frozen=True)
+class Agent:
+    """One adapter: the tool's name, how to read its help, the variables it needs (its
+    credentials and home), the flags without which it is not run, how to invoke it and how
+    to read what it printed."""
+
+    name: str
+    help_argv: tuple[str, ...]
+    env: tuple[str, ...]
+    required: tuple[str, ...]
+    # (lane, tool, private folder, snapshot copy) -> argv after the program
+    invocation: Callable[[LaneConfig, Tool, Path, Path], list[str]]
+    # (lane, finished process, private folder) -> the attempt
+    read: Callable[[LaneConfig, subproc.Outcome, Path], Attempt]
+
+
+def _first_line(data: bytes) -> str | None:
+    lines = data.decode("utf-8", "replace").strip().splitlines()
+    return lines[0].strip()[:200] if lines else None
+
+
+@functools.cache
+def _probe(argv: tuple[str, ...], help_argv: tuple[str, ...], path: str) -> tuple[str | None, str]:
+    env = lane_env([], {"PATH": path, "NO_COLOR": "1"})
+    cwd = Path.home() if Path.home().is_dir() else Path("/")
+    version = subproc.run([*argv, "--version"], cwd=cwd, env=env, timeout=PROBE_TIMEOUT)
+    shown = _first_line(version.stdout) if version.returncode == 0 else None
+    helped = subproc.run([*argv, *help_argv], cwd=cwd, env=env, timeout=PROBE_TIMEOUT)
+    return shown, (helped.stdout + helped.stderr).decode("utf-8", "replace")
+
+
+def find(agent: Agent, lane: LaneConfig, env: dict[str, str]) -> Tool | str:
+    """The tool for ``lane``, or why there is none to run."""
+    start: Sequence[str] = lane.command or [agent.name]
+    found = shutil.which(start[0], path=env.get("PATH", ""))
+    if found is None:
+        return f"{start[0]} not found on PATH"
+    argv = (found, *start[1:])
+    version, shown = _probe(argv, agent.help_argv, env.get("PATH", ""))
+    tool = Tool(agent.name, argv, version, shown)
+    missing = [flag for flag in agent.required if not tool.offers(flag)]
+    if missing:
+        return (
+            f"{agent.name} {version or '(unknown version)'} does not list "
+            f"{', '.join(missing)} in its help: not run without its read-only controls"
+        )
+    return tool
+
+
+def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> Attempt:
+    """One attempt of an agent lane on ``packet`` in ``workdir`` (the snapshot copy)."""
+    env = lane_env([*agent.env, *lane.env], {"NO_COLOR": "1"})
+    tool = find(agent, lane, env)
+    if isinstance(tool, str):
+        return Attempt(None, "error", tool, lane.model, tool=agent.name)
+    folder = tempdirs.make("agent")
+    try:
+        argv = [*tool.argv, *agent.invocation(lane, tool, folder, workdir)]
+        out = subproc.run(
+            argv,
+            cwd=workdir,
+            env=env,
+            timeout=lane.timeout,
+            stdin=agent_prompt(packet),
+            cap=OUTPUT_CAP,
+        )
+        attempt = _failed(out, lane) or agent.read(lane, out, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    return dataclasses.replace(attempt, tool=agent.name, tool_version=tool.version)
+
+
+def _failed(out: subproc.Outcome, lane: LaneConfig) -> Attempt | None:
+    if out.start_error:
+        return Attempt(None, "error", f"could not start: {out.start_error}", lane.model)
+    if out.timed_out:
+        return Attempt(None, "limit", f"timed out after {lane.timeout:g}s", lane.model)
+    if out.truncated:
+        return Attempt(None, "limit", f"output over the cap of {OUTPUT_CAP} bytes", lane.model)
+    if out.returncode is not None and out.returncode < 0:
+        return Attempt(None, "died", f"killed by signal {-out.returncode}", lane.model)
+    return None
+
+
+def stderr_tail(out: subproc.Outcome) -> str:
+    """The last line of what the tool printed on stderr, for a failure's reason."""
+    lines = out.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:300] if lines else ""

@@ -1,0 +1,88 @@
+"""Gemini CLI lanes: ``gemini --prompt`` headless, built against Gemini CLI 0.61.0.
+
+Gemini takes no output schema: the answer is the JSON envelope's ``response`` text, parsed
+and validated here. In the ``default`` approval mode a headless run denies every tool that
+would ask (edits, shell); ``plan`` is not used, as leaving it switches to auto-approval.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from ..core import strictjson
+from ..core.subproc import Outcome
+from ..core.tables import LaneConfig
+from ..models.report import Usage
+from .agent import OUTPUT_CAP, Agent, Tool, stderr_tail
+from .answer import read_text
+from .result import Attempt
+
+# --prompt is appended to what stdin brings (the whole prompt); it is never packet text.
+NUDGE = "Review as the text above asks and answer with the one JSON object it describes."
+_LIMITS = {53: "turn limit exceeded (exit 53)"}
+_TOKENS = (("input_tokens", ("prompt", "input")), ("output_tokens", ("candidates",)))
+
+
+def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> list[str]:
+    argv = ["--prompt", NUDGE, "--output-format", "json"]
+    argv += ["--approval-mode", "default", "--skip-trust"]
+    if tool.offers("--extensions"):
+        argv += ["--extensions", "none"]
+    if tool.offers("--allowed-mcp-server-names"):
+        argv += ["--allowed-mcp-server-names", "none"]
+    if lane.model:
+        argv += ["--model", lane.model]
+    return argv
+
+
+def usage_of(envelope: dict[str, Any]) -> tuple[Usage, list[str]]:
+    stats = envelope.get("stats")
+    models = stats.get("models") if isinstance(stats, dict) else None
+    if not isinstance(models, dict) or not models:
+        return Usage(), []
+    totals = {"input_tokens": 0, "output_tokens": 0}
+    for entry in models.values():
+        tokens = entry.get("tokens") if isinstance(entry, dict) else None
+        if not isinstance(tokens, dict):
+            continue
+        for key, names in _TOKENS:
+            value = next((tokens[n] for n in names if isinstance(tokens.get(n), int)), 0)
+            totals[key] += max(value, 0)
+    return Usage(**totals), [str(name) for name in models]
+
+
+def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
+    if not out.stdout.strip():
+        why = f"exit {out.returncode}" + (f": {stderr_tail(out)}" if stderr_tail(out) else "")
+        return Attempt(None, "error", f"gemini printed nothing ({why})", lane.model)
+    try:
+        envelope = strictjson.loads(out.stdout, max_bytes=OUTPUT_CAP)
+    except strictjson.StrictJSONError as exc:
+        return Attempt(None, "error", f"gemini's output is not its JSON envelope: {exc}")
+    if not isinstance(envelope, dict):
+        return Attempt(None, "error", "gemini's JSON envelope is not an object", lane.model)
+    usage, models = usage_of(envelope)
+    model = ", ".join(models) or lane.model
+    error = envelope.get("error")
+    if error is not None or out.returncode != 0:
+        message = error.get("message") if isinstance(error, dict) else None
+        why = _LIMITS.get(out.returncode or 0) or f"exit {out.returncode}"
+        kind = "limit" if out.returncode in _LIMITS else "error"
+        detail = f"gemini reported a failure: {message or why}"
+        return Attempt(None, kind, detail[:400], model, usage)  # type: ignore[arg-type]
+    response = envelope.get("response")
+    if not isinstance(response, str):
+        return Attempt(None, "error", "gemini's envelope has no response text", model, usage)
+    attempt = read_text(response, model)
+    return Attempt(attempt.result, attempt.failure, attempt.detail, model, usage)
+
+
+AGENT = Agent(
+    name="gemini",
+    help_argv=("--help",),
+    env=("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_CLOUD_PROJECT", "GOOGLE_GENAI_USE_VERTEXAI"),
+    required=("--prompt", "--output-format", "--approval-mode", "--skip-trust"),
+    invocation=invocation,
+    read=read,
+)

@@ -1,0 +1,61 @@
+"""The lane-result JSON Schema as agents receive it: findings spelled out, and in the strict
+form OpenAI's structured outputs require (every property required, optional ones nullable,
+no other properties, no ``$ref``). Answers are validated by the tool's own models anyway."""
+
+from __future__ import annotations
+
+import copy
+import functools
+from typing import Any
+
+from ..models.finding import Finding
+from ..models.lane import LaneResult
+
+# Keywords strict structured outputs reject or ignore; local validation enforces them.
+_DROPPED = ("default", "minLength", "maxLength", "pattern", "format", "title")
+
+
+def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
+    if any(option.get("type") == "null" for option in schema.get("anyOf", [])):
+        return schema
+    if "anyOf" in schema:
+        return {**schema, "anyOf": [*schema["anyOf"], {"type": "null"}]}
+    return {"anyOf": [schema, {"type": "null"}]}
+
+
+def _strict(schema: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(schema, list):
+        return [_strict(item, defs) for item in schema]
+    if not isinstance(schema, dict):
+        return schema
+    if "$ref" in schema:
+        return _strict(defs[schema["$ref"].rsplit("/", 1)[-1]], defs)
+    out = {k: _strict(v, defs) for k, v in schema.items() if k not in (*_DROPPED, "$defs")}
+    if "properties" in out:
+        required = set(schema.get("required", []))
+        # An optional property becomes nullable where its default is null, and simply
+        # required where it has another default (an empty list stays a list).
+        out["properties"] = {
+            name: _nullable(prop)
+            if name not in required and schema["properties"][name].get("default", 0) is None
+            else prop
+            for name, prop in out["properties"].items()
+        }
+        out["required"] = list(out["properties"])
+        out["additionalProperties"] = False
+    return out
+
+
+@functools.cache
+def _lane_result() -> dict[str, Any]:
+    schema = LaneResult.model_json_schema(by_alias=True)
+    finding = Finding.model_json_schema(by_alias=True)
+    defs = {**schema.pop("$defs", {}), **finding.pop("$defs", {})}
+    schema["properties"]["findings"]["items"] = finding
+    result: dict[str, Any] = _strict(schema, defs)
+    return result
+
+
+def lane_result_schema() -> dict[str, Any]:
+    """A fresh copy of the strict lane-result schema."""
+    return copy.deepcopy(_lane_result())

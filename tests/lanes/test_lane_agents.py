@@ -1,0 +1,235 @@
+"""Agent lanes (claude, codex, gemini) against stand-ins of the real programs: the exact
+invocation, what reaches the tool, and every failure a tool reports."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from fakeagents import HELP, PASS, VERSIONS, calls, install
+
+from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.lanes import agent
+from pytest_boundedreview.lanes.agents import AGENTS
+from pytest_boundedreview.lanes.result import Attempt
+
+MARKER = "PACKET-TEXT-7f3a9c"
+PACKET = json.dumps(
+    {"schema": "bounded-review/packet/v1", "diff": f"+x = 1  # {MARKER}", "scout_findings": []}
+).encode()
+KINDS = ("claude", "codex", "gemini")
+
+# The read-only and isolation flags each kind must pass (with their values where they take one).
+READ_ONLY = {
+    "claude": [
+        ["--print"],
+        ["--output-format", "json"],
+        ["--tools", "Read,Grep,Glob"],
+        ["--allowedTools", "Read,Grep,Glob"],
+        ["--permission-mode", "dontAsk"],
+        ["--no-session-persistence"],
+        ["--strict-mcp-config"],
+        ["--mcp-config", '{"mcpServers": {}}'],
+        ["--safe-mode"],
+        ["--permission-prompts", "none"],
+    ],
+    "codex": [
+        ["exec"],
+        ["--sandbox", "read-only"],
+        ["--ephemeral"],
+        ["--skip-git-repo-check"],
+        ["--ignore-user-config"],
+        ["--ignore-rules"],
+        ["--json"],
+    ],
+    "gemini": [
+        ["--output-format", "json"],
+        ["--approval-mode", "default"],
+        ["--skip-trust"],
+        ["--extensions", "none"],
+        ["--allowed-mcp-server-names", "none"],
+    ],
+}
+
+
+@pytest.fixture
+def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
+    monkeypatch.setenv("SECRET_TOKEN", "do-not-leak")
+    agent._probe.cache_clear()  # each test has its own fakes
+    return folder
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    folder = tmp_path / "snapshot"
+    folder.mkdir()
+    (folder / "app.py").write_text("x = 1\n")
+    return folder
+
+
+def lane(kind: str, **extra: object) -> LaneConfig:
+    return LaneConfig.model_validate(
+        {"name": f"{kind}-lane", "lens": "correctness", "kind": kind, "timeout": 20, **extra}
+    )
+
+
+def run(kind: str, workdir: Path, **extra: object) -> Attempt:
+    return agent.run_once(AGENTS[kind], lane(kind, **extra), PACKET, workdir)
+
+
+def contains(argv: list[str], run_of: list[str]) -> bool:
+    return any(argv[i : i + len(run_of)] == run_of for i in range(len(argv)))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_review_through_each_agent(kind: str, bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, kind)
+    attempt = run(kind, workdir, model="m-1")
+    assert attempt.ok, attempt.detail
+    assert attempt.result is not None
+    assert attempt.result.verdict == "pass"
+    assert attempt.tool == kind
+    assert attempt.tool_version == VERSIONS[kind]
+    (call,) = calls(bin_dir, kind)
+    argv = call["argv"][1:]
+    for flags in READ_ONLY[kind]:
+        assert contains(argv, flags), (flags, argv)
+    assert contains(argv, ["--model", "m-1"])
+    assert not any(MARKER in arg for arg in argv)  # the packet never goes on the command line
+    assert MARKER in call["stdin"]
+    assert "## Your answer" in call["stdin"]
+    assert Path(call["cwd"]) == workdir
+    assert "SECRET_TOKEN" not in call["env"]
+    assert call["env"]["PATH"].startswith(str(bin_dir))
+
+
+def test_claude_gets_the_strict_schema_and_its_usage_is_kept(bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, "claude")
+    attempt = run("claude", workdir)
+    argv = calls(bin_dir, "claude")[0]["argv"]
+    schema = json.loads(argv[argv.index("--json-schema") + 1])
+    assert schema["additionalProperties"] is False
+    assert set(schema["required"]) == set(schema["properties"])
+    assert attempt.model == "claude-sonnet-4-5"  # the model that answered, from the envelope
+    assert attempt.usage is not None
+    assert attempt.usage.model_dump() == {
+        "input_tokens": 1003,
+        "output_tokens": 50,
+        "cost_usd": 0.0123,
+        "turns": 2,
+    }
+
+
+def test_codex_gets_a_schema_file_and_answers_in_the_last_message_file(
+    bin_dir: Path, workdir: Path
+) -> None:
+    install(bin_dir, "codex")
+    attempt = run("codex", workdir)
+    argv = calls(bin_dir, "codex")[0]["argv"]
+    assert argv[-1] == "-"  # the prompt is read from stdin
+    assert argv[argv.index("--cd") + 1] == str(workdir)
+    schema_path = Path(argv[argv.index("--output-schema") + 1])
+    assert schema_path.name == "lane-result.schema.json"
+    assert not schema_path.exists()  # the private folder is gone after the attempt
+    assert attempt.usage is not None
+    assert attempt.usage.model_dump() == {
+        "input_tokens": 24763,
+        "output_tokens": 122,
+        "cost_usd": None,
+        "turns": 1,
+    }
+
+
+def test_gemini_usage_and_model_come_from_its_stats(bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, "gemini")
+    attempt = run("gemini", workdir)
+    assert attempt.model == "gemini-2.5-pro"
+    assert attempt.usage is not None
+    assert (attempt.usage.input_tokens, attempt.usage.output_tokens) == (900, 40)
+
+
+@pytest.mark.parametrize(
+    ("kind", "mode", "failure", "detail"),
+    [
+        ("claude", "is_error", "error", "claude reported a failure: subtype 'success'; is_error"),
+        ("claude", "max_turns", "limit", "error_max_turns"),
+        ("claude", "empty", "error", "claude printed nothing (exit 0)"),
+        ("claude", "invalid", "error", "not a lane result"),
+        ("claude", "hang", "limit", "timed out after 3s"),
+        ("claude", "huge", "limit", "output over the cap"),
+        ("codex", "turn_failed", "error", "codex reported error event: You've hit your usage"),
+        ("codex", "empty", "error", "codex wrote no final message"),
+        ("codex", "invalid", "error", "not a lane result"),
+        ("codex", "hang", "limit", "timed out after 3s"),
+        ("gemini", "error", "error", "gemini reported a failure: quota exceeded"),
+        ("gemini", "turn_limit", "limit", "turn limit exceeded (exit 53)"),
+        ("gemini", "empty", "error", "gemini printed nothing (exit 0)"),
+        ("gemini", "invalid", "error", "invalid JSON"),
+        ("gemini", "huge", "limit", "output over the cap"),
+    ],
+)
+def test_every_reported_failure_is_a_failed_attempt(
+    kind: str, mode: str, failure: str, detail: str, bin_dir: Path, workdir: Path
+) -> None:
+    install(bin_dir, kind, mode)
+    attempt = run(kind, workdir, timeout=3)
+    assert not attempt.ok
+    assert attempt.failure == failure
+    assert detail in attempt.detail
+    assert attempt.tool == kind
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_json_wrapped_in_prose_is_read(kind: str, bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, kind, "prose")
+    attempt = run(kind, workdir)
+    assert attempt.ok, attempt.detail
+    assert attempt.result is not None
+    assert attempt.result.rationale == PASS["rationale"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_tool_not_on_path_is_named(kind: str, bin_dir: Path, workdir: Path) -> None:
+    attempt = run(kind, workdir)
+    assert attempt.detail == f"{kind} not found on PATH"
+    assert not attempt.ok
+
+
+def test_a_tool_without_its_read_only_flags_is_not_run(bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, "claude", help=HELP["claude"].replace("--tools", "--toolz"))
+    attempt = run("claude", workdir)
+    assert "does not list --tools in its help" in attempt.detail
+    assert "not run without its read-only controls" in attempt.detail
+    assert calls(bin_dir, "claude") == []
+
+
+def test_claude_limits_are_passed_only_where_its_help_lists_them(
+    bin_dir: Path, workdir: Path
+) -> None:
+    install(bin_dir, "claude")
+    run("claude", workdir, max_turns=7, max_budget_usd=1.5)
+    argv = calls(bin_dir, "claude")[0]["argv"]
+    assert contains(argv, ["--max-budget-usd", "1.5"])
+    assert "--max-turns" not in argv  # 2.1.332's help does not list it
+
+
+def test_a_named_variable_reaches_the_tool(
+    bin_dir: Path, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+    monkeypatch.setenv("MY_SETTING", "v")
+    install(bin_dir, "claude")
+    run("claude", workdir, env=["MY_SETTING"])
+    env = calls(bin_dir, "claude")[0]["env"]
+    assert (env["ANTHROPIC_API_KEY"], env["MY_SETTING"]) == ("k", "v")
+    assert "SECRET_TOKEN" not in env
+
+
+@pytest.mark.parametrize("kind", ["codex", "gemini", "command"])
+def test_turn_and_budget_limits_belong_to_claude(kind: str) -> None:
+    with pytest.raises(ValueError, match="only the claude kind can enforce"):
+        lane(kind, max_turns=3, command=["x"])
