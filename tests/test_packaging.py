@@ -58,3 +58,6 @@ def test_the_built_wheel_holds_every_module(tmp_path: Path) -> None:
     modules = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.py")}
     assert modules <= names, sorted(modules - names)
     assert "pytest_boundedreview/py.typed" in names
+    prompts = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.md")}
+    assert prompts, "the lens prompts ship as package data"
+    assert prompts <= names, sorted(prompts - names)

@@ -4,6 +4,7 @@ share. :class:`~pytest_boundedreview.core.config.Settings` holds them all."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import Field, field_validator, model_validator
@@ -48,6 +49,7 @@ class LaneConfig(Model):
     models_command: Argv | None = None
     max_turns: int | None = Field(default=None, ge=1, le=1000)  # claude only
     max_budget_usd: float | None = Field(default=None, gt=0, le=10_000)  # claude only
+    prompt_file: str | None = None  # replaces the lens prompt; read from the snapshot
 
     @model_validator(mode="after")
     def _kind_needs(self) -> LaneConfig:
@@ -55,6 +57,18 @@ class LaneConfig(Model):
             raise ValueError(f"lane {self.name!r} has kind 'command' but no `command` argv list")
         if self.kind == "openai" and (self.base_url is None or self.model is None):
             raise ValueError(f"lane {self.name!r} has kind 'openai': set `base_url` and `model`")
+        if self.prompt_file is not None:
+            if self.kind in ("command", "plugin"):
+                raise ValueError(
+                    f"lane {self.name!r}: `prompt_file` is for model lanes (claude, codex, "
+                    f"gemini, openai); a {self.kind} lane writes its own prompt"
+                )
+            parts = Path(self.prompt_file).parts
+            if not parts or Path(self.prompt_file).is_absolute() or ".." in parts:
+                raise ValueError(
+                    f"lane {self.name!r}: `prompt_file` must be a path inside the repository, "
+                    f"relative to its root (got {self.prompt_file!r})"
+                )
         for key in ("max_turns", "max_budget_usd"):
             if getattr(self, key) is not None and self.kind != "claude":
                 raise ValueError(

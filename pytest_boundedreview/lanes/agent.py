@@ -20,9 +20,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import subproc, tempdirs
+from ..core.errors import UsageError
 from ..core.tables import LaneConfig
 from .environment import lane_env
-from .prompt import agent_prompt
+from .prompt import full_prompt, lens_prompt
 from .result import Attempt
 
 # Agents print envelopes and event streams around the answer: more room than a command lane.
@@ -98,6 +99,10 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
     tool = find(agent, lane, env)
     if isinstance(tool, str):
         return Attempt(None, "error", tool, lane.model, tool=agent.name)
+    try:
+        prompt = full_prompt(packet, lens_prompt(lane, workdir)).encode("utf-8")
+    except UsageError as exc:
+        return Attempt(None, "error", str(exc), lane.model, tool=agent.name)
     folder = tempdirs.make("agent")
     try:
         argv = [*tool.argv, *agent.invocation(lane, tool, folder, workdir)]
@@ -106,7 +111,7 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
             cwd=workdir,
             env=env,
             timeout=lane.timeout,
-            stdin=agent_prompt(packet),
+            stdin=prompt,
             cap=OUTPUT_CAP,
         )
         attempt = _failed(out, lane) or agent.read(lane, out, folder)

@@ -18,14 +18,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.tables import LaneConfig
+from .prompt import builtin
 from .result import OUTPUT_CAP, Attempt, read_result
-
-INSTRUCTIONS = (
-    "You are a read-only code reviewer. The user message is a JSON review packet "
-    "(bounded-review/packet/v1). Review only through your lens, only the frozen scope. Answer "
-    "with exactly one JSON object of schema bounded-review/lane-result/v1 and nothing else; "
-    "every finding follows packet.finding_schema."
-)
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -102,8 +96,11 @@ def choose_model(lane: LaneConfig, listed: list[str]) -> str | None:
     return None
 
 
-def run_once(lane: LaneConfig, packet: bytes, environ: Mapping[str, str] | None = None) -> Attempt:
-    """One chat completion with the packet; never raises for the endpoint's failures."""
+def run_once(
+    lane: LaneConfig, packet: bytes, lens: str, environ: Mapping[str, str] | None = None
+) -> Attempt:
+    """One chat completion: the lens prompt and the contract as the system message, the packet
+    as the user's; never raises for the endpoint's failures."""
     environ = os.environ if environ is None else environ
     key = environ.get(lane.api_key_env) if lane.api_key_env else None
     base = (lane.base_url or "").rstrip("/")
@@ -116,7 +113,7 @@ def run_once(lane: LaneConfig, packet: bytes, environ: Mapping[str, str] | None 
         body: dict[str, Any] = {
             "model": model,
             "messages": [
-                {"role": "system", "content": INSTRUCTIONS},
+                {"role": "system", "content": f"{lens.rstrip()}\n\n{builtin('contract')}"},
                 {"role": "user", "content": packet.decode("utf-8")},
             ],
             "response_format": {"type": "json_object"},

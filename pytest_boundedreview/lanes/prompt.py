@@ -1,39 +1,52 @@
-"""The text an agent lane reads: how to review, the frozen packet, and the answer it owes.
+"""The text a model lane reads: the frozen packet, the lens prompt, and the contract.
 
-The packet goes in whole, as JSON; nothing of it is ever put on a command line.
+The lens prompts are Markdown files in ``lanes/prompts/``, one per standard lens and one for
+scouts; a custom lens gets a generic one naming it. A lane's ``prompt_file`` (read from the
+reviewed snapshot, not the live tree) replaces the lens prompt only: the packet and the
+contract (the rules of evidence and the answer format) are always there. Nothing of this is
+ever put on a command line.
 """
 
 from __future__ import annotations
 
-INSTRUCTIONS = """\
-You are a read-only code reviewer in a bounded review. The files of the reviewed snapshot are
-in your working directory; do not change them. Review only through your lens (`lane.lens` in
-the packet) and only the change: the files in `scope` and the lines the diff adds. Earlier code
-is context, not the subject.
+import functools
+from importlib import resources
+from pathlib import Path
 
-A finding is `blocking` only when you can show it: cite `path` and `line` inside the scope,
-copy the exact text of that line into `quote`, and say how it fails (`failure_mode`) and what
-shows it (`evidence`). Prefer a reproduction: a pytest node id or a command that fails at the
-reviewed snapshot (`reproduce`). Speculation, style, naming and alternatives are `advisory`
-or left out. Nothing found is a valid review: then say in `rationale` why nothing blocks.
+from ..core.errors import UsageError
+from ..core.readfile import read_bounded
+from ..core.tables import LaneConfig
 
-When the packet holds `scout_findings`, answer each one by its fingerprint in
-`reconciliation`: `accepted`, or `dismissed` with a reason. When it holds `open_findings`
-and a `delta`, check whether the delta fixes them.
-"""
-
-CONTRACT = """\
-Answer with exactly one JSON object and nothing else: `schema` is
-"bounded-review/lane-result/v1"; `verdict` is "pass" or "revise" for a verdict lane and null
-for a scout; `rationale` says briefly what you checked; each entry of `findings` follows
-`finding_schema` from the packet; `reconciliation` answers the scout findings; `assurances`
-is required when the target is a plan.
-"""
+STANDARD_PROMPTS = ("correctness", "security", "architecture", "feasibility", "acceptance")
+MAX_PROMPT_BYTES = 64 * 1024
 
 
-def agent_prompt(packet: bytes, instructions: str = INSTRUCTIONS) -> bytes:
-    """The whole prompt for one attempt of an agent lane."""
+@functools.cache
+def builtin(name: str) -> str:
+    """One of the prompt files shipped in ``lanes/prompts/``."""
+    return (resources.files(__package__) / "prompts" / f"{name}.md").read_text(encoding="utf-8")
+
+
+def lens_prompt(lane: LaneConfig, snapshot: Path) -> str:
+    """The lens part of ``lane``'s prompt; a ``UsageError`` when its ``prompt_file`` cannot be
+    read from ``snapshot`` (the lane's copy of the reviewed tree)."""
+    if lane.prompt_file is not None:
+        data = read_bounded(snapshot / lane.prompt_file, MAX_PROMPT_BYTES, "the prompt_file")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise UsageError(f"the prompt_file {lane.prompt_file} is not UTF-8 text") from None
+    if lane.role == "scout":
+        return builtin("scout")
+    if lane.lens in STANDARD_PROMPTS:
+        return builtin(lane.lens)
+    return builtin("lens").replace("{lens}", lane.lens)
+
+
+def full_prompt(packet: bytes, lens: str) -> str:
+    """The whole prompt: the packet first (long input before the questions), then the lens
+    prompt, then the contract."""
     return (
-        f"{instructions}\n## The review packet\n\n```json\n{packet.decode('utf-8')}\n```\n\n"
-        f"## Your answer\n\n{CONTRACT}"
-    ).encode()
+        f"# The review packet\n\n```json\n{packet.decode('utf-8')}\n```\n\n"
+        f"{lens.rstrip()}\n\n{builtin('contract').rstrip()}\n"
+    )

@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 
 from ..core.ceilings import Ceilings
 from ..core.config import Settings
+from ..core.errors import UsageError
 from ..core.tables import LaneConfig
 from ..lanes import agent, command
 from ..lanes import plugin as plugins
 from ..lanes.agents import AGENTS, model_note
 from ..lanes.dispatch import dispatch
 from ..lanes.packet import build_packet, requirements
+from ..lanes.prompt import lens_prompt
 from ..lanes.result import Attempt, with_retries
 from ..lanes.routing import route
 from ..lanes.selection import select, size_of
@@ -145,8 +147,13 @@ def run_lanes(
             if lane.kind == "openai":
                 from ..lanes import openai  # urllib's import cost only for sessions that use it
 
+                try:
+                    lens = lens_prompt(lane, workdir)
+                except UsageError as exc:
+                    return [Attempt(None, "error", str(exc))]
+
                 def once() -> Attempt:
-                    return openai.run_once(lane, data)
+                    return openai.run_once(lane, data, lens)
             elif lane.kind in AGENTS:
 
                 def once() -> Attempt:

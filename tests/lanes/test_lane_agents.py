@@ -12,6 +12,7 @@ from fakeagents import HELP, PASS, VERSIONS, calls, install
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes import agent
 from pytest_boundedreview.lanes.agents import AGENTS
+from pytest_boundedreview.lanes.prompt import builtin, full_prompt
 from pytest_boundedreview.lanes.result import Attempt
 
 MARKER = "PACKET-TEXT-7f3a9c"
@@ -100,8 +101,7 @@ def test_a_review_through_each_agent(kind: str, bin_dir: Path, workdir: Path) ->
         assert contains(argv, flags), (flags, argv)
     assert contains(argv, ["--model", "m-1"])
     assert not any(MARKER in arg for arg in argv)  # the packet never goes on the command line
-    assert MARKER in call["stdin"]
-    assert "## Your answer" in call["stdin"]
+    assert call["stdin"] == full_prompt(PACKET, builtin("correctness"))
     assert Path(call["cwd"]) == workdir
     assert "SECRET_TOKEN" not in call["env"]
     assert call["env"]["PATH"].startswith(str(bin_dir))
@@ -233,3 +233,47 @@ def test_a_named_variable_reaches_the_tool(
 def test_turn_and_budget_limits_belong_to_claude(kind: str) -> None:
     with pytest.raises(ValueError, match="only the claude kind can enforce"):
         lane(kind, max_turns=3, command=["x"])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_prompt_file_replaces_only_the_lens_prompt(
+    kind: str, bin_dir: Path, workdir: Path
+) -> None:
+    (workdir / "review").mkdir()
+    (workdir / "review" / "house.md").write_text("# House rules\n\nNo global state.\n")
+    install(bin_dir, kind)
+    attempt = run(kind, workdir, prompt_file="review/house.md")
+    assert attempt.ok, attempt.detail
+    stdin = calls(bin_dir, kind)[0]["stdin"]
+    assert stdin == full_prompt(PACKET, "# House rules\n\nNo global state.\n")
+    assert builtin("correctness") not in stdin
+    assert MARKER in stdin
+    assert stdin.rstrip().endswith(builtin("contract").rstrip())
+
+
+def test_a_prompt_file_missing_from_the_snapshot_fails_the_attempt(
+    bin_dir: Path, workdir: Path
+) -> None:
+    install(bin_dir, "codex")
+    attempt = run("codex", workdir, prompt_file="review/gone.md")
+    assert not attempt.ok
+    assert "cannot read the prompt_file" in attempt.detail
+    assert "review/gone.md" in attempt.detail
+    assert calls(bin_dir, "codex") == []
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ({"kind": "command", "command": ["x"]}, "a command lane writes its own prompt"),
+        ({"kind": "claude", "prompt_file": "/etc/passwd"}, "must be a path inside the repository"),
+        ({"kind": "claude", "prompt_file": "../up.md"}, "must be a path inside the repository"),
+    ],
+)
+def test_a_prompt_file_must_be_inside_and_for_a_model_lane(
+    extra: dict[str, object], message: str
+) -> None:
+    with pytest.raises(ValueError, match=message):
+        LaneConfig.model_validate(
+            {"name": "l", "lens": "correctness", "prompt_file": "p.md", **extra}
+        )

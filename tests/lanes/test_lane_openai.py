@@ -13,6 +13,9 @@ import pytest
 
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.openai import run_once
+from pytest_boundedreview.lanes.prompt import builtin
+
+LENS = builtin("security")
 
 RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "revise", "rationale": "r"}
 
@@ -95,7 +98,7 @@ def lane(url: str, model: str = "gpt-large", **extra: Any) -> LaneConfig:
 
 def test_a_listed_model_is_used(endpoint: tuple[Endpoint, str]) -> None:
     state, url = endpoint
-    attempt = run_once(lane(url, reasoning="high"), b'{"packet": 1}', {"REVIEW_KEY": "k"})
+    attempt = run_once(lane(url, reasoning="high"), b'{"packet": 1}', LENS, {"REVIEW_KEY": "k"})
     assert attempt.ok, attempt.detail
     assert attempt.model == "gpt-large"
     assert attempt.result is not None
@@ -106,6 +109,9 @@ def test_a_listed_model_is_used(endpoint: tuple[Endpoint, str]) -> None:
     assert body["model"] == "gpt-large"
     assert body["reasoning_effort"] == "high"
     assert body["messages"][1]["content"] == '{"packet": 1}'
+    system = body["messages"][0]["content"]
+    assert system.startswith(LENS)  # the lens prompt, then the contract
+    assert system.endswith(builtin("contract"))
 
 
 def test_an_unlisted_model_falls_back_to_the_first_listed_fallback(
@@ -113,7 +119,7 @@ def test_an_unlisted_model_falls_back_to_the_first_listed_fallback(
 ) -> None:
     _, url = endpoint
     chosen = lane(url, model="gpt-gone", fallback_models=["gpt-missing", "gpt-small"])
-    attempt = run_once(chosen, b"{}", {})
+    attempt = run_once(chosen, b"{}", LENS, {})
     assert attempt.ok
     assert attempt.model == "gpt-small"
 
@@ -122,7 +128,7 @@ def test_nothing_listed_is_unverified_and_no_id_is_invented(
     endpoint: tuple[Endpoint, str],
 ) -> None:
     state, url = endpoint
-    attempt = run_once(lane(url, model="gpt-gone", fallback_models=["also-gone"]), b"{}", {})
+    attempt = run_once(lane(url, model="gpt-gone", fallback_models=["also-gone"]), b"{}", LENS, {})
     assert (attempt.ok, attempt.failure) == (False, "error")
     assert attempt.detail == "model not available: gpt-gone (listed: gpt-small, gpt-large)"
     assert [path for path, _, _ in state.requests] == ["/v1/models"]  # no completion asked
@@ -151,12 +157,12 @@ def test_endpoint_failures(
     state, url = endpoint
     for key, value in setup.items():
         setattr(state, key, value)
-    attempt = run_once(lane(url), b"{}", {})
+    attempt = run_once(lane(url), b"{}", LENS, {})
     assert (attempt.ok, attempt.failure) == (False, failure)
     assert detail in attempt.detail
 
 
 def test_an_unreachable_endpoint() -> None:
-    attempt = run_once(lane("http://127.0.0.1:9/v1"), b"{}", {})
+    attempt = run_once(lane("http://127.0.0.1:9/v1"), b"{}", LENS, {})
     assert attempt.failure == "error"
     assert "unreachable" in attempt.detail
