@@ -18,8 +18,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from ..core.tables import LaneConfig
+from ..models.report import Usage
 from .prompt import builtin
 from .result import OUTPUT_CAP, Attempt, read_result
+from .schema import lane_result_schema
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -33,9 +35,10 @@ _OPENER = urllib.request.build_opener(_NoRedirects)
 
 
 class _Failed(Exception):
-    def __init__(self, kind: str, detail: str) -> None:
+    def __init__(self, kind: str, detail: str, status: int | None = None) -> None:
         super().__init__(detail)
         self.kind = kind
+        self.status = status
 
 
 def _request(url: str, key: str | None, timeout: float, body: Any = None) -> Any:
@@ -59,7 +62,7 @@ def _request(url: str, key: str | None, timeout: float, body: Any = None) -> Any
                     break
                 raw += chunk
     except urllib.error.HTTPError as exc:
-        raise _Failed("error", f"{url} answered HTTP {exc.code}") from None
+        raise _Failed("error", f"{url} answered HTTP {exc.code}", exc.code) from None
     except TimeoutError:
         raise _Failed("limit", f"{url} did not answer within {timeout:g}s") from None
     except http.client.HTTPException as exc:
@@ -116,17 +119,47 @@ def run_once(
                 {"role": "system", "content": f"{lens.rstrip()}\n\n{builtin('contract')}"},
                 {"role": "user", "content": packet.decode("utf-8")},
             ],
-            "response_format": {"type": "json_object"},
         }
         if lane.reasoning:
             body["reasoning_effort"] = lane.reasoning
-        answer = _request(f"{base}/chat/completions", key, lane.timeout, body)
+        answer, fallback = _complete(f"{base}/chat/completions", key, lane.timeout, body)
     except _Failed as exc:
         return Attempt(None, exc.kind, str(exc))  # type: ignore[arg-type]
+    usage = _usage(answer)
     try:
         content = answer["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
-        return Attempt(None, "error", "the completion has no choices[0].message.content", model)
+        why = "the completion has no choices[0].message.content"
+        return Attempt(None, "error", why, model, usage)
     if not isinstance(content, str):
-        return Attempt(None, "error", "the completion content is not text", model)
-    return read_result(content.encode("utf-8"), model=model)
+        return Attempt(None, "error", "the completion content is not text", model, usage)
+    attempt = read_result(content.encode("utf-8"), model=model)
+    detail = fallback if attempt.ok else attempt.detail
+    return Attempt(attempt.result, attempt.failure, detail, model, usage)
+
+
+def _complete(url: str, key: str | None, timeout: float, body: dict[str, Any]) -> tuple[Any, str]:
+    """The completion with the strict lane-result schema as ``response_format``; when the
+    endpoint refuses that (HTTP 400 or 422), once more with ``json_object``, and a note."""
+    schema = {"name": "lane_result", "strict": True, "schema": lane_result_schema()}
+    strict = {"type": "json_schema", "json_schema": schema}
+    try:
+        return _request(url, key, timeout, {**body, "response_format": strict}), ""
+    except _Failed as exc:
+        if exc.status not in (400, 422):
+            raise
+        refused = exc.status
+    answer = _request(url, key, timeout, {**body, "response_format": {"type": "json_object"}})
+    return answer, f"the endpoint refused json_schema (HTTP {refused}): fell back to json_object"
+
+
+def _usage(answer: Any) -> Usage | None:
+    tokens = answer.get("usage") if isinstance(answer, dict) else None
+    if not isinstance(tokens, dict):
+        return None
+    counts = {}
+    for ours, theirs in (("input_tokens", "prompt_tokens"), ("output_tokens", "completion_tokens")):
+        value = tokens.get(theirs)
+        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+            counts[ours] = value
+    return Usage(**counts) if counts else None

@@ -36,7 +36,8 @@ def unrun_row(lane: LaneConfig, status: str, note: str) -> LaneReport:
 def lane_row(run: LaneRun, note: str | None) -> LaneReport:
     last = run.attempts[-1] if run.attempts else None
     failures = [a.detail for a in run.attempts if not a.ok]
-    notes = [n for n in (note, *(f"attempt failed: {f}" for f in failures)) if n]
+    remarks = [a.detail for a in run.attempts if a.ok and a.detail]  # e.g. a fallback taken
+    notes = [n for n in (note, *(f"attempt failed: {f}" for f in failures), *remarks) if n]
     return LaneReport(
         name=run.lane.name,
         lens=run.lane.lens,

@@ -31,6 +31,9 @@ class Endpoint:
         self.raw: bytes | None = None
         self.garbage = False
         self.redirect_to: str | None = None
+        self.refuse_schema = False  # answer 400 to a json_schema response_format
+        self.post_status: int | None = None  # answer every completion with this status
+        self.usage: Any = {"prompt_tokens": 1500, "completion_tokens": 60, "total_tokens": 1560}
         self.requests: list[tuple[str, dict[str, Any] | None, str | None]] = []
 
 
@@ -66,9 +69,16 @@ def endpoint() -> Iterator[tuple[Endpoint, str]]:
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             state.requests.append((self.path, body, self.headers.get("Authorization")))
-            self._answer(
-                {"choices": [{"message": {"role": "assistant", "content": state.content}}]}
-            )
+            refused = state.refuse_schema and body["response_format"]["type"] == "json_schema"
+            if refused or state.post_status:
+                refusal = json.dumps({"error": {"message": "response_format json_schema"}})
+                self.send_response(state.post_status or 400)
+                self.send_header("Content-Length", str(len(refusal)))
+                self.end_headers()
+                self.wfile.write(refusal.encode())
+                return
+            message = {"role": "assistant", "content": state.content}
+            self._answer({"choices": [{"message": message}], "usage": state.usage})
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
@@ -166,3 +176,53 @@ def test_an_unreachable_endpoint() -> None:
     attempt = run_once(lane("http://127.0.0.1:9/v1"), b"{}", LENS, {})
     assert attempt.failure == "error"
     assert "unreachable" in attempt.detail
+
+
+def test_the_strict_schema_goes_as_response_format_and_usage_is_kept(
+    endpoint: tuple[Endpoint, str],
+) -> None:
+    state, url = endpoint
+    attempt = run_once(lane(url), b"{}", LENS, {})
+    assert attempt.ok, attempt.detail
+    (_, body, _) = state.requests[-1]
+    assert body is not None
+    form = body["response_format"]
+    assert (form["type"], form["json_schema"]["name"], form["json_schema"]["strict"]) == (
+        "json_schema",
+        "lane_result",
+        True,
+    )
+    assert form["json_schema"]["schema"]["additionalProperties"] is False
+    assert attempt.detail == ""
+    assert attempt.usage is not None
+    assert (attempt.usage.input_tokens, attempt.usage.output_tokens) == (1500, 60)
+
+
+def test_a_refused_schema_falls_back_to_json_object_once_and_says_so(
+    endpoint: tuple[Endpoint, str],
+) -> None:
+    state, url = endpoint
+    state.refuse_schema = True
+    attempt = run_once(lane(url), b"{}", LENS, {})
+    assert attempt.ok, attempt.detail
+    posts = [body for path, body, _ in state.requests if path.endswith("/chat/completions")]
+    assert [b["response_format"]["type"] for b in posts if b] == ["json_schema", "json_object"]
+    assert attempt.detail == "the endpoint refused json_schema (HTTP 400): fell back to json_object"
+
+
+def test_other_errors_are_not_retried_without_the_schema(endpoint: tuple[Endpoint, str]) -> None:
+    state, url = endpoint
+    state.post_status = 500
+    attempt = run_once(lane(url), b"{}", LENS, {})
+    assert not attempt.ok
+    assert attempt.detail.endswith("answered HTTP 500")
+    posts = [p for p, _, _ in state.requests if p.endswith("/chat/completions")]
+    assert len(posts) == 1
+
+
+def test_usage_without_counts_is_not_invented(endpoint: tuple[Endpoint, str]) -> None:
+    state, url = endpoint
+    state.usage = {"total_tokens": "many"}
+    attempt = run_once(lane(url), b"{}", LENS, {})
+    assert attempt.ok
+    assert attempt.usage is None
