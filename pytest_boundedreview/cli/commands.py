@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from .. import __version__
 from ..core.errors import (
@@ -86,6 +86,20 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return loopcli.cmd_reset(args)
 
 
+def cmd_lanes(args: argparse.Namespace) -> int:
+    """Dry-run the lane selection for the current target; dispatch nothing."""
+    from . import lanes
+
+    return lanes.cmd_lanes(args)
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    """Print the exact prompt a lane would receive."""
+    from . import lanes
+
+    return lanes.cmd_prompt(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "merge": cmd_merge,
@@ -97,10 +111,39 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "gate": cmd_gate,
     "status": cmd_status,
     "reset": cmd_reset,
+    "lanes": cmd_lanes,
+    "prompt": cmd_prompt,
 }
 
 
 _REPORT_HELP = "report file (default: <repository>/.bounded-review/report.json)"
+
+
+def _add_lanes_parsers(sub: Any) -> None:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--base", help="base revision (default: as a session would choose)")
+    common.add_argument(
+        "--target", choices=("auto", "pr", "local-diff", "staged"), help="what is reviewed"
+    )
+    common.add_argument("--risk", choices=("auto", "economy", "standard", "strict"))
+    sub.add_parser(
+        "lanes",
+        parents=[common],
+        help="show which reviewer lanes would run on the current target, and why",
+        description="A dry run for the current target: the risk tier and its reasons, the "
+        "budget, which lanes would run and why each other one would not, and for each lane "
+        "the tool found (path, version), the model and whether it was verified. Dispatches "
+        "nothing; exit 0, or 4 on a configuration error.",
+    )
+    prompt = sub.add_parser(
+        "prompt",
+        parents=[common],
+        help="print the exact prompt a lane would receive",
+        description="Print the prompt LANE would receive for the current target: the packet, "
+        "its lens prompt (or prompt_file) and the contract. A session adds its test failures "
+        "and the scout's findings to the packet; a dry run has neither.",
+    )
+    prompt.add_argument("lane", metavar="LANE", help="the name of a configured lane")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -188,6 +231,7 @@ def _parser() -> argparse.ArgumentParser:
         "--keep", action="store_true", help="keep the example repository and print its path"
     )
     loopargs.add_parser(sub)
+    _add_lanes_parsers(sub)
     return parser
 
 

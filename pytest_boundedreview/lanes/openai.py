@@ -34,7 +34,7 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 _OPENER = urllib.request.build_opener(_NoRedirects)
 
 
-class _Failed(Exception):
+class Failed(Exception):
     def __init__(self, kind: str, detail: str, status: int | None = None) -> None:
         super().__init__(detail)
         self.kind = kind
@@ -62,22 +62,22 @@ def _request(url: str, key: str | None, timeout: float, body: Any = None) -> Any
                     break
                 raw += chunk
     except urllib.error.HTTPError as exc:
-        raise _Failed("error", f"{url} answered HTTP {exc.code}", exc.code) from None
+        raise Failed("error", f"{url} answered HTTP {exc.code}", exc.code) from None
     except TimeoutError:
-        raise _Failed("limit", f"{url} did not answer within {timeout:g}s") from None
+        raise Failed("limit", f"{url} did not answer within {timeout:g}s") from None
     except http.client.HTTPException as exc:
-        raise _Failed("error", f"{url} broke the HTTP protocol: {type(exc).__name__}") from None
+        raise Failed("error", f"{url} broke the HTTP protocol: {type(exc).__name__}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = getattr(exc, "reason", exc)
         if isinstance(reason, TimeoutError):
-            raise _Failed("limit", f"{url} did not answer within {timeout:g}s") from None
-        raise _Failed("error", f"{url} unreachable: {reason}") from None
+            raise Failed("limit", f"{url} did not answer within {timeout:g}s") from None
+        raise Failed("error", f"{url} unreachable: {reason}") from None
     if len(raw) > OUTPUT_CAP:
-        raise _Failed("limit", f"{url} answered more than {OUTPUT_CAP} bytes")
+        raise Failed("limit", f"{url} answered more than {OUTPUT_CAP} bytes")
     try:
         return json.loads(raw)
     except ValueError:
-        raise _Failed("error", f"{url} did not answer JSON") from None
+        raise Failed("error", f"{url} did not answer JSON") from None
 
 
 def listed_models(lane: LaneConfig, key: str | None) -> list[str]:
@@ -85,7 +85,7 @@ def listed_models(lane: LaneConfig, key: str | None) -> list[str]:
     answer = _request(f"{(lane.base_url or '').rstrip('/')}/models", key, lane.timeout)
     data = answer.get("data") if isinstance(answer, dict) else None
     if not isinstance(data, list):
-        raise _Failed("error", "the model list has no `data` array")
+        raise Failed("error", "the model list has no `data` array")
     return [
         item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)
     ]
@@ -123,7 +123,7 @@ def run_once(
         if lane.reasoning:
             body["reasoning_effort"] = lane.reasoning
         answer, fallback = _complete(f"{base}/chat/completions", key, lane.timeout, body)
-    except _Failed as exc:
+    except Failed as exc:
         return Attempt(None, exc.kind, str(exc))  # type: ignore[arg-type]
     usage = _usage(answer)
     try:
@@ -145,7 +145,7 @@ def _complete(url: str, key: str | None, timeout: float, body: dict[str, Any]) -
     strict = {"type": "json_schema", "json_schema": schema}
     try:
         return _request(url, key, timeout, {**body, "response_format": strict}), ""
-    except _Failed as exc:
+    except Failed as exc:
         if exc.status not in (400, 422):
             raise
         refused = exc.status

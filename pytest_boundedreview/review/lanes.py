@@ -22,7 +22,6 @@ from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import lens_prompt
 from ..lanes.result import Attempt, with_retries
 from ..lanes.routing import route
-from ..lanes.selection import select, size_of
 from ..lanes.snapshot import live_fingerprint, mutated, snapshot_copy
 from ..models.finding import ReportFinding
 from ..models.loop import LaneState
@@ -32,6 +31,7 @@ from ..target.freeze import Target
 from ..target.treefiles import TreeFiles
 from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
 from ..triage.merge import Candidate
+from .choice import candidates, choose
 from .lanerows import lane_row, lane_states, unrun_row
 
 
@@ -72,29 +72,14 @@ def run_lanes(
 ) -> LanesOutcome:
     """Review ``target`` with the configured and plugin lanes, within ``budget``."""
     outcome = LanesOutcome()
-    pm = plugins.manager(settings.blocked_plugins, extra_plugins)
-    offered = plugins.plugin_lanes(pm, settings, outcome.problems)
-    configured = {lane.name for lane in settings.lanes}
-    for config, _ in offered:
-        if config.name in configured:
-            why = f"a configured lane is already named {config.name!r}"
-            outcome.problems.append(f"plugin lane {config.name!r} left out: {why}")
-    offered = [(config, lane) for config, lane in offered if config.name not in configured]
-    offered = list({config.name: (config, lane) for config, lane in reversed(offered)}.values())
-    plugin_objects = {config.name: lane for config, lane in offered}
-    lanes = [*settings.lanes, *(config for config, _ in offered)]
-    if settings.no_lanes or not lanes:
+    found = candidates(settings, extra_plugins)
+    outcome.problems += found.problems
+    plugin_objects = found.plugin_objects
+    if settings.no_lanes or not found.lanes:
         why = "--bounded-review-no-lanes" if settings.no_lanes else "no reviewer lanes configured"
         outcome.limitations.append(f"no reviewer lanes ran ({why}): the gate is deterministic")
         return outcome
-    changed = sum(len(c.added) + len(c.removed) for c in target.scope)
-    size = size_of(
-        target.kind, changed, settings.selection.small_lines, settings.selection.large_lines
-    )
-    chosen, skipped = select(lanes, target.kind, size, tier == "strict", budget.max_lanes)
-    if settings.selection.settle_trivial and tier == "economy" and deterministic_clean:
-        why = "a trivial change settled by deterministic evidence (selection.settle_trivial)"
-        skipped, chosen = [*skipped, *((lane, why) for lane in chosen)], []
+    chosen, skipped = choose(settings, target, found.lanes, tier, budget, deterministic_clean)
     outcome.ran = True
     for lane, why in skipped:
         outcome.rows.append(unrun_row(lane, "skipped", why))

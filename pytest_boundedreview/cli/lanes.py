@@ -1,0 +1,133 @@
+"""``bounded-review lanes``: a dry run of the reviewer lanes for the current target (tier,
+budget, which lanes would run and why the others would not, each lane's tool and model), and
+``bounded-review prompt LANE``: the exact text that lane would receive. Neither dispatches a
+reviewer."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..core.ceilings import effective_budget
+from ..core.config import Settings, load_settings, option_overrides
+from ..core.errors import UsageError
+from ..core.tables import LaneConfig
+from ..lanes import agent, openai
+from ..lanes.agents import AGENTS, model_note
+from ..lanes.environment import lane_env
+from ..lanes.packet import build_packet, requirements
+from ..lanes.prompt import builtin, full_prompt, lens_prompt
+from ..lanes.routing import route
+from ..lanes.snapshot import snapshot_copy
+from ..render.escape import terminal
+from ..report.build import assess_risk
+from ..review.choice import candidates, choose, target_size
+from ..target import git
+from ..target.freeze import Target, freeze
+
+PROBE_TIMEOUT = 30.0
+
+
+def _context(args: argparse.Namespace) -> tuple[git.Repo, Settings, Target]:
+    repo = git.open_repo(Path.cwd())
+    values = {"base": args.base, "target": args.target, "risk": args.risk}
+    settings, _ = load_settings(Path.cwd(), repo.root, option_overrides(values, Path.cwd()))
+    return repo, settings, freeze(repo, settings.target, settings.base)
+
+
+def _readiness(lane: LaneConfig, settings: Settings, repo: git.Repo, tier: str) -> Iterator[str]:
+    """What running ``lane`` would meet: its tool and its model."""
+    if lane.kind in AGENTS:
+        found = agent.find(AGENTS[lane.kind], lane, lane_env([*AGENTS[lane.kind].env, *lane.env]))
+        if isinstance(found, str):
+            yield f"tool: {found} (the lane would be unverified)"
+        else:
+            yield f"tool: {found.argv[0]} ({found.version or 'version unknown'})"
+        yield (
+            model_note(lane.model)
+            if lane.model is None
+            else f"model {lane.model}: {model_note(lane.model)}"
+        )
+    elif lane.kind == "openai":
+        probe = lane.model_copy(update={"timeout": min(lane.timeout, PROBE_TIMEOUT)})
+        key = lane_env([lane.api_key_env] if lane.api_key_env else []).get(lane.api_key_env or "")
+        try:
+            chosen = openai.choose_model(probe, openai.listed_models(probe, key))
+        except openai.Failed as exc:
+            yield f"model: {lane.model}, not verified: {exc}"
+        else:
+            listed = f"{chosen}, listed by {lane.base_url}/models" if chosen else None
+            yield f"model: {listed or f'{lane.model} is not listed: the lane would be unverified'}"
+    elif lane.kind == "command":
+        decision = route(
+            lane, settings.routing, repo.root, tier="complex" if tier == "strict" else "routine"
+        )
+        if decision.problem:
+            yield f"model: {decision.problem} (the lane would be unverified)"
+        else:
+            yield f"model: {decision.model or 'not set'}" + (
+                f"; {decision.note}" if decision.note else ""
+            )
+    else:
+        yield "a plugin lane: the plugin's object reviews in this process"
+
+
+def _head(lane: LaneConfig) -> str:
+    return f"lane {terminal(lane.name)} [{terminal(lane.lens)}, {lane.role}, {lane.kind}]"
+
+
+def cmd_lanes(args: argparse.Namespace) -> int:
+    repo, settings, target = _context(args)
+    tier, reasons = assess_risk(settings, target)
+    budget = effective_budget(tier, settings.mode, settings.lowered_ceilings)
+    size, changed = target_size(settings, target)
+    print(
+        f"target {target.kind} (base {terminal(target.base or '-')}), {target.revision}, "
+        f"{len(target.files)} file(s), {changed} changed line(s): {size}"
+    )
+    print(f"risk {tier}" + "".join(f"\n  - {terminal(r.rule)}" for r in reasons))
+    print(
+        f"budget {budget.max_lanes} lane(s), {budget.max_concurrent} at once, "
+        f"{budget.max_repair_loops} repair loop(s)"
+    )
+    found = candidates(settings, [])
+    for problem in found.problems:
+        print(f"problem: {terminal(problem)}")
+    if settings.no_lanes or not found.lanes:
+        print("no reviewer lanes configured: the gate would be deterministic only")
+        return 0
+    if target.empty:
+        print("nothing to review: the target is empty, no lane would run")
+        return 0
+    chosen, skipped = choose(settings, target, found.lanes, tier, budget)
+    for lane in chosen:
+        print(f"{_head(lane)}: would run")
+        for line in _readiness(lane, settings, repo, tier):
+            print(f"  {terminal(line)}")
+    for lane, why in skipped:
+        print(f"{_head(lane)}: skipped - {terminal(why)}")
+    print("conftest.py plugin lanes are seen only inside a pytest session")
+    return 0
+
+
+def cmd_prompt(args: argparse.Namespace) -> int:
+    repo, settings, target = _context(args)
+    lane = next((lane for lane in settings.lanes if lane.name == args.lane), None)
+    if lane is None:
+        known = ", ".join(lane.name for lane in settings.lanes) or "none configured"
+        raise UsageError(f"no lane named {args.lane!r} (lanes: {known})")
+    instructions = requirements(repo, target, settings.instructions)
+    packet = build_packet(lane, target, instructions, [], []).model_dump_json().encode()
+    if lane.kind in ("command", "plugin"):
+        print(json.dumps(json.loads(packet), indent=2))  # these lanes get the packet alone
+        return 0
+    with snapshot_copy(repo, target.tree) as workdir:
+        lens = lens_prompt(lane, workdir)
+    if lane.kind == "openai":
+        print(f"--- system ---\n{lens.rstrip()}\n\n{builtin('contract')}--- user ---")
+        print(packet.decode("utf-8"))
+    else:
+        print(full_prompt(packet, lens), end="")
+    return 0
