@@ -87,6 +87,13 @@ if args == ["--version"]:
 if "--help" in args:
     print(config.get("help", __HELP__[name]))
     sys.exit(0)
+if name == "codex" and args[:2] == ["debug", "models"]:
+    if config.get("models") is None:
+        sys.exit(1)
+    levels = [{"effort": "low"}, {"effort": "high"}]
+    print(json.dumps({"models": [{"slug": slug, "supported_reasoning_levels": levels}
+                                 for slug in config["models"]]}))
+    sys.exit(0)
 stdin = sys.stdin.read()
 with open(os.path.join(here, name + ".log"), "a") as f:
     f.write(json.dumps({"argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
@@ -136,6 +143,13 @@ elif name == "codex":
         emit({"type": "error", "message": "You've hit your usage limit."})
         emit({"type": "turn.failed", "error": {"message": "usage limit"}})
         sys.exit(0)
+    if mode == "no_turn":
+        emit({"type": "error", "message": "stream disconnected before completion"})
+        sys.exit(0)
+    if mode == "recovered":  # transient trouble codex reports and then gets over
+        emit({"type": "error", "message": "Reconnecting... 2/5 (stream disconnected)"})
+        emit({"type": "item.completed", "item": {"id": "item_0", "type": "error",
+              "message": "Falling back from WebSockets to HTTPS transport."}})
     final = text if mode != "invalid" else json.dumps({"schema": "nope"})
     emit({"type": "item.completed", "item": {"id": "item_3", "type": "agent_message",
                                              "text": final}})
@@ -146,13 +160,16 @@ elif name == "codex":
 elif name == "gemini":
     stats = {"models": {"gemini-2.5-pro": {"api": {"totalRequests": 2},
              "tokens": {"prompt": 900, "candidates": 40, "total": 940}}}}
-    if mode == "error":
-        emit({"session_id": "s1", "error": {"type": "ApiError", "message": "quota exceeded",
-                                            "code": 429}})
-        sys.exit(1)
-    if mode == "turn_limit":
-        emit({"session_id": "s1", "response": "", "stats": stats})
-        sys.exit(53)
+    # Fatal errors: the JSON envelope goes to stderr, pretty-printed, with an exit status.
+    fatal = {"error": (1, "ApiError", "quota exceeded"), "auth": (41, "FatalAuthenticationError",
+             "Please set an Auth method"), "turn_limit": (53, "FatalTurnLimitedError",
+             "Reached max session turns for this session.")}
+    if mode in fatal:
+        code, kind, message = fatal[mode]
+        sys.stderr.write("Loaded cached credentials.\n" + json.dumps(
+            {"session_id": "s1", "error": {"type": kind, "message": message, "code": code}},
+            indent=2) + "\n")
+        sys.exit(code)
     response = text if mode != "invalid" else "I think it is fine."
     emit({"session_id": "s1", "response": response, "stats": stats})
 """

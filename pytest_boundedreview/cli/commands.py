@@ -86,6 +86,13 @@ def cmd_reset(args: argparse.Namespace) -> int:
     return loopcli.cmd_reset(args)
 
 
+def cmd_init(args: argparse.Namespace) -> int:
+    """Propose a [tool.bounded-review] table from the agents on PATH; --write adds it."""
+    from . import init
+
+    return init.cmd_init(args)
+
+
 def cmd_lanes(args: argparse.Namespace) -> int:
     """Dry-run the lane selection for the current target; dispatch nothing."""
     from . import lanes
@@ -111,6 +118,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "gate": cmd_gate,
     "status": cmd_status,
     "reset": cmd_reset,
+    "init": cmd_init,
     "lanes": cmd_lanes,
     "prompt": cmd_prompt,
 }
@@ -232,6 +240,15 @@ def _parser() -> argparse.ArgumentParser:
     )
     loopargs.add_parser(sub)
     _add_lanes_parsers(sub)
+    init = sub.add_parser(
+        "init",
+        help="propose reviewer lanes for the coding agents on PATH",
+        description="Look for claude, codex and gemini on PATH (and an OpenAI key) and "
+        "propose a [tool.bounded-review] table: a surgical correctness lane, a deep security "
+        "lane and, with a second tool, a scout. Prints it as a diff of pyproject.toml; "
+        "--write adds it, keeping every other byte. Never replaces an existing table.",
+    )
+    init.add_argument("--write", action="store_true", help="add the table to pyproject.toml")
     return parser
 
 

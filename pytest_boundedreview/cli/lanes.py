@@ -15,7 +15,7 @@ from ..core.config import Settings, load_settings, option_overrides
 from ..core.errors import UsageError
 from ..core.tables import LaneConfig
 from ..lanes import agent, openai
-from ..lanes.agents import AGENTS, model_note
+from ..lanes.agents import AGENTS
 from ..lanes.environment import lane_env
 from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import builtin, full_prompt, lens_prompt
@@ -40,16 +40,17 @@ def _context(args: argparse.Namespace) -> tuple[git.Repo, Settings, Target]:
 def _readiness(lane: LaneConfig, settings: Settings, repo: git.Repo, tier: str) -> Iterator[str]:
     """What running ``lane`` would meet: its tool and its model."""
     if lane.kind in AGENTS:
-        found = agent.find(AGENTS[lane.kind], lane, lane_env([*AGENTS[lane.kind].env, *lane.env]))
+        adapter = AGENTS[lane.kind]
+        env = lane_env([*adapter.env, *lane.env])
+        found = agent.find(adapter, lane, env)
         if isinstance(found, str):
             yield f"tool: {found} (the lane would be unverified)"
-        else:
-            yield f"tool: {found.argv[0]} ({found.version or 'version unknown'})"
-        yield (
-            model_note(lane.model)
-            if lane.model is None
-            else f"model {lane.model}: {model_note(lane.model)}"
-        )
+            yield f"model: {lane.model or 'the tool default'}"
+            return
+        yield f"tool: {found.argv[0]} ({found.version or 'version unknown'})"
+        usable, note = adapter.verify(lane, found, env)
+        named = f"model {lane.model}: " if lane.model else ""
+        yield named + note + ("" if usable else " (the lane would be unverified)")
     elif lane.kind == "openai":
         probe = lane.model_copy(update={"timeout": min(lane.timeout, PROBE_TIMEOUT)})
         key = lane_env([lane.api_key_env] if lane.api_key_env else []).get(lane.api_key_env or "")

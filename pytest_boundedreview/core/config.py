@@ -134,7 +134,7 @@ _SECTION_MODELS: dict[str, type[Model]] = {
 }
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
+def read_toml(path: Path) -> dict[str, Any]:
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -162,7 +162,7 @@ def find_config(start: Path, stop: Path | None = None) -> tuple[Path | None, dic
     for folder in [start, *start.parents]:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
-            table = _read_toml(candidate).get("tool", {}).get("bounded-review")
+            table = read_toml(candidate).get("tool", {}).get("bounded-review")
             if table is not None:
                 if not isinstance(table, dict):
                     raise ConfigError(f"{candidate}: [{TABLE}] must be a table")

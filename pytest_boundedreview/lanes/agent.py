@@ -58,6 +58,19 @@ class Agent:
     invocation: Callable[[LaneConfig, Tool, Path, Path], list[str]]
     # (lane, finished process, private folder) -> the attempt
     read: Callable[[LaneConfig, subproc.Outcome, Path], Attempt]
+    # (lane, tool, environment) -> whether the model may be used, and the row's note on it
+    verify: Callable[[LaneConfig, Tool, dict[str, str]], tuple[bool, str]] = (
+        lambda lane, tool, env: (True, unverified(lane.model))
+    )
+    # the prompt as this tool must receive it (a tool that expands text needs it escaped)
+    shield: Callable[[str], str] = lambda text: text
+
+
+def unverified(model: str | None) -> str:
+    """The note of a model no live list could confirm."""
+    if model is None:
+        return "model: the tool's default, not verified against a live list"
+    return "model not verified against a live list"
 
 
 def _first_line(data: bytes) -> str | None:
@@ -99,8 +112,11 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
     tool = find(agent, lane, env)
     if isinstance(tool, str):
         return Attempt(None, "error", tool, lane.model, tool=agent.name)
+    usable, note = agent.verify(lane, tool, env)
+    if not usable:
+        return Attempt(None, "error", note, lane.model, tool=agent.name)
     try:
-        prompt = full_prompt(packet, lens_prompt(lane, workdir)).encode("utf-8")
+        prompt = agent.shield(full_prompt(packet, lens_prompt(lane, workdir))).encode("utf-8")
     except UsageError as exc:
         return Attempt(None, "error", str(exc), lane.model, tool=agent.name)
     folder = tempdirs.make("agent")
@@ -117,7 +133,8 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
         attempt = _failed(out, lane) or agent.read(lane, out, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    return dataclasses.replace(attempt, tool=agent.name, tool_version=tool.version)
+    detail = attempt.detail if not attempt.ok or attempt.detail else note
+    return dataclasses.replace(attempt, detail=detail, tool=agent.name, tool_version=tool.version)
 
 
 def _failed(out: subproc.Outcome, lane: LaneConfig) -> Attempt | None:

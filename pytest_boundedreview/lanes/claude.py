@@ -29,8 +29,12 @@ def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> lis
     argv = ["--print", "--output-format", "json"]
     argv += ["--tools", READ_TOOLS, "--allowedTools", READ_TOOLS, "--permission-mode", "dontAsk"]
     argv += ["--no-session-persistence", "--strict-mcp-config", "--mcp-config", NO_MCP]
+    # No hooks, plugins, skills or CLAUDE.md: hooks in the reviewed change would run on the
+    # host otherwise. Required: a claude without it is not run.
+    argv.append("--safe-mode")
+    if lane.max_turns is not None:  # hidden from 2.1.332's help, documented for --print
+        argv += ["--max-turns", str(lane.max_turns)]
     optional = {
-        "--safe-mode": [],  # no hooks, plugins, skills, CLAUDE.md or user MCP servers
         "--permission-prompts": ["none"],
         "--disable-slash-commands": [],
         "--json-schema": [json.dumps(lane_result_schema(), separators=(",", ":"))],
@@ -39,8 +43,6 @@ def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> lis
         optional["--model"] = [lane.model]
     if lane.reasoning:
         optional["--effort"] = [lane.reasoning]
-    if lane.max_turns is not None:
-        optional["--max-turns"] = [str(lane.max_turns)]
     if lane.max_budget_usd is not None:
         optional["--max-budget-usd"] = [f"{lane.max_budget_usd:g}"]
     for flag, values in optional.items():
@@ -62,7 +64,7 @@ def usage_of(envelope: dict[str, Any]) -> Usage:
     ]
     cost = envelope.get("total_cost_usd")
     return Usage(
-        input_tokens=sum(n for n in inputs if n is not None) if any(inputs) else None,
+        input_tokens=sum(n or 0 for n in inputs) if any(n is not None for n in inputs) else None,
         output_tokens=_number(tokens.get("output_tokens")),
         cost_usd=float(cost) if isinstance(cost, (int, float)) and cost >= 0 else None,
         turns=_number(envelope.get("num_turns")),
@@ -130,6 +132,7 @@ AGENT = Agent(
         "--no-session-persistence",
         "--strict-mcp-config",
         "--mcp-config",
+        "--safe-mode",
     ),
     invocation=invocation,
     read=read,

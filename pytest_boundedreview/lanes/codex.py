@@ -1,24 +1,31 @@
 """Codex CLI lanes: ``codex exec`` in a read-only sandbox, built against codex-cli 0.171.0.
 
 The lane-result schema goes in strict form through ``--output-schema``; the answer is the
-final message ``-o`` writes. The ``--json`` event stream on stdout tells failures
-(``turn.failed``, ``error`` events, error items) and the tokens of each turn.
+final message ``-o`` writes. The ``--json`` event stream on stdout tells failures and the
+tokens of each turn: ``turn.failed``, or no ``turn.completed`` at all, fails the attempt. Codex
+also reports transient trouble it recovers from as ``error`` events (``Reconnecting... 2/5``)
+and warnings as error items; those are kept as a note, and fail the attempt only when no turn
+completed. The model is checked against ``codex debug models`` when that answers.
 """
 
 from __future__ import annotations
 
+import functools
 import json
 from pathlib import Path
 from typing import Any
 
+from ..core import subproc
 from ..core.subproc import Outcome
 from ..core.tables import LaneConfig
 from ..models.report import Usage
-from .agent import Agent, Tool, stderr_tail
+from .agent import Agent, Tool, stderr_tail, unverified
 from .answer import read_text
+from .environment import lane_env
 from .result import Attempt
 from .schema import lane_result_schema
 
+AGENT_ENV = ("OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME")
 SCHEMA_FILE = "lane-result.schema.json"
 LAST_FILE = "last-message.txt"
 
@@ -60,10 +67,8 @@ def _message(event: dict[str, Any]) -> str:
     return "no message"
 
 
-def _failure(event: dict[str, Any]) -> str | None:
+def _trouble(event: dict[str, Any]) -> str | None:
     kind = event.get("type")
-    if kind == "turn.failed":
-        return f"turn.failed: {_message(event)}"
     if kind == "error":
         return f"error event: {_message(event)}"
     item = event.get("item")
@@ -87,24 +92,67 @@ def usage_of(events: list[dict[str, Any]]) -> Usage:
 def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
     events = _events(out.stdout)
     usage = usage_of(events)
-    failures = [why for why in map(_failure, events) if why]
-    if failures:
-        return Attempt(None, "error", f"codex reported {failures[0]}", lane.model, usage)
+    troubles = [why for why in map(_trouble, events) if why]
+    failed = [e for e in events if e.get("type") == "turn.failed"]
+    if failed:
+        why = f"codex reported turn.failed: {_message(failed[0])}"
+        return Attempt(None, "error", why, lane.model, usage)
     if out.returncode != 0:
-        tail = stderr_tail(out)
-        return Attempt(None, "error", f"exit {out.returncode}" + (f": {tail}" if tail else ""))
+        tail = (troubles[-1:] or [stderr_tail(out)])[0]
+        why = f"exit {out.returncode}" + (f": {tail}" if tail else "")
+        return Attempt(None, "error", why, lane.model, usage)
+    if not any(e.get("type") == "turn.completed" for e in events):
+        why = f"codex completed no turn ({troubles[-1]})" if troubles else "codex completed no turn"
+        return Attempt(None, "error", why, lane.model, usage)
     last = folder / LAST_FILE
     text = last.read_text(encoding="utf-8", errors="replace") if last.is_file() else ""
     if not text.strip():
         return Attempt(None, "error", "codex wrote no final message", lane.model, usage)
     attempt = read_text(text, lane.model)
-    return Attempt(attempt.result, attempt.failure, attempt.detail, lane.model, usage)
+    detail = attempt.detail or (f"codex recovered from {troubles[0]}" if troubles else "")
+    return Attempt(attempt.result, attempt.failure, detail, lane.model, usage)
+
+
+@functools.cache
+def _catalog(argv: tuple[str, ...], path: str) -> dict[str, list[str]] | None:
+    """``codex debug models``: each listed model's reasoning levels; ``None`` if it fails."""
+    env = lane_env([*AGENT_ENV], {"PATH": path, "NO_COLOR": "1"})
+    out = subproc.run([*argv, "debug", "models"], cwd=Path.home(), env=env, timeout=60)
+    try:
+        models = json.loads(out.stdout)["models"] if out.returncode == 0 else None
+    except (ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(models, list):
+        return None
+    catalog = {}
+    for entry in models:
+        if isinstance(entry, dict) and isinstance(entry.get("slug"), str):
+            levels = entry.get("supported_reasoning_levels") or []
+            catalog[entry["slug"]] = [
+                level["effort"] for level in levels if isinstance(level, dict) and "effort" in level
+            ]
+    return catalog or None
+
+
+def verify(lane: LaneConfig, tool: Tool, env: dict[str, str]) -> tuple[bool, str]:
+    if lane.model is None:
+        return True, unverified(None)
+    catalog = _catalog(tool.argv, env.get("PATH", ""))
+    if catalog is None:
+        return True, unverified(lane.model)
+    if lane.model not in catalog:
+        shown = ", ".join(list(catalog)[:20])
+        return False, f"model not available: {lane.model} (codex debug models lists: {shown})"
+    if lane.reasoning and catalog[lane.model] and lane.reasoning not in catalog[lane.model]:
+        offered = ", ".join(catalog[lane.model])
+        return False, f"reasoning {lane.reasoning!r} not offered by {lane.model} ({offered})"
+    return True, "model listed by `codex debug models`"
 
 
 AGENT = Agent(
     name="codex",
     help_argv=("exec", "--help"),
-    env=("OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME"),
+    env=AGENT_ENV,
     required=(
         "--sandbox",
         "--ephemeral",
@@ -116,4 +164,5 @@ AGENT = Agent(
     ),
     invocation=invocation,
     read=read,
+    verify=verify,
 )

@@ -1,12 +1,16 @@
 """Gemini CLI lanes: ``gemini --prompt`` headless, built against Gemini CLI 0.61.0.
 
 Gemini takes no output schema: the answer is the JSON envelope's ``response`` text, parsed
-and validated here. In the ``default`` approval mode a headless run denies every tool that
-would ask (edits, shell); ``plan`` is not used, as leaving it switches to auto-approval.
+and validated here. A fatal error prints its envelope on stderr, with an exit status (41 auth,
+42 input, 53 turn limit). In the ``default`` approval mode a headless run denies every tool
+that would ask (edits, shell); ``plan`` is not used, as leaving it switches to auto-approval.
+Gemini expands ``@path`` in its input into file contents, so every ``@`` of the prompt is
+escaped.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +25,7 @@ from .result import Attempt
 # --prompt is appended to what stdin brings (the whole prompt); it is never packet text.
 NUDGE = "Review as the text above asks and answer with the one JSON object it describes."
 _LIMITS = {53: "turn limit exceeded (exit 53)"}
-_TOKENS = (("input_tokens", ("prompt", "input")), ("output_tokens", ("candidates",)))
+_TOKENS = (("input_tokens", ("prompt", "input")), ("output_tokens", ("candidates", "thoughts")))
 
 
 def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> list[str]:
@@ -47,17 +51,26 @@ def usage_of(envelope: dict[str, Any]) -> tuple[Usage, list[str]]:
         if not isinstance(tokens, dict):
             continue
         for key, names in _TOKENS:
-            value = next((tokens[n] for n in names if isinstance(tokens.get(n), int)), 0)
-            totals[key] += max(value, 0)
+            counted = [tokens[n] for n in names if isinstance(tokens.get(n), int)]
+            if key == "input_tokens":
+                counted = counted[:1]  # `prompt` and `input` name the same count
+            totals[key] += sum(max(value, 0) for value in counted)
     return Usage(**totals), [str(name) for name in models]
 
 
+def _stderr_envelope(out: Outcome) -> bytes | None:
+    text = out.stderr
+    first, last = text.find(b"{"), text.rfind(b"}")
+    return text[first : last + 1] if 0 <= first < last else None
+
+
 def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
-    if not out.stdout.strip():
+    data = out.stdout if out.stdout.strip() else _stderr_envelope(out)
+    if data is None:
         why = f"exit {out.returncode}" + (f": {stderr_tail(out)}" if stderr_tail(out) else "")
         return Attempt(None, "error", f"gemini printed nothing ({why})", lane.model)
     try:
-        envelope = strictjson.loads(out.stdout, max_bytes=OUTPUT_CAP)
+        envelope = strictjson.loads(data, max_bytes=OUTPUT_CAP)
     except strictjson.StrictJSONError as exc:
         return Attempt(None, "error", f"gemini's output is not its JSON envelope: {exc}")
     if not isinstance(envelope, dict):
@@ -85,4 +98,5 @@ AGENT = Agent(
     required=("--prompt", "--output-format", "--approval-mode", "--skip-trust"),
     invocation=invocation,
     read=read,
+    shield=lambda text: re.sub(r"(?<!\\)@", r"\\@", text),
 )

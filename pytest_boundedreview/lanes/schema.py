@@ -46,6 +46,20 @@ def _strict(schema: Any, defs: dict[str, Any]) -> Any:
     return out
 
 
+def _one_of(**shapes: dict[str, Any]) -> dict[str, Any]:
+    """Objects with exactly one of ``shapes`` as their only property, or null."""
+    options: list[dict[str, Any]] = [
+        {
+            "type": "object",
+            "properties": {name: shape},
+            "required": [name],
+            "additionalProperties": False,
+        }
+        for name, shape in shapes.items()
+    ]
+    return {"anyOf": [*options, {"type": "null"}]}
+
+
 @functools.cache
 def _lane_result() -> dict[str, Any]:
     schema = LaneResult.model_json_schema(by_alias=True)
@@ -53,6 +67,15 @@ def _lane_result() -> dict[str, Any]:
     defs = {**schema.pop("$defs", {}), **finding.pop("$defs", {})}
     schema["properties"]["findings"]["items"] = finding
     result: dict[str, Any] = _strict(schema, defs)
+    # Two shapes the models enforce beyond field types: a reproduction is one node id or one
+    # command (never both, never neither), and a dismissal needs a reason (a string always,
+    # so a null can never be chosen for it).
+    properties = result["properties"]["findings"]["items"]["properties"]
+    properties["reproduce"] = _one_of(
+        pytest={"type": "string"}, command={"type": "array", "items": {"type": "string"}}
+    )
+    reconciled = result["properties"]["reconciliation"]["items"]["properties"]
+    reconciled["reason"] = {"type": "string", "description": "why; required when dismissed"}
     return result
 
 

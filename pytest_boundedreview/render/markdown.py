@@ -10,7 +10,7 @@ from ..models.finding import ReportFinding
 from ..models.report import Report, TestFailure
 from .escape import markdown as md
 from .escape import markdown_code as code
-from .terminal import spent
+from .terminal import spent, tool_of
 
 CAP = 1024 * 1024 - 4096  # below GitHub's 1 MiB summary limit, with room for the last line
 VERDICT = {"yes": "✅ review clean", "no": "❌ not clean", "indeterminate": "⚠️ indeterminate"}
@@ -83,7 +83,7 @@ def _lines(report: Report) -> Iterator[str]:
             [
                 f"- **{md(lane.name)}** [{md(lane.lens)}, {lane.role}]: {lane.status}"
                 + (f", model {md(lane.model)}" if lane.model else "")
-                + (f", {md(lane.tool_version or lane.tool)}" if lane.tool else "")
+                + (f", {md(tool_of(lane))}" if lane.tool else "")
                 + (f", {spent(lane.usage)}" if lane.usage else "")
                 + (f" — {md(lane.note)}" if lane.note else "")
                 for lane in report.lanes

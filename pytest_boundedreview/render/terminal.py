@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..models.report import Report, TestFailure, Usage
+from ..models.report import LaneReport, Report, TestFailure, Usage
 from .escape import terminal
 
 
@@ -14,6 +14,14 @@ def _failures(title: str, failures: list[TestFailure]) -> Iterator[str]:
     yield f"{title} ({len(failures)}):"
     for failure in failures:
         yield f"  {terminal(failure.nodeid)} - {terminal(failure.reason or '')}"
+
+
+def tool_of(lane: LaneReport) -> str:
+    """The reviewing program and its version, naming the program once (unescaped)."""
+    tool, version = lane.tool or "", lane.tool_version or ""
+    if not version:
+        return tool
+    return version if tool.lower() in version.lower() else f"{tool} {version}"
 
 
 def spent(usage: Usage) -> str:
@@ -100,7 +108,7 @@ def lines(report: Report) -> Iterator[str]:
             )
     for lane in report.lanes:
         model = f", model {terminal(lane.model)}" if lane.model else ""
-        tool = f", {terminal(lane.tool_version or lane.tool)}" if lane.tool else ""
+        tool = f", {terminal(tool_of(lane))}" if lane.tool else ""
         cost = f", {spent(lane.usage)}" if lane.usage else ""
         yield (
             f"lane {terminal(lane.name)} [{terminal(lane.lens)}]: {lane.status}{model}{tool}{cost}"

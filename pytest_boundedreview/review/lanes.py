@@ -16,7 +16,7 @@ from ..core.errors import UsageError
 from ..core.tables import LaneConfig
 from ..lanes import agent, command
 from ..lanes import plugin as plugins
-from ..lanes.agents import AGENTS, model_note
+from ..lanes.agents import AGENTS
 from ..lanes.dispatch import dispatch
 from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import lens_prompt
@@ -98,8 +98,6 @@ def run_lanes(
     notes: dict[str, str | None] = {}
     routed: list[LaneConfig] = []
     for lane in chosen:
-        if lane.kind in AGENTS:
-            notes[lane.name] = model_note(lane.model)
         if lane.kind != "command":
             routed.append(lane)
             continue

@@ -4,13 +4,14 @@ invocation, what reaches the tool, and every failure a tool reports."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
 from fakeagents import HELP, PASS, VERSIONS, calls, install
 
 from pytest_boundedreview.core.tables import LaneConfig
-from pytest_boundedreview.lanes import agent
+from pytest_boundedreview.lanes import agent, codex
 from pytest_boundedreview.lanes.agents import AGENTS
 from pytest_boundedreview.lanes.prompt import builtin, full_prompt
 from pytest_boundedreview.lanes.result import Attempt
@@ -61,6 +62,7 @@ def bin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PATH", f"{folder}:/usr/bin:/bin")
     monkeypatch.setenv("SECRET_TOKEN", "do-not-leak")
     agent._probe.cache_clear()  # each test has its own fakes
+    codex._catalog.cache_clear()
     return folder
 
 
@@ -161,14 +163,18 @@ def test_gemini_usage_and_model_come_from_its_stats(bin_dir: Path, workdir: Path
         ("claude", "invalid", "error", "not a lane result"),
         ("claude", "hang", "limit", "timed out after 3s"),
         ("claude", "huge", "limit", "output over the cap"),
-        ("codex", "turn_failed", "error", "codex reported error event: You've hit your usage"),
-        ("codex", "empty", "error", "codex wrote no final message"),
+        ("codex", "turn_failed", "error", "codex reported turn.failed: usage limit"),
+        ("codex", "no_turn", "error", "codex completed no turn (error event: stream disconn"),
+        ("codex", "empty", "error", "codex completed no turn"),
         ("codex", "invalid", "error", "not a lane result"),
         ("codex", "hang", "limit", "timed out after 3s"),
+        ("codex", "huge", "limit", "output over the cap"),
         ("gemini", "error", "error", "gemini reported a failure: quota exceeded"),
-        ("gemini", "turn_limit", "limit", "turn limit exceeded (exit 53)"),
+        ("gemini", "auth", "error", "gemini reported a failure: Please set an Auth method"),
+        ("gemini", "turn_limit", "limit", "gemini reported a failure: Reached max session"),
         ("gemini", "empty", "error", "gemini printed nothing (exit 0)"),
         ("gemini", "invalid", "error", "invalid JSON"),
+        ("gemini", "hang", "limit", "timed out after 3s"),
         ("gemini", "huge", "limit", "output over the cap"),
     ],
 )
@@ -207,14 +213,73 @@ def test_a_tool_without_its_read_only_flags_is_not_run(bin_dir: Path, workdir: P
     assert calls(bin_dir, "claude") == []
 
 
-def test_claude_limits_are_passed_only_where_its_help_lists_them(
-    bin_dir: Path, workdir: Path
-) -> None:
+def test_claude_limits_are_passed(bin_dir: Path, workdir: Path) -> None:
     install(bin_dir, "claude")
     run("claude", workdir, max_turns=7, max_budget_usd=1.5)
     argv = calls(bin_dir, "claude")[0]["argv"]
     assert contains(argv, ["--max-budget-usd", "1.5"])
-    assert "--max-turns" not in argv  # 2.1.332's help does not list it
+    assert contains(argv, ["--max-turns", "7"])  # hidden from 2.1.332's help, yet accepted
+
+
+def test_claude_without_safe_mode_is_not_run(bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, "claude", help=HELP["claude"].replace("--safe-mode", "--safe-mod"))
+    attempt = run("claude", workdir)
+    assert "does not list --safe-mode in its help" in attempt.detail
+    assert calls(bin_dir, "claude") == []
+
+
+def test_codex_recovers_from_transient_errors_and_says_so(bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, "codex", "recovered")
+    attempt = run("codex", workdir)
+    assert attempt.ok, attempt.detail
+    assert (
+        attempt.detail
+        == "codex recovered from error event: Reconnecting... 2/5 (stream disconnected)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("models", "extra", "ok", "detail"),
+    [
+        (["gpt-a", "gpt-b"], {"model": "gpt-b"}, True, "model listed by `codex debug models`"),
+        (
+            ["gpt-a"],
+            {"model": "gpt-z"},
+            False,
+            "model not available: gpt-z (codex debug models lists: gpt-a)",
+        ),
+        (
+            ["gpt-a"],
+            {"model": "gpt-a", "reasoning": "max"},
+            False,
+            "reasoning 'max' not offered by gpt-a (low, high)",
+        ),
+        (None, {"model": "gpt-a"}, True, "model not verified against a live list"),
+        (["gpt-a"], {}, True, "model: the tool's default, not verified against a live list"),
+    ],
+)
+def test_codex_models_are_checked_against_its_live_list(
+    models: list[str] | None,
+    extra: dict[str, str],
+    ok: bool,
+    detail: str,
+    bin_dir: Path,
+    workdir: Path,
+) -> None:
+    install(bin_dir, "codex", models=models)
+    attempt = run("codex", workdir, **extra)
+    assert (attempt.ok, attempt.detail) == (ok, detail)
+    assert len(calls(bin_dir, "codex")) == (1 if ok else 0)
+
+
+def test_gemini_gets_every_at_sign_escaped(bin_dir: Path, workdir: Path) -> None:
+    install(bin_dir, "gemini")
+    packet = PACKET.replace(MARKER.encode(), b"@tests and user@example.com")
+    attempt = agent.run_once(AGENTS["gemini"], lane("gemini"), packet, workdir)
+    assert attempt.ok, attempt.detail
+    stdin = calls(bin_dir, "gemini")[0]["stdin"]
+    assert "\\@tests and user\\@example.com" in stdin
+    assert re.search(r"(?<!\\)@", stdin) is None
 
 
 def test_a_named_variable_reaches_the_tool(

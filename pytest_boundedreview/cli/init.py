@@ -1,0 +1,114 @@
+"""``bounded-review init``: propose a ``[tool.bounded-review]`` table from the coding agents
+found on PATH, printed as a diff of ``pyproject.toml``; ``--write`` appends it and keeps every
+other byte. An existing table is never replaced."""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import os
+import shutil
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from ..core.config import find_config, read_toml
+from ..core.errors import UsageError
+from ..core.statefile import write_atomic
+from ..target import git
+
+AGENT_ORDER = ("claude", "codex", "gemini")
+KEY_VARIABLES = ("OPENAI_API_KEY",)  # what an `openai` lane would read its key from
+
+
+def found_agents(path: str | None = None) -> list[str]:
+    """The agent CLIs on ``path`` (default: ``PATH``), in the order they are preferred."""
+    return [name for name in AGENT_ORDER if shutil.which(name, path=path) is not None]
+
+
+def _lane(name: str, lens: str, kind: str, role: str = "verdict") -> str:
+    lines = [
+        "",
+        "[[tool.bounded-review.lanes]]",
+        f'name = "{name}"',
+        f'lens = "{lens}"',
+    ]
+    if role != "verdict":
+        lines.append(f'role = "{role}"')
+    lines += [f'kind = "{kind}"', f"timeout = {600 if role == 'scout' else 900}"]
+    if kind == "claude":
+        lines.append("max_budget_usd = 2.0  # per attempt; passed when claude's --help lists it")
+    return "\n".join(lines) + "\n"
+
+
+def proposal(agents: Sequence[str]) -> str:
+    """The table for ``agents`` (at least one): a surgical correctness lane and a deep
+    security lane, on different tools when two exist, and a scout when a second tool does."""
+    first, second = agents[0], agents[1] if len(agents) > 1 else agents[0]
+    text = (
+        "\n[tool.bounded-review]\n"
+        f"# Proposed by `bounded-review init` from the agents on PATH: {', '.join(agents)}.\n"
+        "# Each lane reviews a read-only copy of the change; `bounded-review lanes` shows\n"
+        "# which would run on the current change, `bounded-review prompt NAME` what it reads.\n"
+    )
+    text += _lane("surgical", "correctness", first)
+    text += _lane("deep", "security", second)
+    if len(agents) > 1:
+        text += _lane("scout", "facts", agents[2] if len(agents) > 2 else second, "scout")
+    return text
+
+
+def _target_file(repo: git.Repo, cwd: Path) -> Path:
+    for folder in [cwd, *cwd.parents]:
+        if (folder / "pyproject.toml").is_file():
+            return folder / "pyproject.toml"
+        if folder == repo.root:
+            break
+    return repo.root / "pyproject.toml"
+
+
+def _default_mode() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
+def cmd_init(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:
+    environ = os.environ if environ is None else environ
+    cwd = Path.cwd()
+    repo = git.open_repo(cwd)
+    existing, _ = find_config(cwd, repo.root)
+    if existing is not None:
+        raise UsageError(
+            f"{existing} already has [tool.bounded-review]: init never replaces it; edit it by "
+            "hand (`bounded-review lanes` shows what it would run)"
+        )
+    agents = found_agents(environ.get("PATH"))
+    if not agents:
+        keys = [name for name in KEY_VARIABLES if environ.get(name)]
+        print("bounded-review init: no coding agent on PATH (looked for claude, codex, gemini)")
+        if keys:
+            print(
+                f"{', '.join(keys)} is set: an `openai` lane can use it; add one by hand with "
+                "the exact id of a model your endpoint lists (README, 'OpenAI-compatible')"
+            )
+        print("nothing proposed; nothing written")
+        return 1
+    path = _target_file(repo, cwd)
+    before = path.read_bytes() if path.is_file() else b""
+    if before:
+        read_toml(path)  # a broken file is a config error here, not after our edit
+    glue = b"" if not before or before.endswith(b"\n") else b"\n"
+    after = before + glue + proposal(agents).encode()
+    old = before.decode("utf-8", "replace").splitlines(keepends=True)
+    new = after.decode("utf-8", "replace").splitlines(keepends=True)
+    label = os.path.relpath(path, cwd)
+    source = f"a/{label}" if before else "/dev/null"
+    print("".join(difflib.unified_diff(old, new, source, f"b/{label}")), end="")
+    if not args.write:
+        print(f"bounded-review init: run `bounded-review init --write` to add this to {label}")
+        return 0
+    mode = path.stat().st_mode & 0o7777 if before else _default_mode()
+    write_atomic(path, after)
+    os.chmod(path, mode)  # the temporary file's 0600 must not stick
+    print(f"bounded-review init: added [tool.bounded-review] to {label}")
+    return 0

@@ -1,0 +1,130 @@
+"""``bounded-review init`` in real repositories, for each combination of agents on PATH."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from fakeagents import install
+from gitrepo import GitRepo
+
+from pytest_boundedreview.core.config import load_settings
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+EXISTING = (
+    b'# my project\n[project]\nname = "demo"   # keep this comment\n\n[tool.ruff]\nline-length = 99'
+)
+
+
+def init(repo: GitRepo, path: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_boundedreview", "init", *args],
+        cwd=repo.path,
+        env={"PATH": path, "HOME": str(repo.path.parent), **env},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def agents_on_path(tmp_path: Path, names: tuple[str, ...]) -> str:
+    folder = tmp_path / "bin"
+    for name in names:
+        install(folder, name)
+    return f"{folder}:{Path(sys.executable).parent}:/usr/bin:/bin"
+
+
+@pytest.mark.parametrize(
+    ("names", "lanes"),
+    [
+        (("claude",), [("surgical", "claude", "verdict"), ("deep", "claude", "verdict")]),
+        (("codex",), [("surgical", "codex", "verdict"), ("deep", "codex", "verdict")]),
+        (("gemini",), [("surgical", "gemini", "verdict"), ("deep", "gemini", "verdict")]),
+        (
+            ("claude", "codex"),
+            [
+                ("surgical", "claude", "verdict"),
+                ("deep", "codex", "verdict"),
+                ("scout", "codex", "scout"),
+            ],
+        ),
+        (
+            ("codex", "gemini"),
+            [
+                ("surgical", "codex", "verdict"),
+                ("deep", "gemini", "verdict"),
+                ("scout", "gemini", "scout"),
+            ],
+        ),
+        (
+            ("claude", "codex", "gemini"),
+            [
+                ("surgical", "claude", "verdict"),
+                ("deep", "codex", "verdict"),
+                ("scout", "gemini", "scout"),
+            ],
+        ),
+    ],
+)
+def test_a_table_for_each_combination_of_agents(
+    repo: GitRepo, tmp_path: Path, names: tuple[str, ...], lanes: list[tuple[str, str, str]]
+) -> None:
+    path = agents_on_path(tmp_path, names)
+    shown = init(repo, path)
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("--- /dev/null\n+++ b/pyproject.toml\n")
+    assert not (repo.path / "pyproject.toml").exists()  # a proposal writes nothing
+    written = init(repo, path, "--write")
+    assert written.returncode == 0, written.stderr
+    settings, _ = load_settings(repo.path, repo.path)  # the table is valid configuration
+    assert [(lane.name, lane.kind, lane.role) for lane in settings.lanes] == lanes
+    assert [lane.lens for lane in settings.lanes][:2] == ["correctness", "security"]
+
+
+def test_write_keeps_every_other_byte(repo: GitRepo, tmp_path: Path) -> None:
+    (repo.path / "pyproject.toml").write_bytes(EXISTING)
+    (repo.path / "pyproject.toml").chmod(0o640)
+    path = agents_on_path(tmp_path, ("claude", "codex"))
+    shown = init(repo, path)
+    assert "--- a/pyproject.toml\n+++ b/pyproject.toml\n" in shown.stdout
+    assert "+[tool.bounded-review]\n" in shown.stdout
+    assert (repo.path / "pyproject.toml").read_bytes() == EXISTING
+    assert init(repo, path, "--write").returncode == 0
+    after = (repo.path / "pyproject.toml").read_bytes()
+    assert after.startswith(EXISTING + b"\n")  # the missing final newline added, nothing else
+    added = after[len(EXISTING) :]
+    assert tomllib.loads(added.decode())["tool"]["bounded-review"]["lanes"][0]["kind"] == "claude"
+    assert tomllib.loads(after.decode())["tool"]["ruff"] == {"line-length": 99}
+    assert (repo.path / "pyproject.toml").stat().st_mode & 0o777 == 0o640
+
+
+def test_an_existing_table_is_never_replaced(repo: GitRepo, tmp_path: Path) -> None:
+    original = EXISTING + b'\n[tool.bounded-review]\nrisk = "strict"\n'
+    (repo.path / "pyproject.toml").write_bytes(original)
+    out = init(repo, agents_on_path(tmp_path, ("claude",)), "--write")
+    assert out.returncode == 4
+    assert "already has [tool.bounded-review]: init never replaces it" in out.stderr
+    assert (repo.path / "pyproject.toml").read_bytes() == original
+
+
+def test_no_agent_proposes_nothing_and_names_the_key_it_saw(repo: GitRepo, tmp_path: Path) -> None:
+    path = agents_on_path(tmp_path, ())
+    out = init(repo, path, "--write", OPENAI_API_KEY="sk-test")
+    assert out.returncode == 1
+    assert "no coding agent on PATH (looked for claude, codex, gemini)" in out.stdout
+    assert "OPENAI_API_KEY is set: an `openai` lane can use it" in out.stdout
+    assert not (repo.path / "pyproject.toml").exists()
+
+
+def test_a_broken_pyproject_is_a_config_error(repo: GitRepo, tmp_path: Path) -> None:
+    (repo.path / "pyproject.toml").write_text("[project\n")
+    out = init(repo, agents_on_path(tmp_path, ("codex",)), "--write")
+    assert out.returncode == 4
+    assert "pyproject.toml" in out.stderr
+    assert (repo.path / "pyproject.toml").read_text() == "[project\n"
