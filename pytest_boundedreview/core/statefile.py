@@ -42,7 +42,14 @@ def _fsync_dir(folder: Path) -> None:
 
 
 def write_atomic(path: Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never half."""
+    """Write ``data`` to ``path`` so a reader sees the old file or the new one, never half.
+
+    A ``path`` that is a device or a pipe (``/dev/null``, ``/dev/stdout``, a FIFO) is written
+    through, never replaced: run as root, a rename would put a regular file in its place."""
+    if path.exists() and not path.is_file():
+        with open(path, "wb") as handle:
+            handle.write(data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
