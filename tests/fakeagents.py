@@ -38,6 +38,7 @@ HELP = {
   --permission-prompts <target>         Who answers permission prompts with
   -p, --print                           Print response and exit
   --safe-mode                           Start with all customizations disabled
+  --setting-sources <sources>           Comma-separated list of setting sources
   --strict-mcp-config                   Only use MCP servers from --mcp-config,
   --tools <tools...>                    Built-in tools to make available
   -v, --version                         Output the version number

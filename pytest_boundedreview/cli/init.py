@@ -8,6 +8,7 @@ import argparse
 import difflib
 import os
 import shutil
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -15,6 +16,11 @@ from ..core.config import find_config, read_toml
 from ..core.errors import UsageError
 from ..core.statefile import write_atomic
 from ..target import git
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
 
 AGENT_ORDER = ("claude", "codex", "gemini")
 KEY_VARIABLES = ("OPENAI_API_KEY",)  # what an `openai` lane would read its key from
@@ -93,15 +99,24 @@ def cmd_init(args: argparse.Namespace, environ: Mapping[str, str] | None = None)
             )
         print("nothing proposed; nothing written")
         return 1
-    path = _target_file(repo, cwd)
+    shown_path = _target_file(repo, cwd)
+    path = shown_path.resolve()  # a linked pyproject.toml is edited where it lives
     before = path.read_bytes() if path.is_file() else b""
     if before:
         read_toml(path)  # a broken file is a config error here, not after our edit
-    glue = b"" if not before or before.endswith(b"\n") else b"\n"
-    after = before + glue + proposal(agents).encode()
+    newline = b"\r\n" if b"\r\n" in before else b"\n"
+    glue = b"" if not before or before.endswith(b"\n") else newline
+    after = before + glue + proposal(agents).encode().replace(b"\n", newline)
+    try:
+        tomllib.loads(after.decode("utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(
+            f"{shown_path}: adding [tool.bounded-review] would not parse ({exc}); the file "
+            "declares `tool` in a way a new table cannot extend: add the table by hand"
+        ) from None
     old = before.decode("utf-8", "replace").splitlines(keepends=True)
     new = after.decode("utf-8", "replace").splitlines(keepends=True)
-    label = os.path.relpath(path, cwd)
+    label = os.path.relpath(shown_path, cwd)
     source = f"a/{label}" if before else "/dev/null"
     print("".join(difflib.unified_diff(old, new, source, f"b/{label}")), end="")
     if not args.write:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,7 +15,7 @@ from ..core.ceilings import effective_budget
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.errors import UsageError
 from ..core.tables import LaneConfig
-from ..lanes import agent, openai
+from ..lanes import agent, gemini, openai
 from ..lanes.agents import AGENTS
 from ..lanes.environment import lane_env
 from ..lanes.packet import build_packet, requirements
@@ -127,8 +128,12 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     with snapshot_copy(repo, target.tree) as workdir:
         lens = lens_prompt(lane, workdir)
     if lane.kind == "openai":
-        print(f"--- system ---\n{lens.rstrip()}\n\n{builtin('contract')}--- user ---")
-        print(packet.decode("utf-8"))
+        text = f"--- system ---\n{lens.rstrip()}\n\n{builtin('contract')}--- user ---\n"
+        text += packet.decode("utf-8") + "\n"
     else:
-        print(full_prompt(packet, lens), end="")
+        text = AGENTS[lane.kind].shield(full_prompt(packet, lens))
+        if lane.kind == "gemini":  # what --prompt appends to it
+            text += f"\n{gemini.NUDGE}\n"
+    # Exact bytes into a pipe or file; on a terminal, control characters are shown, not run.
+    sys.stdout.write(terminal(text, single_line=False) if sys.stdout.isatty() else text)
     return 0

@@ -64,6 +64,8 @@ class Agent:
     )
     # the prompt as this tool must receive it (a tool that expands text needs it escaped)
     shield: Callable[[str], str] = lambda text: text
+    # what the tool's own files in the reviewed copy must not do: removed before the run
+    strip: tuple[str, ...] = ()
 
 
 def unverified(model: str | None) -> str:
@@ -114,11 +116,17 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
         return Attempt(None, "error", tool, lane.model, tool=agent.name)
     usable, note = agent.verify(lane, tool, env)
     if not usable:
-        return Attempt(None, "error", note, lane.model, tool=agent.name)
+        return Attempt(None, "error", note, lane.model, tool=agent.name, tool_version=tool.version)
     try:
         prompt = agent.shield(full_prompt(packet, lens_prompt(lane, workdir))).encode("utf-8")
     except UsageError as exc:
         return Attempt(None, "error", str(exc), lane.model, tool=agent.name)
+    for name in agent.strip:  # the copy is the lane's own: the live tree is never touched
+        target = workdir / name
+        if target.is_symlink() or target.is_file():
+            target.unlink()
+        elif target.is_dir():
+            shutil.rmtree(target)
     folder = tempdirs.make("agent")
     try:
         argv = [*tool.argv, *agent.invocation(lane, tool, folder, workdir)]

@@ -32,6 +32,9 @@ def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> lis
     # No hooks, plugins, skills or CLAUDE.md: hooks in the reviewed change would run on the
     # host otherwise. Required: a claude without it is not run.
     argv.append("--safe-mode")
+    # Settings from the user only: the reviewed change's .claude/settings.json could name an
+    # apiKeyHelper (a command run on the host) or a base URL that receives the API key.
+    argv += ["--setting-sources", "user"]
     if lane.max_turns is not None:  # hidden from 2.1.332's help, documented for --print
         argv += ["--max-turns", str(lane.max_turns)]
     optional = {
@@ -133,6 +136,7 @@ AGENT = Agent(
         "--strict-mcp-config",
         "--mcp-config",
         "--safe-mode",
+        "--setting-sources",
     ),
     invocation=invocation,
     read=read,

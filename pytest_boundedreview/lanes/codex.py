@@ -35,9 +35,7 @@ def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> lis
     argv = ["exec", "--sandbox", "read-only", "--ephemeral", "--skip-git-repo-check", "--json"]
     argv += ["--output-schema", str(folder / SCHEMA_FILE)]
     argv += ["--output-last-message", str(folder / LAST_FILE), "--cd", str(workdir)]
-    for flag in ("--ignore-user-config", "--ignore-rules"):  # no user MCP servers, hooks, rules
-        if tool.offers(flag):
-            argv.append(flag)
+    argv += ["--ignore-user-config", "--ignore-rules"]  # no user MCP servers, hooks or rules
     if tool.offers("--color"):
         argv += ["--color", "never"]
     if lane.model:
@@ -161,6 +159,8 @@ AGENT = Agent(
         "--output-schema",
         "--output-last-message",
         "--cd",
+        "--ignore-user-config",
+        "--ignore-rules",
     ),
     invocation=invocation,
     read=read,

@@ -11,6 +11,7 @@ escaped.
 from __future__ import annotations
 
 import re
+import secrets
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,10 @@ from .answer import read_text
 from .result import Attempt
 
 # --prompt is appended to what stdin brings (the whole prompt); it is never packet text.
-NUDGE = "Review as the text above asks and answer with the one JSON object it describes."
+NUDGE = (
+    "Review as the text above asks and answer with the one JSON object it describes. In that "
+    "text \\@ stands for @ (escaped for this tool); quote code with a plain @."
+)
 _LIMITS = {53: "turn limit exceeded (exit 53)"}
 _TOKENS = (("input_tokens", ("prompt", "input")), ("output_tokens", ("candidates", "thoughts")))
 
@@ -34,7 +38,8 @@ def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> lis
     if tool.offers("--extensions"):
         argv += ["--extensions", "none"]
     if tool.offers("--allowed-mcp-server-names"):
-        argv += ["--allowed-mcp-server-names", "none"]
+        # An allow-list, not an off switch: a name no configuration can know allows none.
+        argv += ["--allowed-mcp-server-names", f"bounded-review-none-{secrets.token_hex(8)}"]
     if lane.model:
         argv += ["--model", lane.model]
     return argv
@@ -64,6 +69,17 @@ def _stderr_envelope(out: Outcome) -> bytes | None:
     return text[first : last + 1] if 0 <= first < last else None
 
 
+def _unescaped(response: str) -> str:
+    """The answer with the prompt's ``\\@`` escape undone (in JSON text, ``\\\\@``), so quotes
+    match the snapshot."""
+    return response.replace("\\\\@", "@").replace("\\@", "@")
+
+
+def shield(text: str) -> str:
+    """Every ``@`` escaped: gemini expands ``@path`` in its input into file contents."""
+    return re.sub(r"(?<!\\)@", r"\\@", text)
+
+
 def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
     data = out.stdout if out.stdout.strip() else _stderr_envelope(out)
     if data is None:
@@ -87,7 +103,7 @@ def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
     response = envelope.get("response")
     if not isinstance(response, str):
         return Attempt(None, "error", "gemini's envelope has no response text", model, usage)
-    attempt = read_text(response, model)
+    attempt = read_text(_unescaped(response), model)
     return Attempt(attempt.result, attempt.failure, attempt.detail, model, usage)
 
 
@@ -98,5 +114,8 @@ AGENT = Agent(
     required=("--prompt", "--output-format", "--approval-mode", "--skip-trust"),
     invocation=invocation,
     read=read,
-    shield=lambda text: re.sub(r"(?<!\\)@", r"\\@", text),
+    shield=shield,
+    # The change's own .gemini/ (settings with hooks, MCP servers) never configures the
+    # reviewer: its files stay in the diff, not in the lane's working copy.
+    strip=(".gemini",),
 )

@@ -134,7 +134,7 @@ def run_once(
     if not isinstance(content, str):
         return Attempt(None, "error", "the completion content is not text", model, usage)
     attempt = read_result(content.encode("utf-8"), model=model)
-    detail = fallback if attempt.ok else attempt.detail
+    detail = "; ".join(part for part in (fallback, attempt.detail) if part)
     return Attempt(attempt.result, attempt.failure, detail, model, usage)
 
 
@@ -149,8 +149,12 @@ def _complete(url: str, key: str | None, timeout: float, body: dict[str, Any]) -
         if exc.status not in (400, 422):
             raise
         refused = exc.status
-    answer = _request(url, key, timeout, {**body, "response_format": {"type": "json_object"}})
-    return answer, f"the endpoint refused json_schema (HTTP {refused}): fell back to json_object"
+    note = f"the endpoint refused json_schema (HTTP {refused}): fell back to json_object"
+    try:
+        answer = _request(url, key, timeout, {**body, "response_format": {"type": "json_object"}})
+    except Failed as exc:
+        raise Failed(exc.kind, f"{note}; {exc}", exc.status) from None
+    return answer, note
 
 
 def _usage(answer: Any) -> Usage | None:

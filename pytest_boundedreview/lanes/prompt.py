@@ -31,7 +31,13 @@ def lens_prompt(lane: LaneConfig, snapshot: Path) -> str:
     """The lens part of ``lane``'s prompt; a ``UsageError`` when its ``prompt_file`` cannot be
     read from ``snapshot`` (the lane's copy of the reviewed tree)."""
     if lane.prompt_file is not None:
-        data = read_bounded(snapshot / lane.prompt_file, MAX_PROMPT_BYTES, "the prompt_file")
+        path = (snapshot / lane.prompt_file).resolve()
+        if not path.is_relative_to(snapshot.resolve()) or not path.is_file():
+            raise UsageError(
+                f"the prompt_file {lane.prompt_file} is not a file of the reviewed snapshot "
+                "(a link out of it is not followed)"
+            )
+        data = read_bounded(path, MAX_PROMPT_BYTES, "the prompt_file")
         try:
             return data.decode("utf-8")
         except UnicodeDecodeError:

@@ -133,7 +133,7 @@ class LoopRound:
         rows = [
             row
             if row.status == "skipped"
-            else row.model_copy(update={"status": "reused", "note": note})
+            else row.model_copy(update={"status": "reused", "note": note, "usage": None})
             for row in previous.rows
         ]
         found = previous.findings or Findings()

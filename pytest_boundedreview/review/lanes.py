@@ -7,6 +7,7 @@ lane finding is then triaged (see ``triage``) before it may block.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -93,7 +94,9 @@ def run_lanes(
         ]
         for lane in kept:
             row = carried.rows[lane.name]
-            outcome.rows.append(row.model_copy(update={"status": "retained", "note": note}))
+            # Its spend belongs to the round that ran it, not this one.
+            retained = {"status": "retained", "note": note, "usage": None}
+            outcome.rows.append(row.model_copy(update=retained))
         chosen = [lane for lane in chosen if lane not in kept]
     notes: dict[str, str | None] = {}
     routed: list[LaneConfig] = []
@@ -211,10 +214,11 @@ def require_verdict(lane: LaneConfig, attempt: Attempt, assurances: bool = False
     if lane.role != "verdict" or result is None:
         return attempt
     if result.verdict is None:
-        return Attempt(None, "error", "a verdict lane answered without a verdict", attempt.model)
+        why = "a verdict lane answered without a verdict"
+        return dataclasses.replace(attempt, result=None, failure="error", detail=why)
     if assurances and result.assurances is None:
         why = "a verdict without assurances (require_assurances)"
-        return Attempt(None, "error", why, attempt.model)
+        return dataclasses.replace(attempt, result=None, failure="error", detail=why)
     return attempt
 
 

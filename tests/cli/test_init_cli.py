@@ -128,3 +128,23 @@ def test_a_broken_pyproject_is_a_config_error(repo: GitRepo, tmp_path: Path) -> 
     assert out.returncode == 4
     assert "pyproject.toml" in out.stderr
     assert (repo.path / "pyproject.toml").read_text() == "[project\n"
+
+
+def test_a_table_that_would_not_parse_is_refused(repo: GitRepo, tmp_path: Path) -> None:
+    original = b'tool = { ruff = { line-length = 99 } }\n[project]\nname = "x"\n'
+    (repo.path / "pyproject.toml").write_bytes(original)
+    out = init(repo, agents_on_path(tmp_path, ("claude",)), "--write")
+    assert out.returncode == 4
+    assert "adding [tool.bounded-review] would not parse" in out.stderr
+    assert (repo.path / "pyproject.toml").read_bytes() == original
+
+
+def test_crlf_lines_and_a_linked_pyproject_are_kept(repo: GitRepo, tmp_path: Path) -> None:
+    shared = tmp_path / "shared.toml"
+    shared.write_bytes(b'[project]\r\nname = "x"\r\n')
+    (repo.path / "pyproject.toml").symlink_to(shared)
+    assert init(repo, agents_on_path(tmp_path, ("codex",)), "--write").returncode == 0
+    assert (repo.path / "pyproject.toml").is_symlink()
+    after = shared.read_bytes()
+    assert after.startswith(b'[project]\r\nname = "x"\r\n\r\n[tool.bounded-review]\r\n')
+    assert b"\n" not in after.replace(b"\r\n", b"")

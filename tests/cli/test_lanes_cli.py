@@ -3,6 +3,7 @@ would run and why, and the exact prompt, without dispatching anything."""
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -24,6 +25,11 @@ name = "deep"
 lens = "security"
 kind = "codex"
 prompt_file = "review/deep.md"
+[[tool.bounded-review.lanes]]
+name = "facts"
+lens = "facts"
+role = "scout"
+kind = "gemini"
 """
 
 
@@ -106,4 +112,13 @@ def test_prompt_uses_the_lanes_prompt_file_from_the_snapshot(project: GitRepo) -
 def test_prompt_refuses_an_unknown_lane(project: GitRepo) -> None:
     out = bounded_review(project, "prompt", "nobody")
     assert out.returncode == 4
-    assert "no lane named 'nobody' (lanes: surgical, deep)" in out.stderr
+    assert "no lane named 'nobody' (lanes: surgical, deep, facts)" in out.stderr
+
+
+def test_prompt_shows_a_gemini_lane_its_escaped_text_and_the_nudge(project: GitRepo) -> None:
+    project.commit({"app.py": "@decorator\ndef f(): ...\n"}, "decorated")
+    out = bounded_review(project, "prompt", "facts")
+    assert out.returncode == 0, out.stderr
+    assert "\\@decorator" in out.stdout
+    assert re.search(r"(?<!\\)@", out.stdout.split("\nReview as the text above")[0]) is None
+    assert out.stdout.rstrip().endswith("quote code with a plain @.")

@@ -34,6 +34,7 @@ READ_ONLY = {
         ["--strict-mcp-config"],
         ["--mcp-config", '{"mcpServers": {}}'],
         ["--safe-mode"],
+        ["--setting-sources", "user"],
         ["--permission-prompts", "none"],
     ],
     "codex": [
@@ -50,7 +51,6 @@ READ_ONLY = {
         ["--approval-mode", "default"],
         ["--skip-trust"],
         ["--extensions", "none"],
-        ["--allowed-mcp-server-names", "none"],
     ],
 }
 
@@ -322,8 +322,10 @@ def test_a_prompt_file_missing_from_the_snapshot_fails_the_attempt(
     install(bin_dir, "codex")
     attempt = run("codex", workdir, prompt_file="review/gone.md")
     assert not attempt.ok
-    assert "cannot read the prompt_file" in attempt.detail
-    assert "review/gone.md" in attempt.detail
+    assert attempt.detail == (
+        "the prompt_file review/gone.md is not a file of the reviewed snapshot "
+        "(a link out of it is not followed)"
+    )
     assert calls(bin_dir, "codex") == []
 
 
@@ -342,3 +344,38 @@ def test_a_prompt_file_must_be_inside_and_for_a_model_lane(
         LaneConfig.model_validate(
             {"name": "l", "lens": "correctness", "prompt_file": "p.md", **extra}
         )
+
+
+def test_a_prompt_file_linking_out_of_the_snapshot_is_not_read(
+    bin_dir: Path, workdir: Path, tmp_path: Path
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET\n")
+    (workdir / "house.md").symlink_to(secret)
+    install(bin_dir, "claude")
+    attempt = run("claude", workdir, prompt_file="house.md")
+    assert "is not a file of the reviewed snapshot" in attempt.detail
+    assert calls(bin_dir, "claude") == []
+
+
+def test_a_gemini_lane_never_sees_the_changes_own_gemini_settings(
+    bin_dir: Path, workdir: Path
+) -> None:
+    (workdir / ".gemini").mkdir()
+    (workdir / ".gemini" / "settings.json").write_text('{"hooks": {}}')
+    install(bin_dir, "gemini")
+    attempt = run("gemini", workdir)
+    assert attempt.ok, attempt.detail
+    assert not (workdir / ".gemini").exists()  # removed from the lane's own copy
+    argv = calls(bin_dir, "gemini")[0]["argv"]
+    allowed = argv[argv.index("--allowed-mcp-server-names") + 1]
+    assert allowed.startswith("bounded-review-none-")
+    assert allowed != "none"
+
+
+def test_gemini_answers_quote_with_a_plain_at_sign(bin_dir: Path, workdir: Path) -> None:
+    answer = dict(PASS, rationale="checked \\@pytest.fixture")
+    install(bin_dir, "gemini", answer=answer)
+    attempt = run("gemini", workdir)
+    assert attempt.result is not None
+    assert attempt.result.rationale == "checked @pytest.fixture"
