@@ -18,13 +18,14 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ..core import subproc, tempdirs
+from ..core import strictjson, subproc, tempdirs
 from ..core.errors import UsageError
 from ..core.tables import LaneConfig
 from .environment import lane_env
 from .prompt import full_prompt, lens_prompt
-from .result import Attempt
+from .result import Attempt, exit_reason, process_failure
 
 # Agents print envelopes and event streams around the answer: more room than a command lane.
 OUTPUT_CAP = 8 * 1024 * 1024
@@ -138,26 +139,25 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
             stdin=prompt,
             cap=OUTPUT_CAP,
         )
-        attempt = _failed(out, lane) or agent.read(lane, out, folder)
+        failed = process_failure(out, lane.timeout, OUTPUT_CAP, lane.model)
+        attempt = failed or agent.read(lane, out, folder)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     detail = attempt.detail if not attempt.ok or attempt.detail else note
     return dataclasses.replace(attempt, detail=detail, tool=agent.name, tool_version=tool.version)
 
 
-def _failed(out: subproc.Outcome, lane: LaneConfig) -> Attempt | None:
-    if out.start_error:
-        return Attempt(None, "error", f"could not start: {out.start_error}", lane.model)
-    if out.timed_out:
-        return Attempt(None, "limit", f"timed out after {lane.timeout:g}s", lane.model)
-    if out.truncated:
-        return Attempt(None, "limit", f"output over the cap of {OUTPUT_CAP} bytes", lane.model)
-    if out.returncode is not None and out.returncode < 0:
-        return Attempt(None, "died", f"killed by signal {-out.returncode}", lane.model)
-    return None
-
-
-def stderr_tail(out: subproc.Outcome) -> str:
-    """The last line of what the tool printed on stderr, for a failure's reason."""
-    lines = out.stderr.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1][:300] if lines else ""
+def read_envelope(
+    name: str, data: bytes | None, out: subproc.Outcome, model: str | None
+) -> dict[str, Any] | Attempt:
+    """The tool's JSON envelope (an object) in ``data``, or the failed attempt saying why
+    there is none: it printed nothing, or not JSON, or not an object."""
+    if data is None or not data.strip():
+        return Attempt(None, "error", f"{name} printed nothing ({exit_reason(out)})", model)
+    try:
+        envelope = strictjson.loads(data, max_bytes=OUTPUT_CAP)
+    except strictjson.StrictJSONError as exc:
+        return Attempt(None, "error", f"{name}'s output is not its JSON envelope: {exc}")
+    if not isinstance(envelope, dict):
+        return Attempt(None, "error", f"{name}'s JSON envelope is not an object", model)
+    return envelope

@@ -7,15 +7,15 @@ text. Claude reports many failures while exiting 0: ``is_error``, a ``subtype`` 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 from typing import Any
 
-from ..core import strictjson
 from ..core.subproc import Outcome
 from ..core.tables import LaneConfig
 from ..models.report import Usage
-from .agent import OUTPUT_CAP, Agent, Tool, stderr_tail
+from .agent import Agent, Tool, read_envelope
 from .answer import read_text
 from .result import Attempt, read_result
 from .schema import lane_result_schema
@@ -97,15 +97,9 @@ def _reason(envelope: dict[str, Any]) -> str:
 
 
 def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
-    if not out.stdout.strip():
-        why = f"exit {out.returncode}" + (f": {stderr_tail(out)}" if stderr_tail(out) else "")
-        return Attempt(None, "error", f"claude printed nothing ({why})", lane.model)
-    try:
-        envelope = strictjson.loads(out.stdout, max_bytes=OUTPUT_CAP)
-    except strictjson.StrictJSONError as exc:
-        return Attempt(None, "error", f"claude's output is not its JSON envelope: {exc}")
-    if not isinstance(envelope, dict):
-        return Attempt(None, "error", "claude's JSON envelope is not an object", lane.model)
+    envelope = read_envelope("claude", out.stdout, out, lane.model)
+    if isinstance(envelope, Attempt):
+        return envelope
     usage, model = usage_of(envelope), _model(envelope, lane)
     if envelope.get("is_error") is not False or envelope.get("subtype") != "success":
         kind = "limit" if envelope.get("subtype") in _LIMITS else "error"
@@ -119,7 +113,7 @@ def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
         attempt = read_text(envelope["result"], model)
     else:
         attempt = Attempt(None, "error", "claude answered neither structured_output nor a result")
-    return Attempt(attempt.result, attempt.failure, attempt.detail, model, usage)
+    return dataclasses.replace(attempt, model=model, usage=usage)
 
 
 AGENT = Agent(

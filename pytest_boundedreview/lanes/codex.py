@@ -10,6 +10,7 @@ completed. The model is checked against ``codex debug models`` when that answers
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -19,10 +20,10 @@ from ..core import subproc
 from ..core.subproc import Outcome
 from ..core.tables import LaneConfig
 from ..models.report import Usage
-from .agent import Agent, Tool, stderr_tail, unverified
+from .agent import Agent, Tool, unverified
 from .answer import read_text
 from .environment import lane_env
-from .result import Attempt
+from .result import Attempt, exit_reason
 from .schema import lane_result_schema
 
 AGENT_ENV = ("OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME")
@@ -96,8 +97,7 @@ def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
         why = f"codex reported turn.failed: {_message(failed[0])}"
         return Attempt(None, "error", why, lane.model, usage)
     if out.returncode != 0:
-        tail = (troubles[-1:] or [stderr_tail(out)])[0]
-        why = f"exit {out.returncode}" + (f": {tail}" if tail else "")
+        why = exit_reason(out, troubles[-1] if troubles else None)
         return Attempt(None, "error", why, lane.model, usage)
     if not any(e.get("type") == "turn.completed" for e in events):
         why = f"codex completed no turn ({troubles[-1]})" if troubles else "codex completed no turn"
@@ -108,7 +108,7 @@ def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
         return Attempt(None, "error", "codex wrote no final message", lane.model, usage)
     attempt = read_text(text, lane.model)
     detail = attempt.detail or (f"codex recovered from {troubles[0]}" if troubles else "")
-    return Attempt(attempt.result, attempt.failure, detail, lane.model, usage)
+    return dataclasses.replace(attempt, detail=detail, usage=usage)
 
 
 @functools.cache

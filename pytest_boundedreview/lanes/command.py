@@ -9,12 +9,14 @@ from pathlib import Path
 from ..core import subproc, tempdirs
 from ..core.tables import LaneConfig
 from .environment import lane_env
-from .result import OUTPUT_CAP, Attempt, read_result, with_retries
-
-
-def _tail(data: bytes) -> str:
-    lines = data.decode("utf-8", "replace").strip().splitlines()
-    return lines[-1][:300] if lines else ""
+from .result import (
+    OUTPUT_CAP,
+    Attempt,
+    exit_reason,
+    process_failure,
+    read_result,
+    with_retries,
+)
 
 
 def run_once(lane: LaneConfig, packet: bytes, workdir: Path, cap: int = OUTPUT_CAP) -> Attempt:
@@ -30,18 +32,11 @@ def run_once(lane: LaneConfig, packet: bytes, workdir: Path, cap: int = OUTPUT_C
         )
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-    if out.start_error:
-        return Attempt(None, "error", f"could not start: {out.start_error}")
-    if out.timed_out:
-        return Attempt(None, "limit", f"timed out after {lane.timeout:g}s")
-    if out.truncated:
-        return Attempt(None, "limit", f"output over the cap of {cap} bytes")
-    assert out.returncode is not None
-    if out.returncode < 0:
-        return Attempt(None, "died", f"killed by signal {-out.returncode}")
+    failed = process_failure(out, lane.timeout, cap)
+    if failed is not None:
+        return failed
     if out.returncode != 0:
-        tail = _tail(out.stderr)
-        return Attempt(None, "error", f"exit {out.returncode}" + (f": {tail}" if tail else ""))
+        return Attempt(None, "error", exit_reason(out))
     return read_result(out.stdout, cap, lane.model)
 
 

@@ -10,16 +10,16 @@ escaped.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import secrets
 from pathlib import Path
 from typing import Any
 
-from ..core import strictjson
 from ..core.subproc import Outcome
 from ..core.tables import LaneConfig
 from ..models.report import Usage
-from .agent import OUTPUT_CAP, Agent, Tool, stderr_tail
+from .agent import Agent, Tool, read_envelope
 from .answer import read_text
 from .result import Attempt
 
@@ -82,15 +82,9 @@ def shield(text: str) -> str:
 
 def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
     data = out.stdout if out.stdout.strip() else _stderr_envelope(out)
-    if data is None:
-        why = f"exit {out.returncode}" + (f": {stderr_tail(out)}" if stderr_tail(out) else "")
-        return Attempt(None, "error", f"gemini printed nothing ({why})", lane.model)
-    try:
-        envelope = strictjson.loads(data, max_bytes=OUTPUT_CAP)
-    except strictjson.StrictJSONError as exc:
-        return Attempt(None, "error", f"gemini's output is not its JSON envelope: {exc}")
-    if not isinstance(envelope, dict):
-        return Attempt(None, "error", "gemini's JSON envelope is not an object", lane.model)
+    envelope = read_envelope("gemini", data, out, lane.model)
+    if isinstance(envelope, Attempt):
+        return envelope
     usage, models = usage_of(envelope)
     model = ", ".join(models) or lane.model
     error = envelope.get("error")
@@ -104,7 +98,7 @@ def read(lane: LaneConfig, out: Outcome, folder: Path) -> Attempt:
     if not isinstance(response, str):
         return Attempt(None, "error", "gemini's envelope has no response text", model, usage)
     attempt = read_text(_unescaped(response), model)
-    return Attempt(attempt.result, attempt.failure, attempt.detail, model, usage)
+    return dataclasses.replace(attempt, model=model, usage=usage)
 
 
 AGENT = Agent(

@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from ..core import strictjson
+from ..core.subproc import Outcome
 from ..core.validation import describe_all
 from ..models.lane import LaneResult
 from ..models.report import Usage
@@ -54,3 +55,31 @@ def read_result(data: bytes, cap: int = OUTPUT_CAP, model: str | None = None) ->
     except ValidationError as exc:
         reasons = "; ".join(describe_all(exc))
         return Attempt(None, "error", f"not a lane result: {reasons}", model=model)
+
+
+def stderr_tail(out: Outcome) -> str:
+    """The last line a reviewer process printed on stderr, for a failure's reason."""
+    lines = out.stderr.decode("utf-8", "replace").strip().splitlines()
+    return lines[-1][:300] if lines else ""
+
+
+def exit_reason(out: Outcome, tail: str | None = None) -> str:
+    """``exit N``, with ``tail`` (by default the last line on stderr) when there is one."""
+    tail = stderr_tail(out) if tail is None else tail
+    return f"exit {out.returncode}" + (f": {tail}" if tail else "")
+
+
+def process_failure(
+    out: Outcome, timeout: float, cap: int, model: str | None = None
+) -> Attempt | None:
+    """How a reviewer process failed before it could answer: it did not start, ran out of
+    time, printed more than ``cap`` bytes, or was killed; ``None`` when it exited."""
+    if out.start_error:
+        return Attempt(None, "error", f"could not start: {out.start_error}", model)
+    if out.timed_out:
+        return Attempt(None, "limit", f"timed out after {timeout:g}s", model)
+    if out.truncated:
+        return Attempt(None, "limit", f"output over the cap of {cap} bytes", model)
+    if out.returncode is not None and out.returncode < 0:
+        return Attempt(None, "died", f"killed by signal {-out.returncode}", model)
+    return None
