@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from fakeagents import VERSIONS, calls, install
 from gitrepo import GitRepo
+from test_lanes_e2e import commit_change
 
 CONFIG = """\
 [tool.bounded-review]
@@ -70,16 +71,7 @@ def test_two_agent_lanes_and_a_scout_review_a_session(
     install(bin_dir, "claude", answer=blocking, reconcile=True)
     install(bin_dir, "codex", reconcile=True)
     monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
-    project.commit(
-        {
-            "pyproject.toml": CONFIG,
-            "app.py": "x = 1\n",
-            "test_app.py": "def test_app():\n    pass\n",
-        },
-        "base",
-    )
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"app.py": "x = 2\n"}, "change")
+    commit_change(project, CONFIG)
     before = project.git("status", "--porcelain")
 
     result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
