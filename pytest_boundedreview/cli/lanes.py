@@ -20,7 +20,7 @@ from ..lanes.agents import AGENTS
 from ..lanes.environment import lane_env
 from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import builtin, full_prompt, lens_prompt
-from ..lanes.routing import route
+from ..lanes.routing import route, routing_tier
 from ..lanes.snapshot import snapshot_copy
 from ..render.escape import terminal
 from ..report.build import assess_risk
@@ -63,9 +63,7 @@ def _readiness(lane: LaneConfig, settings: Settings, repo: git.Repo, tier: str) 
             listed = f"{chosen}, listed by {lane.base_url}/models" if chosen else None
             yield f"model: {listed or f'{lane.model} is not listed: the lane would be unverified'}"
     elif lane.kind == "command":
-        decision = route(
-            lane, settings.routing, repo.root, tier="complex" if tier == "strict" else "routine"
-        )
+        decision = route(lane, settings.routing, repo.root, tier=routing_tier(tier))
         if decision.problem:
             yield f"model: {decision.problem} (the lane would be unverified)"
         else:

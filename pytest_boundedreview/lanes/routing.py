@@ -63,6 +63,11 @@ def tier_models(routing: RoutingConfig, tier: str) -> Sequence[str]:
     }[tier]
 
 
+def routing_tier(risk_tier: str) -> str:
+    """The routing tier for a change of ``risk_tier``: ``complex`` for strict ones."""
+    return "complex" if risk_tier == "strict" else "routine"
+
+
 def route(
     lane: LaneConfig,
     routing: RoutingConfig,

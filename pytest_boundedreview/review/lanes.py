@@ -22,7 +22,7 @@ from ..lanes.dispatch import dispatch
 from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import lens_prompt
 from ..lanes.result import Attempt, with_retries
-from ..lanes.routing import route
+from ..lanes.routing import route, routing_tier
 from ..lanes.snapshot import live_fingerprint, mutated, snapshot_copy
 from ..models.finding import ReportFinding
 from ..models.loop import LaneState
@@ -104,8 +104,7 @@ def run_lanes(
         if lane.kind != "command":
             routed.append(lane)
             continue
-        routing_tier = "complex" if tier == "strict" else "routine"
-        decision = route(lane, settings.routing, repo.root, tier=routing_tier)
+        decision = route(lane, settings.routing, repo.root, tier=routing_tier(tier))
         if decision.model is None and decision.problem is not None:
             outcome.rows.append(unrun_row(lane, "unverified", decision.problem))
             outcome.problems.append(f"lane {lane.name!r} unverified: {decision.problem}")
