@@ -32,8 +32,6 @@ from ..models.report import (
 from ..risk import DOCS_PATHS, assess, rules_from
 from ..target.freeze import Target
 
-# Rows whose attempts ran in this review; a retained or reused row's cost was spent earlier.
-SPENT = ("pass", "revise", "scout", "unverified")
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
 
 
@@ -173,7 +171,8 @@ def build(ev: Evidence) -> Report:
             unknown=ev.tests.unknown,
         ),
         lanes=list(ev.lanes or []),
-        usage=summed([row.usage for row in ev.lanes or [] if row.usage and row.status in SPENT]),
+        # A retained or reused row carries no usage: its cost was counted in its own round.
+        usage=summed([row.usage for row in ev.lanes or [] if row.usage]),
         findings=Findings(blocking=blocking, advisory=advisory, rejected=list(ev.rejected)),
         blockers_fixed=list(ev.blockers_fixed),
         gate=ev.gate,
