@@ -96,9 +96,16 @@ if name == "codex" and args[:2] == ["debug", "models"]:
                                  for slug in config["models"]]}))
     sys.exit(0)
 stdin = sys.stdin.read()
+# gemini's own folder as it finds it: GEMINI_CLI_HOME, else HOME (links shown by target)
+gemini_dir = os.path.join(os.environ.get("GEMINI_CLI_HOME") or os.environ["HOME"], ".gemini")
+found = {}
+for entry in sorted(os.listdir(gemini_dir)) if os.path.isdir(gemini_dir) else []:
+    full = os.path.join(gemini_dir, entry)
+    found[entry] = ("-> " + os.readlink(full)) if os.path.islink(full) else (
+        open(full).read() if os.path.isfile(full) else "/")
 with open(os.path.join(here, name + ".log"), "a") as f:
     f.write(json.dumps({"argv": sys.argv, "stdin": stdin, "cwd": os.getcwd(),
-                        "env": dict(os.environ)}) + "\n")
+                        "env": dict(os.environ), "gemini_dir": found}) + "\n")
 mode, answer = config["mode"], config.get("answer", __PASS__)
 if config.get("reconcile"):
     packet = json.loads(re.search(r"```json\n(.*?)\n```", stdin, re.S).group(1))
@@ -171,6 +178,9 @@ elif name == "gemini":
             {"session_id": "s1", "error": {"type": kind, "message": message, "code": code}},
             indent=2) + "\n")
         sys.exit(code)
+    os.makedirs(os.path.join(gemini_dir, "tmp", "chats"), exist_ok=True)  # its session file
+    with open(os.path.join(gemini_dir, "tmp", "chats", "session-s1.jsonl"), "w") as f:
+        f.write(stdin)
     response = text if mode != "invalid" else "I think it is fine."
     emit({"session_id": "s1", "response": response, "stats": stats})
 """

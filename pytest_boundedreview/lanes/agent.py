@@ -67,6 +67,8 @@ class Agent:
     shield: Callable[[str], str] = lambda text: text
     # what the tool's own files in the reviewed copy must not do: removed before the run
     strip: tuple[str, ...] = ()
+    # (private folder) -> variables to set for the run, such as a home of the attempt's own
+    setup: Callable[[Path], dict[str, str]] = lambda folder: {}
 
 
 def unverified(model: str | None) -> str:
@@ -134,7 +136,7 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
         out = subproc.run(
             argv,
             cwd=workdir,
-            env=env,
+            env={**env, **agent.setup(folder)},
             timeout=lane.timeout,
             stdin=prompt,
             cap=OUTPUT_CAP,

@@ -373,6 +373,38 @@ def test_a_gemini_lane_never_sees_the_changes_own_gemini_settings(
     assert allowed != "none"
 
 
+def test_a_gemini_lane_runs_in_a_home_of_its_own_without_the_users_hooks_or_env_files(
+    bin_dir: Path, workdir: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    user = tmp_path / "user-home"
+    (user / ".gemini").mkdir(parents=True)
+    hook = {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/x"}]}]}
+    auth = {"selectedType": "oauth-personal"}
+    settings = {"hooks": hook, "mcpServers": {"mine": {}}, "security": {"auth": auth}}
+    (user / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    (user / ".gemini" / "oauth_creds.json").write_text('{"refresh_token": "r"}')
+    monkeypatch.setenv("HOME", str(user))
+    monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    install(bin_dir, "gemini")
+    attempt = run("gemini", workdir)
+    assert attempt.ok, attempt.detail
+    call = calls(bin_dir, "gemini")[0]
+    home = Path(call["env"]["GEMINI_CLI_HOME"])
+    assert call["env"]["HOME"] == str(user)  # only gemini's own folder moves
+    seen = call["gemini_dir"]
+    assert json.loads(seen["settings.json"]) == {
+        "hooksConfig": {"enabled": False},
+        "advanced": {"ignoreLocalEnv": True},
+        "security": {"auth": auth},
+    }
+    assert seen["oauth_creds.json"] == f"-> {user / '.gemini' / 'oauth_creds.json'}"
+    assert not home.exists()  # removed after the attempt, the session file with it
+    assert sorted(p.name for p in (user / ".gemini").iterdir()) == [
+        "oauth_creds.json",
+        "settings.json",
+    ]
+
+
 def test_gemini_answers_quote_with_a_plain_at_sign(bin_dir: Path, workdir: Path) -> None:
     answer = dict(PASS, rationale="checked \\@pytest.fixture")
     install(bin_dir, "gemini", answer=answer)
