@@ -13,7 +13,8 @@ from pathlib import Path
 
 from ..core.ceilings import effective_budget
 from ..core.config import Settings, load_settings, option_overrides
-from ..core.errors import UsageError
+from ..core.errors import LedgerError, UsageError
+from ..core.statefile import state_folder
 from ..core.tables import LaneConfig
 from ..lanes import agent, gemini, openai
 from ..lanes.agents import AGENTS
@@ -22,6 +23,8 @@ from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import builtin, full_prompt, lens_prompt
 from ..lanes.routing import route, routing_tier
 from ..lanes.snapshot import snapshot_copy
+from ..loop.machine import Plan
+from ..loop.rounds import LoopRound
 from ..render.escape import terminal
 from ..report.build import assess_risk
 from ..review.choice import candidates, choose, target_size
@@ -74,6 +77,49 @@ def _readiness(lane: LaneConfig, settings: Settings, repo: git.Repo, tier: str) 
         yield "a plugin lane: the plugin's object reviews in this process"
 
 
+def _loop_plan(
+    repo: git.Repo,
+    settings: Settings,
+    target: Target,
+    max_repair_loops: int,
+    reasons: list[tuple[str | None, str]],
+) -> Plan | str:
+    """What the review loop recorded for this target would make of this round (read only),
+    or why its state cannot be used."""
+    loop = LoopRound(
+        repo,
+        target,
+        state_folder(repo.root, settings.state_dir),
+        max_repair_loops,
+        reset=settings.reset,
+        full=settings.full,
+        risk_reasons=reasons,
+        tests_in_scope=settings.loop.tests_in_scope,
+        systemic_share=settings.loop.systemic_share,
+    )
+    try:
+        return loop.prepare()
+    except LedgerError as exc:
+        return f"the loop state cannot be used: {exc}; the lanes would run outside the loop"
+
+
+def _verdict(lane: LaneConfig, plan: Plan | str) -> str:
+    """Whether ``lane``, chosen for this target, would run in this round of the loop."""
+    if isinstance(plan, str):
+        return "would run"
+    if plan.action == "reuse":
+        return f"would not run - {plan.notes[0]}"
+    if plan.action == "stop":
+        return f"would not run - loop {plan.status}: {plan.stop_reason}"
+    previous, again = plan.previous, plan.redispatch
+    passed = previous is not None and any(
+        r.name == lane.name and r.status in ("pass", "retained") for r in previous.rows
+    )
+    if previous is not None and passed and again is not None and lane.name not in again:
+        return f"would be retained - passed in round {previous.number} of the loop"
+    return "would run"
+
+
 def _head(lane: LaneConfig) -> str:
     return f"lane {terminal(lane.name)} [{terminal(lane.lens)}, {lane.role}, {lane.kind}]"
 
@@ -102,8 +148,18 @@ def cmd_lanes(args: argparse.Namespace) -> int:
         print("nothing to review: the target is empty, no lane would run")
         return 0
     chosen, skipped = choose(settings, target, found.lanes, tier, budget)
+    reasons_at = [(r.path, r.rule) for r in reasons]
+    plan = _loop_plan(repo, settings, target, budget.max_repair_loops, reasons_at)
+    notes = [plan] if isinstance(plan, str) else plan.notes
+    if chosen and settings.selection.settle_trivial and tier == "economy":
+        notes.append(
+            "selection.settle_trivial: if the tests and checks come out clean, they settle "
+            "this change and no lane runs"
+        )
+    for note in notes:
+        print(f"note: {terminal(note)}")
     for lane in chosen:
-        print(f"{_head(lane)}: would run")
+        print(f"{_head(lane)}: {terminal(_verdict(lane, plan))}")
         for line in _readiness(lane, settings, repo, tier):
             print(f"  {terminal(line)}")
     for lane, why in skipped:

@@ -72,10 +72,15 @@ class Target:
         return list(self.scope.paths)
 
 
+# Both faces take the base: pytest as an option, the bounded-review commands as --base.
+_REQUESTED = "the base option or the `base` setting"
+_NAME_A_BASE = "pass --bounded-review-base=REF (bounded-review commands: --base REF)"
+
+
 def resolve_base(repo: git.Repo, explicit: str | None, env: Mapping[str, str]) -> tuple[str, str]:
     """The review base as (name, commit), in the order of CONTRACT §3."""
     if explicit:
-        return explicit, _require(repo, explicit, "the configured base")
+        return explicit, _require(repo, explicit, _REQUESTED)
     for variable in CI_BASE_VARIABLES:
         if env.get(variable):
             name = f"origin/{env[variable]}"
@@ -88,7 +93,7 @@ def resolve_base(repo: git.Repo, explicit: str | None, env: Mapping[str, str]) -
     hint = f"; {_SHALLOW_HINT}" if repo.shallow else ""
     raise BaseRefError(
         "could not determine the review base: no upstream branch and no origin/HEAD; "
-        f"pass --bounded-review-base=REF or set `base` in [tool.bounded-review]{hint}"
+        f"{_NAME_A_BASE} or set `base` in [tool.bounded-review]{hint}"
     )
 
 
@@ -109,7 +114,7 @@ def _upstream(repo: git.Repo) -> str | None:
         where = git.decode(remote.stdout).strip() or "origin"
         raise BaseRefError(
             f"the upstream of {branch!r} ({where}/{name}) is gone: fetch it (git fetch {where}), "
-            "set another (git branch --set-upstream-to=REF) or pass --bounded-review-base=REF"
+            f"set another (git branch --set-upstream-to=REF) or {_NAME_A_BASE}"
         )
     return None
 
@@ -123,8 +128,8 @@ def _require(repo: git.Repo, ref: str, origin: str) -> str:
             f"base {ref!r} (from {origin}) is not in this repository; {_SHALLOW_HINT}"
         )
     raise BaseRefError(
-        f"base ref {ref!r} (from {origin}) is unknown: fetch it (git fetch origin) "
-        "or name an existing branch, tag or commit with --bounded-review-base=REF"
+        f"base ref {ref!r} (from {origin}) is unknown: fetch it (git fetch origin) or "
+        f"{_NAME_A_BASE} naming an existing branch, tag or commit"
     )
 
 
@@ -194,7 +199,7 @@ def freeze(
         if requested == "local-diff" or (requested == "auto" and tree != head_tree):
             kind = "local-diff"
             if base:
-                base_name, base_commit = base, _require(repo, base, "the configured base")
+                base_name, base_commit = base, _require(repo, base, _REQUESTED)
             else:
                 base_name, base_commit = "HEAD", head
         else:

@@ -92,6 +92,32 @@ def test_a_configuration_error_exits_4(project: GitRepo) -> None:
     assert "kodex" in out.stderr
 
 
+def test_an_unknown_base_names_the_commands_own_option(project: GitRepo) -> None:
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest_boundedreview", "lanes", "--base", "nosuchrev"],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert out.returncode == 4
+    assert "base ref 'nosuchrev' (from the base option or the `base` setting)" in out.stderr
+    assert "(bounded-review commands: --base REF)" in out.stderr
+
+
+def test_lanes_says_when_a_clean_run_would_settle_a_trivial_change(project: GitRepo) -> None:
+    settle = "[tool.bounded-review.selection]\nsettle_trivial = true\n"
+    project.commit({"pyproject.toml": CONFIG.replace("[[", settle + "[[", 1)})
+    out = bounded_review(project, "lanes", "--risk", "economy")
+    assert out.returncode == 0, out.stderr
+    note = (
+        "note: selection.settle_trivial: if the tests and checks come out clean, they settle "
+        "this change and no lane runs"
+    )
+    assert note in out.stdout.splitlines()
+    assert note not in bounded_review(project, "lanes", "--risk", "strict").stdout
+
+
 def test_prompt_prints_the_packet_the_lens_prompt_and_the_contract(project: GitRepo) -> None:
     out = bounded_review(project, "prompt", "surgical")
     assert out.returncode == 0, out.stderr

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +19,7 @@ from test_lanes_e2e import commit_change
 CONFIG = """\
 [tool.bounded-review]
 risk = "strict"
+mode = "review-and-fix"
 max_retries = 0
 [tool.bounded-review.selection]
 small_lines = 0
@@ -112,3 +115,25 @@ def test_two_agent_lanes_and_a_scout_review_a_session(
         ]
     )
     assert project.git("status", "--porcelain") == before
+
+    # The dry run reads the loop this session recorded: the same snapshot is reused, and on a
+    # repair the lane that passed is retained while the one that blocked runs again.
+    def dry_run() -> list[str]:
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest_boundedreview", "lanes", "--base", "main"],
+            cwd=project.path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert out.returncode == 0, out.stderr
+        return out.stdout.splitlines()
+
+    unchanged = "the snapshot is unchanged since round 1: its results are reused"
+    assert f"lane deep [security, verdict, codex]: would not run - {unchanged}" in dry_run()
+    project.commit({"app.py": "x = 3\n"}, "repair")
+    lines = dry_run()
+    assert "lane surgical [correctness, verdict, claude]: would run" in lines
+    retained = "would be retained - passed in round 1 of the loop"
+    assert f"lane deep [security, verdict, codex]: {retained}" in lines
+    assert len(calls(bin_dir, "claude")) == 1  # the dry runs dispatched nothing
