@@ -7,7 +7,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import uuid
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -19,7 +18,7 @@ from ..core.errors import EXIT_INTERRUPTED, LedgerError
 from ..core.validation import describe_all
 from ..loop import attempts
 from ..loop import ops as loopops
-from ..loop.ledger import Ledger, parse_state
+from ..loop.ledger import Ledger
 from ..models.lane import LaneResult
 from ..models.loop import LoopState
 from ..render.escape import terminal
@@ -57,17 +56,19 @@ def _operation(
         return lambda s: attempts.mark_running(s, args.lane, args.attempt_id, args.revision)
     if name == "record-result":
         answer = _result(args.result)
-        return lambda s: attempts.record_result(s, args.lane, args.attempt_id, answer)
+        return lambda s: attempts.record_result(
+            s, args.lane, args.attempt_id, args.revision, answer
+        )
     if name == "record-failure":
         return lambda s: attempts.record_failure(
-            s, args.lane, args.attempt_id, args.kind, args.detail
+            s, args.lane, args.attempt_id, args.revision, args.kind, args.detail
         )
     if name == "admit-retry":
-        return lambda s: attempts.admit_retry(s, args.lane, args.attempt_id, args.retry_of)
+        return lambda s: attempts.admit_retry(s, args.lane, args.retry_of)
     if name == "complete-round":
         return lambda s: loopops.complete_round(s, args.blocking)
     if name == "next-round":
-        return lambda s: loopops.next_round(s, args.revision)
+        return lambda s: loopops.next_round(s, args.revision, args.affected_lane)
     return lambda s: loopops.close(s, args.outcome)
 
 
@@ -93,10 +94,10 @@ def cmd_loop(args: argparse.Namespace) -> int:
                 raise LedgerError("INVALID", f"no loop {args.loop_id!r} in {args.state_dir}")
             print(state.model_dump_json(indent=2))
             return 0
-        if args.loop_command == "validate":
-            if not book.path.exists():
+        if args.loop_command == "validate":  # the same containment and checks as a mutation
+            state = book.read()
+            if state is None:
                 raise LedgerError("INVALID", f"no loop {args.loop_id!r} in {args.state_dir}")
-            state = parse_state(book.path.read_bytes(), book.path)
             print(json.dumps(loopops.receipt(state, valid=True), sort_keys=True))
             return 0
         receipt = book.mutate(args.operation_id, _request(args), _operation(args))
@@ -161,24 +162,14 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
-    """Close open (or stopped) loops so the next review starts a new one."""
+    """Archive loops (``loops/<id>/archive/NNNN.json``) so the next review of their target, or
+    a ``loop begin`` with the same id, starts a new loop; nothing is deleted."""
     state_dir = _state_dir(args.state_dir)
     books = _loops(state_dir, args.loop_id)
-    if not books:
+    archived = [(book, done) for book in books if (done := book.archive())]
+    for book, (was, where) in archived:
+        receipt = {"event": loopops.EVENT, "loop_id": book.loop_id, "status": "archived"}
+        print(json.dumps({**receipt, "was": was, "archive": str(where)}, sort_keys=True))
+    if not archived:
         print(f"no review loop in {state_dir}")
-        return 0
-    for book in books:
-        state = book.read()
-        if state is None or state.status in ("closed", "converged"):
-            continue
-
-        def close(current: LoopState | None) -> tuple[LoopState, dict[str, Any]]:
-            assert current is not None
-            closed = current.model_copy(
-                update={"status": "closed", "stop_reason": f"reset (was {current.status})"}
-            )
-            return closed, loopops.receipt(closed, status="closed", was=current.status)
-
-        receipt = book.mutate(f"reset-{uuid.uuid4().hex}", {"reset": book.loop_id}, close)
-        print(json.dumps(receipt, sort_keys=True))
     return 0

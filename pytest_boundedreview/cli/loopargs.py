@@ -54,7 +54,7 @@ def add_parser(sub: Any) -> None:
         "--target-kind", required=True, choices=["pr", "local-diff", "staged", "plan"]
     )
     begin.add_argument(
-        "--revision", required=True, help="what round 1 reviews (tree:… or sha256:…)"
+        "--revision", required=True, help="what round 1 reviews (tree:, commit: or sha256: + hex)"
     )
     begin.add_argument(
         "--lane", action="append", type=_lane_spec, required=True, metavar="NAME:LENS[:ROLE]"
@@ -71,23 +71,40 @@ def add_parser(sub: Any) -> None:
     running.add_argument("--lane", required=True)
     running.add_argument("--attempt-id", required=True)
     running.add_argument("--revision", required=True)
+    echo = "the round's revision, echoed: an answer about another snapshot is refused"
     result = command("record-result", "record a lane's answer (a lane-result JSON file)")
     result.add_argument("--lane", required=True)
     result.add_argument("--attempt-id", required=True)
+    result.add_argument("--revision", required=True, help=echo)
     result.add_argument("--result", required=True, type=Path, metavar="FILE")
     failure = command("record-failure", "record that an attempt failed")
     failure.add_argument("--lane", required=True)
     failure.add_argument("--attempt-id", required=True)
+    failure.add_argument("--revision", required=True, help=echo)
     failure.add_argument("--kind", required=True, choices=["error", "died", "limit"])
     failure.add_argument("--detail", default="")
-    retry = command("admit-retry", "admit a new attempt as the retry of a failed one")
+    retry = command(
+        "admit-retry", "admit a retry of a failed attempt (the receipt names its new id)"
+    )
     retry.add_argument("--lane", required=True)
-    retry.add_argument("--attempt-id", required=True)
-    retry.add_argument("--retry-of", required=True)
+    retry.add_argument("--retry-of", required=True, metavar="ATTEMPT_ID")
     complete = command("complete-round", "close the open round once every lane answered")
     complete.add_argument("--blocking", action="append", default=[], metavar="FINGERPRINT")
     following = command("next-round", "open the next round on a changed artifact")
     following.add_argument("--revision", required=True)
+    coverage = following.add_mutually_exclusive_group()
+    coverage.add_argument(
+        "--full-review",
+        action="store_true",
+        help="every lane answers afresh (the default)",
+    )
+    coverage.add_argument(
+        "--affected-lane",
+        action="append",
+        metavar="NAME",
+        help="a delta: only these lanes answer again, the others keep their valid results "
+        "(repeatable; a non-empty strict subset)",
+    )
     closing = command("close", "close the loop")
     closing.add_argument("--outcome", required=True, choices=["converged", "drift", "deadlock"])
     command("show", "print the loop's state")
@@ -104,9 +121,9 @@ def add_state_parsers(sub: Any) -> None:
     )
     reset = sub.add_parser(
         "reset",
-        help="close review loops so the next review starts anew",
-        description="Close open, deadlocked or drifted review loops (their history is kept) so "
-        "the next review of the target starts a new loop.",
+        help="archive review loops so the next review starts anew",
+        description="Archive review loops (to loops/ID/archive/NNNN.json, kept) so the next "
+        "review of the target, or a `loop begin` with the same id, starts a new loop.",
     )
     for parser in (status, reset):
         parser.add_argument(

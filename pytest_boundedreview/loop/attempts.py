@@ -12,14 +12,22 @@ from ..core.errors import LedgerError
 from ..core.fingerprint import finding_fingerprint
 from ..models.lane import LaneResult
 from ..models.loop import Attempt, LaneState, LoopState, RoundState
+from .coverage import attempt_id as issue_id
 from .ops import open_round, receipt, replace_round
-
-MAX_RETRY_EDGES = 3
+from .structure import MAX_RETRY_EDGES
 
 
 def _lane(round_: RoundState, name: str) -> tuple[int, LaneState]:
+    """The lane ``name`` of the open round, which must not be retained: a retained lane is
+    never launched and never answers."""
     for index, lane in enumerate(round_.lanes):
         if lane.name == name:
+            if lane.status == "retained":
+                why = (
+                    f"lane {name!r} is retained from round {lane.retained_from} in round "
+                    f"{round_.number}: it is not launched and does not answer"
+                )
+                raise LedgerError("LANE_RETAINED", why)
             return index, lane
     known = ", ".join(lane.name for lane in round_.lanes)
     raise LedgerError("INVALID", f"no lane {name!r} in round {round_.number} (lanes: {known})")
@@ -30,38 +38,34 @@ def _with_lane(state: LoopState, round_: RoundState, index: int, lane: LaneState
     return replace_round(state, round_.model_copy(update={"lanes": lanes}))
 
 
-def mark_running(
-    state: LoopState | None, lane_name: str, attempt_id: str, revision: str
-) -> tuple[LoopState, dict[str, Any]]:
-    """Start an attempt: the lane's first, or one admitted as a retry."""
-    state, current = open_round(state)
+def _echoed(current: RoundState, revision: str) -> None:
+    """The orchestrator's revision must be the round's: an answer about another snapshot
+    counts for nothing."""
     if revision != current.revision:
-        why = f"attempt for {revision} but round {current.number} reviews {current.revision}"
+        why = f"the attempt is for {revision} but round {current.number} reviews {current.revision}"
         raise LedgerError("REVISION_MISMATCH", why)
+
+
+def mark_running(
+    state: LoopState | None, lane_name: str, attempt: str, revision: str
+) -> tuple[LoopState, dict[str, Any]]:
+    """Start the lane's admitted attempt (its first, or a retry), by the id the engine issued."""
+    state, current = open_round(state)
+    _echoed(current, revision)
     index, lane = _lane(current, lane_name)
-    if any(a.status == "complete" for a in lane.attempts):
-        raise LedgerError(
-            "ATTEMPT_MISMATCH", f"lane {lane_name!r} is complete: it cannot run again"
+    last = lane.attempts[-1] if lane.attempts else None
+    if last is None or last.attempt_id != attempt or last.status != "admitted":
+        issued = (
+            f"; its admitted attempt is {last.attempt_id!r}"
+            if last and last.status == "admitted"
+            else ""
         )
-    if _attempt_anywhere(state, attempt_id) is not None and not _admitted(lane, attempt_id):
-        raise LedgerError("ATTEMPT_MISMATCH", f"attempt id {attempt_id!r} is already used")
-    if _admitted(lane, attempt_id):
-        attempts = [
-            a.model_copy(update={"status": "running"}) if a.attempt_id == attempt_id else a
-            for a in lane.attempts
-        ]
-    elif lane.attempts:
-        why = f"lane {lane_name!r} already has attempts: a new one must be admitted as a retry"
+        why = f"{attempt!r} is not an admitted attempt of lane {lane_name!r}{issued}"
         raise LedgerError("ATTEMPT_MISMATCH", why)
-    else:
-        attempts = [Attempt(attempt_id=attempt_id, revision=revision, status="running")]
+    attempts = [*lane.attempts[:-1], last.model_copy(update={"status": "running"})]
     new = lane.model_copy(update={"attempts": attempts})
     state = _with_lane(state, current, index, new)
-    return state, receipt(state, lane=lane_name, attempt_id=attempt_id, status="running")
-
-
-def _admitted(lane: LaneState, attempt_id: str) -> bool:
-    return any(a.attempt_id == attempt_id and a.status == "admitted" for a in lane.attempts)
+    return state, receipt(state, lane=lane_name, attempt_id=attempt, status="running")
 
 
 def _attempt_anywhere(state: LoopState, attempt_id: str) -> tuple[str, Attempt] | None:
@@ -87,11 +91,15 @@ def _running(current: RoundState, lane_name: str, attempt_id: str) -> tuple[int,
 
 
 def record_result(
-    state: LoopState | None, lane_name: str, attempt_id: str, result: LaneResult
+    state: LoopState | None, lane_name: str, attempt_id: str, revision: str, result: LaneResult
 ) -> tuple[LoopState, dict[str, Any]]:
     """A running attempt answered: the lane is complete with its verdict (or as a scout)."""
     state, current = open_round(state)
+    _echoed(current, revision)
     index, lane = _running(current, lane_name, attempt_id)
+    if lane.role == "scout" and result.verdict is not None:
+        why = f"lane {lane_name!r} is a scout: it casts no verdict (got {result.verdict!r})"
+        raise LedgerError("SCOUT_VERDICT", why)
     if lane.role == "verdict" and result.verdict is None:
         raise LedgerError(
             "INVALID", f"lane {lane_name!r} is a verdict lane: its result needs a verdict"
@@ -106,16 +114,15 @@ def record_result(
         for a in lane.attempts
     ]
     status = result.verdict or "scout"
-    new = lane.model_copy(update={"attempts": attempts, "status": status})
+    mine = sorted({scout_fingerprint(f) for f in result.findings}) if lane.role == "scout" else []
+    new = lane.model_copy(update={"attempts": attempts, "status": status, "findings": mine})
     state = _with_lane(state, current, index, new)
     current = state.rounds[-1]
     extra: dict[str, Any] = {}
     if lane.role == "scout":
-        found = sorted(
-            {scout_fingerprint(f) for f in result.findings} | set(current.scout_findings)
-        )
+        found = sorted(set(mine) | set(current.scout_findings))
         current = current.model_copy(update={"scout_findings": found})
-        extra["scout_fingerprints"] = sorted(scout_fingerprint(f) for f in result.findings)
+        extra["scout_fingerprints"] = mine
     else:
         answered = {r.fingerprint for r in result.reconciliation} | set(current.reconciled)
         current = current.model_copy(update={"reconciled": sorted(answered)})
@@ -131,10 +138,16 @@ def scout_fingerprint(finding: Mapping[str, Any]) -> str:
 
 
 def record_failure(
-    state: LoopState | None, lane_name: str, attempt_id: str, kind: str, detail: str
+    state: LoopState | None,
+    lane_name: str,
+    attempt_id: str,
+    revision: str,
+    kind: str,
+    detail: str,
 ) -> tuple[LoopState, dict[str, Any]]:
     """A running attempt failed (``error`` | ``died`` | ``limit``)."""
     state, current = open_round(state)
+    _echoed(current, revision)
     index, lane = _running(current, lane_name, attempt_id)
     attempts = [
         a.model_copy(update={"status": "failed", "failure_kind": kind, "detail": detail[:2000]})
@@ -148,16 +161,17 @@ def record_failure(
 
 
 def admit_retry(
-    state: LoopState | None, lane_name: str, attempt_id: str, retry_of: str
+    state: LoopState | None, lane_name: str, retry_of: str
 ) -> tuple[LoopState, dict[str, Any]]:
-    """Admit ``attempt_id`` as the retry of the failed attempt ``retry_of``: the chain only
-    grows at its end (no branch, no cycle, never across lanes), at most 3 retry edges."""
+    """Admit the retry of the failed attempt ``retry_of`` under an id the engine issues: the
+    chain only grows at its end (no branch, no cycle, never across lanes), at most 3 retry
+    edges."""
     state, current = open_round(state)
+    index, lane = _lane(current, lane_name)
     owner = _attempt_anywhere(state, retry_of)
     if owner is None or owner[0] != lane_name:
         why = f"attempt {retry_of!r} is not an attempt of lane {lane_name!r} in this loop"
         raise LedgerError("ATTEMPT_MISMATCH", why)
-    index, lane = _lane(current, lane_name)
     if not lane.attempts or lane.attempts[-1].attempt_id != retry_of:
         raise LedgerError(
             "ATTEMPT_MISMATCH", f"{retry_of!r} is not the last attempt of {lane_name!r}"
@@ -165,16 +179,14 @@ def admit_retry(
     if lane.attempts[-1].status != "failed":
         why = f"only a failed attempt may be retried; {retry_of!r} is {lane.attempts[-1].status}"
         raise LedgerError("ATTEMPT_MISMATCH", why)
-    if _attempt_anywhere(state, attempt_id) is not None:
-        raise LedgerError("ATTEMPT_MISMATCH", f"attempt id {attempt_id!r} is already used")
-    edges = sum(1 for a in lane.attempts if a.retry_of is not None)
-    if edges >= MAX_RETRY_EDGES:
+    if len(lane.attempts) - 1 >= MAX_RETRY_EDGES:
         raise LedgerError(
             "ATTEMPT_MISMATCH", f"lane {lane_name!r} used its {MAX_RETRY_EDGES} retries"
         )
-    admitted = Attempt(
-        attempt_id=attempt_id, revision=current.revision, status="admitted", retry_of=retry_of
+    issued = issue_id(current.number, lane_name, len(lane.attempts) + 1)
+    retry = Attempt(
+        attempt_id=issued, revision=current.revision, status="admitted", retry_of=retry_of
     )
-    new = lane.model_copy(update={"attempts": [*lane.attempts, admitted]})
+    new = lane.model_copy(update={"attempts": [*lane.attempts, retry]})
     state = _with_lane(state, current, index, new)
-    return state, receipt(state, lane=lane_name, attempt_id=attempt_id, retry_of=retry_of)
+    return state, receipt(state, lane=lane_name, attempt_id=issued, retry_of=retry_of)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import itertools
 import json
 import os
 import re
@@ -28,9 +29,12 @@ from ..core.errors import EXIT_INDETERMINATE, EXIT_INTERNAL, LedgerError
 from ..core.validation import describe_all
 from ..models.loop import LOOP_ID_PATTERN, LOOP_STATE_SCHEMA, LoopState, OperationReceipt
 from .lock import DEFAULT_WAIT, exclusive
+from .structure import violations
 
 STATE = "state.json"
 LOCK = "lock"
+ARCHIVE = "archive"  # loops replaced by a new one (reset, or a new review of the target)
+_ARCHIVED = re.compile(r"^(\d{4,})\.json$")
 MAX_STATE_BYTES = 256 * 1024 * 1024
 _TEMP = re.compile(r"^\.state\.json\.(\d+)\.[0-9a-f]+\.tmp$")
 _SCHEMA_VERSION = re.compile(r"^bounded-review/loop-state/v(\d+)$")
@@ -104,7 +108,7 @@ def parse_state(data: bytes, where: Path) -> LoopState:
         why = f"{where} is not valid JSON ({exc}); it is kept as it is"
         raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL) from None
     try:
-        return LoopState.model_validate_json(data)
+        state = LoopState.model_validate_json(data)
     except ValidationError as exc:
         errors = exc.errors(include_url=False)
         if any(e["type"] == "json_invalid" for e in errors):
@@ -120,6 +124,11 @@ def parse_state(data: bytes, where: Path) -> LoopState:
         problems = "; ".join(describe_all(exc)[:5])
         why = f"{where} does not validate ({problems}); it is kept as it is"
         raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL) from None
+    broken = [f"{path}: {why}" for path, why in itertools.islice(violations(state), 5)]
+    if broken:
+        why = f"{where} breaks the loop's structure ({'; '.join(broken)}); it is kept as it is"
+        raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL)
+    return state
 
 
 def _encode(state: LoopState) -> bytes:
@@ -217,20 +226,64 @@ class Ledger:
                 why = f"could not write {self.path} ({exc}); the previous state is intact"
                 raise LedgerError("INVALID", why, EXIT_INTERNAL) from None
             raise
+        self._sync(self.folder, f"{self.path} was replaced")
+
+    def _sync(self, folder: Path, what: str) -> None:
         try:
-            fd = fs.open(self.folder, os.O_RDONLY | os.O_CLOEXEC)
+            fd = fs.open(folder, os.O_RDONLY | os.O_CLOEXEC)
             try:
                 fs.fsync(fd)
             finally:
                 fs.close(fd)
         except OSError as exc:
-            why = f"{self.path} was replaced but its folder could not be synced ({exc})"
+            why = f"{what} but {folder} could not be synced ({exc})"
             raise LedgerError("COMMIT_UNCERTAIN", why, EXIT_INDETERMINATE) from None
 
-    def mutate(self, operation_id: str, request: Mapping[str, Any], apply: Apply) -> dict[str, Any]:
+    def _archive(self) -> Path:
+        """Move the state into ``archive/NNNN.json`` (the next number): kept, never deleted."""
+        folder = self.folder / ARCHIVE
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise LedgerError("PATH_ESCAPE", f"{folder} is not a folder of its own", EXIT_INTERNAL)
+        try:
+            if not folder.exists():
+                fs.mkdir(folder, 0o700)
+            taken = [int(m[1]) for name in fs.listdir(folder) if (m := _ARCHIVED.match(name))]
+            target = folder / f"{max(taken, default=0) + 1:04d}.json"
+            fs.replace(self.path, target)  # a fresh number: the lock is held
+        except OSError as exc:
+            why = f"could not archive {self.path} ({exc}); it is kept where it was"
+            raise LedgerError("INVALID", why, EXIT_INTERNAL) from None
+        self._sync(folder, f"{self.path} was archived as {target}")
+        self._sync(self.folder, f"{self.path} was archived as {target}")
+        return target
+
+    def archive(self) -> tuple[str, Path] | None:
+        """Archive the loop (``bounded-review reset``) so its id starts anew: what its status
+        was and where it went, or ``None`` when there is no loop. A state that needs recovery
+        is archived as it is: moved, never rewritten."""
+        if not self._checked_folders(create=False):
+            return None
+        with exclusive(self.folder / LOCK, self.wait):
+            self._sweep_temps()
+            try:
+                current = self.read()
+            except LedgerError as exc:
+                if exc.code != "RECOVERY_REQUIRED":
+                    raise
+                return "in need of recovery", self._archive()
+            return None if current is None else (current.status, self._archive())
+
+    def mutate(
+        self,
+        operation_id: str,
+        request: Mapping[str, Any],
+        apply: Apply,
+        replace: bool = False,
+    ) -> dict[str, Any]:
         """Apply one operation exactly once and return its receipt (replayed when the same
         operation id comes again with the same request). ``apply`` returning the current state
-        object itself means "no change": nothing is written or recorded."""
+        object itself means "no change": nothing is written or recorded. A closed loop never
+        changes; ``replace`` (a new loop for the same id) archives the current one first."""
         if not operation_id or len(operation_id) > 256:
             raise LedgerError("INVALID", "an operation id of 1 to 256 characters is required")
         self._checked_folders(create=True)
@@ -247,6 +300,13 @@ class Ledger:
             state, receipt = apply(current)
             if state is current:  # nothing to change (a closed loop replaying its close)
                 return receipt
+            if current is not None and current.status != "open" and not replace:
+                why = (
+                    f"loop {self.loop_id!r} is {current.status}: a closed loop never changes; "
+                    "review anew under another loop id, or archive it with `bounded-review "
+                    f"reset --loop-id {self.loop_id}`"
+                )
+                raise LedgerError("LOOP_CLOSED", why)
             entry = OperationReceipt(
                 operation_id=operation_id, request_digest=request_digest, receipt=receipt
             )
@@ -257,6 +317,8 @@ class Ledger:
             except LedgerError as exc:
                 why = f"the operation would leave an invalid state, nothing written: {exc.detail}"
                 raise LedgerError("INVALID", why, EXIT_INTERNAL) from None
+            if replace and current is not None:
+                self._archive()
             self._write(data)
             try:
                 stored = fs.read(self.path)

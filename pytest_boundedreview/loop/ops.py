@@ -5,13 +5,15 @@ the protocol does not allow."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Literal
 
 from ..core.errors import LedgerError
 from ..core.statefile import utc_now
-from ..models.loop import LaneState, LoopState, RoundState
+from ..models.loop import REVISION_PATTERN, Attempt, LaneState, LoopState, RoundState
 from ..models.report import Gate
+from .coverage import attempt_id, refusal
 from .ledger import new_state
 from .machine import ROUND_LIMIT
 
@@ -30,11 +32,43 @@ def receipt(state: LoopState, **fields: Any) -> dict[str, Any]:
     }
 
 
+def closed(state: LoopState) -> LedgerError:
+    why = (
+        f"loop {state.loop_id!r} is {state.status}: a closed loop never changes; review anew "
+        f"under another loop id, or archive it with `bounded-review reset --loop-id "
+        f"{state.loop_id}`"
+    )
+    return LedgerError("LOOP_CLOSED", why)
+
+
+def checked_revision(revision: str) -> str:
+    if not re.fullmatch(REVISION_PATTERN, revision):
+        why = f"revision {revision!r} is not tree:<hex>, commit:<hex> or sha256:<hex>"
+        raise LedgerError("INVALID", why)
+    return revision
+
+
+def admitted(number: int, lane: LaneState, revision: str) -> LaneState:
+    """``lane`` opened for a fresh answer in round ``number``: its first attempt admitted."""
+    first = Attempt(
+        attempt_id=attempt_id(number, lane.name, 1), revision=revision, status="admitted"
+    )
+    return LaneState(name=lane.name, lens=lane.lens, role=lane.role, attempts=[first])
+
+
+def _admissions(round_: RoundState) -> list[dict[str, str]]:
+    return [
+        {"lane": lane.name, "attempt_id": lane.attempts[0].attempt_id}
+        for lane in round_.lanes
+        if lane.status != "retained"
+    ]
+
+
 def open_round(state: LoopState | None) -> tuple[LoopState, RoundState]:
     if state is None:
         raise LedgerError("INVALID", "no such loop: run `bounded-review loop begin` first")
     if state.status != "open":
-        raise LedgerError("INVALID", f"the loop is {state.status}: a closed loop is immutable")
+        raise closed(state)
     last = state.rounds[-1]
     if last.status != "open":
         raise LedgerError("INVALID", f"round {last.number} is complete: start the next round")
@@ -55,20 +89,29 @@ def begin(
     scope: Sequence[str] = (),
     require_assurances: bool | None = None,
 ) -> tuple[LoopState, dict[str, Any]]:
-    """A new loop with round 1 open for ``lanes`` (name, lens, role)."""
+    """A new loop with round 1 open for ``lanes`` (name, lens, role), each lane's first
+    attempt admitted under an id the engine issues."""
     if state is not None and state.status == "open":
         raise LedgerError(
             "INVALID", f"loop {loop_id!r} is already open (round {len(state.rounds)})"
         )
+    if state is not None:
+        raise closed(state)
     names = [name for name, _, _ in lanes]
     if not names or len(set(names)) != len(names):
         raise LedgerError("INVALID", "give at least one lane, each name once")
+    if all(role != "verdict" for _, _, role in lanes):
+        raise LedgerError("INVALID", "a loop needs at least one verdict lane: scouts cast none")
+    checked_revision(revision)
     now = utc_now()
     first = RoundState(
         number=1,
         revision=revision,
         status="open",
-        lanes=[LaneState(name=n, lens=lens, role=role) for n, lens, role in lanes],  # type: ignore[arg-type]
+        lanes=[
+            admitted(1, LaneState(name=n, lens=lens, role=role), revision)  # type: ignore[arg-type]
+            for n, lens, role in lanes
+        ],
     )
     fresh = new_state(
         loop_id,
@@ -82,12 +125,14 @@ def begin(
         max_repair_loops=max_repair_loops,
         repair_loops_used=0,
         rounds=[first],
-        operations=list(state.operations) if state else [],
+        operations=[],
         require_assurances=target_kind == "plan"
         if require_assurances is None
         else require_assurances,
     )
-    return fresh, receipt(fresh, status="open", lanes=names)
+    return fresh, receipt(
+        fresh, status="open", lanes=names, coverage="full", admitted=_admissions(first)
+    )
 
 
 def complete_round(
@@ -111,8 +156,10 @@ def complete_round(
         for lane in current.lanes
         if lane.role == "verdict" and lane.status not in ("pass", "retained")
     ]
+    unanswered = sorted(set(current.scout_findings) - set(current.reconciled))
     reasons = [f"lane(s) not passing: {', '.join(failing)}"] if failing else []
     reasons += [f"{len(blocking)} blocking finding(s)"] if blocking else []
+    reasons += [f"{len(unanswered)} scout finding(s) not reconciled"] if unanswered else []
     gate = Gate(review_clean="no" if reasons else "yes", reasons=reasons)
     done = current.model_copy(
         update={"status": "complete", "blocking": list(blocking), "gate": gate}
@@ -121,32 +168,51 @@ def complete_round(
     return state, receipt(state, status="complete", review_clean=gate.review_clean)
 
 
-def next_round(state: LoopState | None, revision: str) -> tuple[LoopState, dict[str, Any]]:
-    """Open the next round on a changed artifact: lanes that passed are retained, the others
-    re-open; refused for an unchanged artifact or beyond the loop's ceiling."""
-    if state is None or state.status != "open":
-        raise LedgerError("INVALID", "no open loop")
+def next_round(
+    state: LoopState | None, revision: str, affected: Sequence[str] | None = None
+) -> tuple[LoopState, dict[str, Any]]:
+    """Open the next round on a changed artifact: a full round (``affected`` is ``None``), or a
+    delta where only ``affected`` answers again and every other lane is retained, allowed only
+    while their results stay valid (``BR_COVERAGE``). Refused for an unchanged artifact or
+    beyond the loop's ceiling."""
+    if state is None:
+        raise LedgerError("INVALID", "no such loop: run `bounded-review loop begin` first")
+    if state.status != "open":
+        raise closed(state)
     last = state.rounds[-1]
     if last.status != "complete":
         raise LedgerError("INVALID", f"round {last.number} is still open: complete it first")
+    checked_revision(revision)
     if revision == last.revision:
         raise LedgerError("ARTIFACT_UNCHANGED", f"{revision} was reviewed in round {last.number}")
     if state.repair_loops_used >= state.max_repair_loops or last.number >= ROUND_LIMIT:
         why = f"round {last.number + 1} would exceed {state.max_repair_loops} repair loop(s)"
         raise LedgerError("ROUND_CAP", why)
-    lanes = []
-    for lane in last.lanes:
-        passed = lane.status in ("pass", "retained")
-        lanes.append(
-            LaneState(
-                name=lane.name,
-                lens=lane.lens,
-                role=lane.role,
-                status="retained" if passed else None,
-                retained_from=last.number if passed else None,
-            )
+    refused = None if affected is None else refusal(last, affected)
+    if refused:
+        raise LedgerError("COVERAGE", refused)
+    number = last.number + 1
+    lanes = [
+        admitted(number, lane, revision)
+        if affected is None or lane.name in affected
+        else LaneState(
+            name=lane.name,
+            lens=lane.lens,
+            role=lane.role,
+            status="retained",
+            retained_from=last.number,
         )
-    new = RoundState(number=last.number + 1, revision=revision, status="open", lanes=lanes)
+        for lane in last.lanes
+    ]
+    coverage: Literal["full", "delta"] = "full" if affected is None else "delta"
+    new = RoundState(
+        number=number,
+        revision=revision,
+        status="open",
+        lanes=lanes,
+        coverage=coverage,
+        affected=sorted(affected or []),
+    )
     state = state.model_copy(
         update={
             "rounds": [*state.rounds, new],
@@ -154,7 +220,15 @@ def next_round(state: LoopState | None, revision: str) -> tuple[LoopState, dict[
             "updated_at": utc_now(),
         }
     )
-    return state, receipt(state, status="open", repair_loops_used=state.repair_loops_used)
+    return state, receipt(
+        state,
+        status="open",
+        repair_loops_used=state.repair_loops_used,
+        coverage=coverage,
+        affected=new.affected,
+        admitted=_admissions(new),
+        retained=[lane.name for lane in lanes if lane.status == "retained"],
+    )
 
 
 def close(state: LoopState | None, outcome: str) -> tuple[LoopState, dict[str, Any]]:
@@ -165,11 +239,13 @@ def close(state: LoopState | None, outcome: str) -> tuple[LoopState, dict[str, A
     if state.status != "open":
         if state.status == outcome:
             return state, receipt(state, status=outcome, replayed=True)
-        raise LedgerError("INVALID", f"the loop is already closed as {state.status}")
+        raise closed(state)
     last = state.rounds[-1]
     if last.status != "complete":
         raise LedgerError("INVALID", f"round {last.number} is still open: complete it first")
     statuses = [lane.status for lane in last.lanes if lane.role == "verdict"]
+    if outcome == "converged" and not statuses:
+        raise LedgerError("INVALID", "converged requires a verdict lane: scouts cast none")
     if outcome == "converged" and not all(s in ("pass", "retained") for s in statuses):
         raise LedgerError("INVALID", "converged requires every verdict lane to pass")
     if outcome == "converged" and last.blocking:

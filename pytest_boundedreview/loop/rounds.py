@@ -15,8 +15,23 @@ from ..models.report import Findings, Gate, LaneReport, LoopInfo
 from ..target import git
 from ..target.freeze import DIFF_OPTIONS, Target
 from ..triage import Triaged
+from .coverage import attempt_id
 from .ledger import Ledger, new_state
 from .machine import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
+
+
+def issued(lane: LaneState, round_number: int) -> LaneState:
+    """``lane``'s attempt chain under the ids the engine issues in round ``round_number``."""
+    ids = {
+        a.attempt_id: attempt_id(round_number, lane.name, n) for n, a in enumerate(lane.attempts, 1)
+    }
+    attempts = [
+        a.model_copy(
+            update={"attempt_id": ids[a.attempt_id], "retry_of": ids.get(a.retry_of or "")}
+        )
+        for a in lane.attempts
+    ]
+    return lane.model_copy(update={"attempts": attempts})
 
 
 def _where(state: LoopState | None) -> tuple[object, ...]:
@@ -199,11 +214,15 @@ class LoopRound:
                 advisory=list(result.triaged.advisory),
                 rejected=list(result.triaged.rejected),
             )
+            lanes = [issued(lane, p.round) for lane in result.lane_states]
+            retained = {lane.name for lane in lanes if lane.status == "retained"}
             new_round = RoundState(
                 number=p.round,
                 revision=self.target.revision,
                 status="complete",
-                lanes=result.lane_states,
+                lanes=lanes,
+                coverage="delta" if retained else "full",
+                affected=sorted({lane.name for lane in lanes} - retained) if retained else [],
                 rows=result.rows,
                 findings=findings,
                 blocking=[f.fingerprint for f in blocking],
@@ -228,7 +247,7 @@ class LoopRound:
             return state, {"round": p.round, "status": status}
 
         request = {"revision": self.target.revision, "round": p.round, "action": p.action}
-        self.ledger.mutate(uuid.uuid4().hex, request, apply)
+        self.ledger.mutate(uuid.uuid4().hex, request, apply, replace=p.new_loop)
         state = self.ledger.read()
         assert state is not None
         result.loop = self._info(state, p.round)

@@ -11,6 +11,8 @@ from .report import Findings, Gate, LaneReport
 
 LOOP_STATE_SCHEMA: Final = "bounded-review/loop-state/v1"
 LOOP_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
+# What a round reviews: a git tree or commit, or a plan file's digest.
+REVISION_PATTERN = r"^(tree|commit|sha256):[0-9a-f]{1,128}$"
 LoopId = Annotated[str, Field(pattern=LOOP_ID_PATTERN)]
 LaneStatus = Literal["pass", "revise", "scout", "unverified", "retained", "reused", "skipped"]
 
@@ -34,12 +36,17 @@ class LaneState(Model):
     status: LaneStatus | None = None
     attempts: list[Attempt] = Field(default_factory=list)
     retained_from: int | None = Field(default=None, ge=1)
+    findings: list[str] = Field(default_factory=list)  # a scout's finding fingerprints
 
 
 class RoundState(Model):
     number: int = Field(ge=1)
     revision: str
     status: Literal["open", "complete"]
+    # ``full``: every lane answers afresh; ``delta``: only ``affected`` does, the others are
+    # retained from the round before.
+    coverage: Literal["full", "delta"] = "full"
+    affected: list[str] = Field(default_factory=list)
     lanes: list[LaneState] = Field(default_factory=list)
     blocking: list[str] = Field(default_factory=list)
     advisory: list[str] = Field(default_factory=list)

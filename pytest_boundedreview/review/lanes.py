@@ -92,6 +92,8 @@ def run_lanes(
             for lane in chosen
             if lane.name not in carried.redispatch and lane.name in carried.rows
         ]
+        if len(kept) == len(chosen):  # no lane would review the new snapshot: a full round
+            kept = []
         for lane in kept:
             row = carried.rows[lane.name]
             # Its spend belongs to the round that ran it, not this one.

@@ -133,6 +133,7 @@ class Review:
         """The reviewer lanes phase as one round of the loop, within the budget of the
         change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
         from ..core.errors import LedgerError
+        from ..loop.coverage import still_valid as retainable
         from ..loop.rounds import LoopRound, RoundResult
         from ..triage.reproduce import Reproducer
         from .lanes import Carried, LanesOutcome, run_lanes
@@ -197,11 +198,15 @@ class Review:
             if plan.previous is not None:
                 previous = plan.previous
                 found = previous.findings
+                # the engine's rule: only a result that stays valid is retained
+                still_valid = {
+                    lane.name for lane in previous.lanes if retainable(lane, previous) is None
+                }
                 carried = Carried(
                     round=previous.number,
                     delta=loop.delta(),
                     redispatch=plan.redispatch,
-                    rows={r.name: r for r in previous.rows if r.status in ("pass", "retained")},
+                    rows={r.name: r for r in previous.rows if r.name in still_valid},
                     open_findings={
                         row.name: [
                             f

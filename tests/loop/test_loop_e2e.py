@@ -201,8 +201,9 @@ def test_a_delta_round_retains_the_lanes_that_passed(
     )
     lanes = {lane["name"]: lane for lane in state["rounds"][1]["lanes"]}
     assert (lanes["sec"]["status"], lanes["sec"]["retained_from"]) == ("retained", 1)
+    assert (state["rounds"][1]["coverage"], state["rounds"][1]["affected"]) == ("delta", ["rev"])
     (attempt,) = lanes["rev"]["attempts"]
-    assert attempt["attempt_id"] == "rev#1"
+    assert attempt["attempt_id"] == "r2-rev-1"  # issued by the engine: unique in the loop
     assert (attempt["status"], attempt["verdict"]) == ("complete", "revise")
     assert attempt["revision"] == state["rounds"][1]["revision"]
     assert state["origin"] == "the first review of this target"
@@ -236,9 +237,22 @@ def test_bounded_review_reset_lets_a_deadlocked_target_start_over(loop: Loop) ->
     for n in range(1, 5):
         report = loop.review({"app.py": f"x = {n}  # BUG {n}\n"})
     assert report["loop"]["status"] == "deadlock"
+    folder = loop.pytester.path / ".bounded-review" / "loops" / "pr-main-feature"
+    deadlocked = (folder / "state.json").read_bytes()
     receipt = json.loads(loop.cli("reset"))
-    assert (receipt["status"], receipt["was"]) == ("closed", "deadlock")
-    assert "pr-main-feature: closed (reset (was deadlock))" in loop.cli("status")
+    assert (receipt["status"], receipt["was"]) == ("archived", "deadlock")
+    assert (folder / "archive" / "0001.json").read_bytes() == deadlocked
+    assert "no review loop in" in loop.cli("status")
     report = loop.review()
     assert (report["loop"]["round"], report["loop"]["status"]) == (1, "open")
     assert loop.invocations() == 4
+
+
+def test_a_new_review_after_a_converged_loop_archives_it(loop: Loop) -> None:
+    loop.review({"app.py": "x = 3\n"})
+    folder = loop.pytester.path / ".bounded-review" / "loops" / "pr-main-feature"
+    converged = (folder / "state.json").read_bytes()
+    assert json.loads(converged)["status"] == "converged"
+    report = loop.review({"app.py": "x = 4\n"})
+    assert (report["loop"]["round"], report["loop"]["status"]) == (1, "converged")
+    assert (folder / "archive" / "0001.json").read_bytes() == converged  # kept, not replaced

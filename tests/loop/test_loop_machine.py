@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import shutil
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +24,34 @@ from pytest_boundedreview.loop import attempts
 from pytest_boundedreview.loop import ledger as ledger_module
 from pytest_boundedreview.loop import ops as loopops
 from pytest_boundedreview.loop.ledger import Ledger
+from pytest_boundedreview.loop.structure import violations
 from pytest_boundedreview.models.lane import LaneResult
 
 LANES = ("rev", "sec", "scout")
 REVISIONS = ("tree:1", "tree:2", "tree:3", "tree:4")
 ROUNDS_SEEN: set[int] = set()
+COVERAGE_SEEN: set[str] = set()
 
 
-def answer(verdict: str | None) -> LaneResult:
+FINDING = {
+    "path": "a.py",
+    "line": 1,
+    "severity": "advisory",
+    "category": "style",
+    "failure_mode": "f",
+    "evidence": "e",
+    "quote": "x = 1",
+    "remediation": "r",
+}
+
+
+def answer(verdict: str | None, found: bool = False, reconcile: Sequence[str] = ()) -> LaneResult:
     document: dict[str, Any] = {"schema": "bounded-review/lane-result/v1", "rationale": "r"}
     if verdict:
         document["verdict"] = verdict
+    if found:
+        document["findings"] = [FINDING]
+    document["reconciliation"] = [{"fingerprint": f, "decision": "accepted"} for f in reconcile]
     return LaneResult.model_validate(document)
 
 
@@ -74,40 +92,74 @@ class LoopMachine(RuleBasedStateMachine):
         ]
         self._do(lambda s: loopops.begin(s, "m", "pr", "tree:1", lanes, 2))
 
-    @rule(lane=st.sampled_from(LANES), revision=st.sampled_from(REVISIONS))
-    def run(self, lane: str, revision: str) -> None:
-        self.attempts += 1
-        attempt = f"a{self.attempts}"
+    def _ids(self) -> list[str]:
+        """Every attempt id in the loop, and one nobody issued."""
+        state = self.book.read()
+        found = [
+            a.attempt_id
+            for r in (state.rounds if state else [])
+            for lane in r.lanes
+            for a in lane.attempts
+        ]
+        return [*found, "bogus"]
+
+    def _pick(self, which: int) -> str:
+        ids = self._ids()
+        return ids[which % len(ids)]
+
+    @rule(
+        lane=st.sampled_from(LANES), revision=st.sampled_from(REVISIONS), which=st.integers(0, 50)
+    )
+    def run(self, lane: str, revision: str, which: int) -> None:
+        attempt = self._pick(which)
         self._do(lambda s: attempts.mark_running(s, lane, attempt, revision))
 
     @rule(
         lane=st.sampled_from(LANES),
         verdict=st.sampled_from(["pass", "revise", None]),
         which=st.integers(0, 50),
+        revision=st.sampled_from(REVISIONS),
+        found=st.booleans(),
     )
-    def result(self, lane: str, verdict: str | None, which: int) -> None:
-        self._do(lambda s: attempts.record_result(s, lane, f"a{which}", answer(verdict)))
+    def result(
+        self, lane: str, verdict: str | None, which: int, revision: str, found: bool
+    ) -> None:
+        attempt = self._pick(which)
+        answered = answer(verdict, found)
+        self._do(lambda s: attempts.record_result(s, lane, attempt, revision, answered))
 
-    @rule(lane=st.sampled_from(LANES), which=st.integers(0, 50))
-    def fail(self, lane: str, which: int) -> None:
-        self._do(lambda s: attempts.record_failure(s, lane, f"a{which}", "error", "boom"))
+    @rule(
+        lane=st.sampled_from(LANES), which=st.integers(0, 50), revision=st.sampled_from(REVISIONS)
+    )
+    def fail(self, lane: str, which: int, revision: str) -> None:
+        attempt = self._pick(which)
+        self._do(lambda s: attempts.record_failure(s, lane, attempt, revision, "error", "boom"))
 
     @rule(lane=st.sampled_from(LANES), which=st.integers(0, 50))
     def retry(self, lane: str, which: int) -> None:
-        self.attempts += 1
-        attempt = f"a{self.attempts}"
-        self._do(lambda s: attempts.admit_retry(s, lane, attempt, f"a{which}"))
+        of = self._pick(which)
+        self._do(lambda s: attempts.admit_retry(s, lane, of))
 
-    @rule(verdict=st.sampled_from(["pass", "revise"]))
-    def answer_all(self, verdict: str) -> None:
-        """Every lane of the open round answers (keeps the machine moving through rounds)."""
+    @rule(verdict=st.sampled_from(["pass", "revise"]), reconcile=st.booleans())
+    def answer_all(self, verdict: str, reconcile: bool = True, rev: str | None = None) -> None:
+        """Every lane of the open round answers with its admitted attempt (keeps the machine
+        moving through rounds); verdict lanes reconcile the scout's findings or not."""
         state = self.book.read()
         if state is None or state.status != "open":
             return
         current = state.rounds[-1]
-        for lane in current.lanes:
-            self.run(lane.name, current.revision)
-            self.result(lane.name, verdict if lane.role == "verdict" else None, self.attempts)
+        for lane in sorted(current.lanes, key=lambda lane: lane.role != "scout"):
+            if lane.status == "retained" or not lane.attempts:
+                continue
+            name, attempt, revision = lane.name, lane.attempts[-1].attempt_id, current.revision
+            self._do(lambda s: attempts.mark_running(s, name, attempt, revision))  # noqa: B023
+            role_verdict = (rev or verdict) if name == "rev" else verdict
+            role_verdict = role_verdict if lane.role == "verdict" else None
+            scouted = (self.book.read() or state).rounds[-1].scout_findings
+            answered = answer(role_verdict, lane.role == "scout", scouted if reconcile else [])
+            self._do(
+                lambda s: attempts.record_result(s, name, attempt, revision, answered)  # noqa: B023
+            )
 
     @rule(revision=st.sampled_from(REVISIONS[1:]))
     def repair_round(self, revision: str) -> None:
@@ -115,7 +167,14 @@ class LoopMachine(RuleBasedStateMachine):
         the next opens — so the machine reaches repair loops and their ceiling."""
         self.answer_all("revise")
         self.complete()
-        self.next_round(revision)
+        self.next_round(revision, None)
+
+    @rule(revision=st.sampled_from(REVISIONS[1:]))
+    def delta_round(self, revision: str) -> None:
+        """Only ``rev`` asks for revisions; the next round re-runs it alone."""
+        self.answer_all("pass", rev="revise")
+        self.complete()
+        self.next_round(revision, ["rev"])
 
     @rule()
     def complete(self) -> None:
@@ -123,17 +182,23 @@ class LoopMachine(RuleBasedStateMachine):
 
     @rule()
     def begin_again(self) -> None:
-        """A second begin: refused while the loop is open, a new loop once it is closed."""
+        """A second begin: refused while the loop is open, and once it is closed."""
         self.begin()
-        self.closed_bytes = None if self._open() else self.closed_bytes
 
-    def _open(self) -> bool:
-        state = self.book.read()
-        return state is not None and state.status == "open"
+    @rule()
+    def reset(self) -> None:
+        """``bounded-review reset``: the loop is archived and its id starts anew."""
+        if self.book.archive() is not None:
+            self.applied = 0
+            self.closed_bytes = None
+            self.begin()
 
-    @rule(revision=st.sampled_from(REVISIONS))
-    def next_round(self, revision: str) -> None:
-        self._do(lambda s: loopops.next_round(s, revision))
+    @rule(
+        revision=st.sampled_from(REVISIONS),
+        affected=st.none() | st.lists(st.sampled_from([*LANES, "nosuch", ""]), max_size=3),
+    )
+    def next_round(self, revision: str, affected: list[str] | None) -> None:
+        self._do(lambda s: loopops.next_round(s, revision, affected))
 
     @rule(outcome=st.sampled_from(["converged", "drift", "deadlock"]))
     def close(self, outcome: str) -> None:
@@ -165,22 +230,28 @@ class LoopMachine(RuleBasedStateMachine):
 
     @invariant()
     def state_is_valid_and_bounded(self) -> None:
-        state = self.book.read()
+        state = self.book.read()  # the structural check runs on every load: it must pass
         if state is None:
             return
+        assert list(violations(state)) == []
         ROUNDS_SEEN.add(len(state.rounds))
         assert len(state.operations) == self.applied
         assert state.repair_loops_used <= state.max_repair_loops
         assert [r.number for r in state.rounds] == list(range(1, len(state.rounds) + 1))
         assert all(r.status == "complete" for r in state.rounds[:-1])
         for round_ in state.rounds:
+            COVERAGE_SEEN.add(round_.coverage)
             for lane in round_.lanes:
-                assert sum(1 for a in lane.attempts if a.retry_of) <= attempts.MAX_RETRY_EDGES
                 completes = [a for a in lane.attempts if a.status == "complete"]
                 assert len(completes) <= 1
                 if completes:
                     assert lane.attempts[-1].status == "complete"  # nothing after an answer
-                assert all(a.revision == round_.revision for a in lane.attempts)
+                if lane.role == "scout":
+                    assert lane.status not in ("pass", "revise")
+        if state.status == "converged":
+            last = state.rounds[-1]
+            assert any(lane.role == "verdict" for lane in last.lanes)
+            assert set(last.scout_findings) <= set(last.reconciled)
         if state.status in ("converged", "drift", "deadlock"):
             if self.closed_bytes is None:
                 self.closed_bytes = self._bytes()
@@ -189,7 +260,9 @@ class LoopMachine(RuleBasedStateMachine):
 
 def test_the_loop_invariants_hold_through_any_sequence_with_crashes() -> None:
     ROUNDS_SEEN.clear()
+    COVERAGE_SEEN.clear()
     run_state_machine_as_test(
         LoopMachine, settings=settings(max_examples=40, stateful_step_count=30, deadline=None)
     )
     assert max(ROUNDS_SEEN, default=0) >= 2  # it explored repair loops, not only round 1
+    assert sorted(COVERAGE_SEEN) == ["delta", "full"]  # and delta rounds
