@@ -14,7 +14,6 @@ from pathlib import Path
 from ..core.ceilings import effective_budget
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.errors import LedgerError, UsageError
-from ..core.statefile import state_folder
 from ..core.tables import LaneConfig
 from ..lanes import agent, gemini, openai
 from ..lanes.agents import AGENTS
@@ -23,11 +22,12 @@ from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import builtin, full_prompt, lens_prompt
 from ..lanes.routing import route, routing_tier
 from ..lanes.snapshot import snapshot_copy
+from ..loop.coverage import still_valid
 from ..loop.machine import Plan
 from ..loop.rounds import LoopRound
 from ..render.escape import terminal
 from ..report.build import assess_risk
-from ..review.choice import candidates, choose, target_size
+from ..review.choice import candidates, choose, retained, target_size, with_reviewer
 from ..target import git
 from ..target.freeze import Target, freeze
 
@@ -89,35 +89,46 @@ def _loop_plan(
     loop = LoopRound(
         repo,
         target,
-        state_folder(repo.root, settings.state_dir),
+        repo.root / settings.state_dir,  # read where it is; never created here
         max_repair_loops,
         reset=settings.reset,
         full=settings.full,
         risk_reasons=reasons,
         tests_in_scope=settings.loop.tests_in_scope,
         systemic_share=settings.loop.systemic_share,
+        model_reviewer=settings.model_reviewer,
     )
     try:
         return loop.prepare()
-    except LedgerError as exc:
+    except (LedgerError, OSError) as exc:
         return f"the loop state cannot be used: {exc}; the lanes would run outside the loop"
 
 
-def _verdict(lane: LaneConfig, plan: Plan | str) -> str:
-    """Whether ``lane``, chosen for this target, would run in this round of the loop."""
+def _verdicts(chosen: list[LaneConfig], plan: Plan | str) -> dict[str, str]:
+    """What this round of the loop would do with each chosen lane (the session's rule)."""
     if isinstance(plan, str):
-        return "would run"
+        return {lane.name: "would run" for lane in chosen}
     if plan.action == "reuse":
-        return f"would not run - {plan.notes[0]}"
+        return {lane.name: f"would not run - {plan.notes[0]}" for lane in chosen}
     if plan.action == "stop":
-        return f"would not run - loop {plan.status}: {plan.stop_reason}"
-    previous, again = plan.previous, plan.redispatch
-    passed = previous is not None and any(
-        r.name == lane.name and r.status in ("pass", "retained") for r in previous.rows
-    )
-    if previous is not None and passed and again is not None and lane.name not in again:
-        return f"would be retained - passed in round {previous.number} of the loop"
-    return "would run"
+        why = f"would not run - loop {plan.status}: {plan.stop_reason}"
+        return {lane.name: why for lane in chosen}
+    previous, reviewer = plan.previous, plan.model_review.reviewer if plan.model_review else None
+    valid = [
+        lane.name
+        for lane in (previous.lanes if previous else [])
+        if previous and still_valid(lane, previous) is None
+    ]
+    kept = {lane.name for lane in retained(chosen, plan.redispatch, valid, reviewer)}
+    shown = {}
+    for lane in chosen:
+        if lane.name == reviewer:
+            shown[lane.name] = "would run first - the model review the loop asks for"
+        elif lane.name in kept and previous is not None:
+            shown[lane.name] = f"would be retained - passed in round {previous.number} of the loop"
+        else:
+            shown[lane.name] = "would run"
+    return shown
 
 
 def _head(lane: LaneConfig) -> str:
@@ -150,7 +161,7 @@ def cmd_lanes(args: argparse.Namespace) -> int:
     chosen, skipped = choose(settings, target, found.lanes, tier, budget)
     reasons_at = [(r.path, r.rule) for r in reasons]
     plan = _loop_plan(repo, settings, target, budget.max_repair_loops, reasons_at)
-    notes = [plan] if isinstance(plan, str) else plan.notes
+    notes = [plan] if isinstance(plan, str) else list(plan.notes)
     if chosen and settings.selection.settle_trivial and tier == "economy":
         notes.append(
             "selection.settle_trivial: if the tests and checks come out clean, they settle "
@@ -158,8 +169,14 @@ def cmd_lanes(args: argparse.Namespace) -> int:
         )
     for note in notes:
         print(f"note: {terminal(note)}")
+    if isinstance(plan, Plan) and plan.model_review and plan.model_review.reviewer:
+        by = {lane.name: lane for lane in found.lanes}
+        reviewer = by.get(plan.model_review.reviewer)
+        if reviewer is not None:
+            chosen, skipped = with_reviewer(reviewer, chosen, skipped, budget.max_lanes)
+    verdicts = _verdicts(chosen, plan)
     for lane in chosen:
-        print(f"{_head(lane)}: {terminal(_verdict(lane, plan))}")
+        print(f"{_head(lane)}: {terminal(verdicts[lane.name])}")
         for line in _readiness(lane, settings, repo, tier):
             print(f"  {terminal(line)}")
     for lane, why in skipped:

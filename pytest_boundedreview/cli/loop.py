@@ -51,6 +51,7 @@ def _operation(
             args.max_repair_loops,
             args.scope,
             args.require_assurances,
+            args.model_review_lane,
         )
     if name == "mark-running":
         return lambda s: attempts.mark_running(s, args.lane, args.attempt_id, args.revision)

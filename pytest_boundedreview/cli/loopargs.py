@@ -62,6 +62,12 @@ def add_parser(sub: Any) -> None:
     begin.add_argument("--max-repair-loops", type=int, default=2, choices=range(0, 4))
     begin.add_argument("--scope", action="append", default=[], metavar="PATH")
     begin.add_argument(
+        "--model-review-lane",
+        metavar="NAME",
+        help="the lane that reviews the model when one defect class keeps reappearing at new "
+        "places (default: the first lane with the architecture lens)",
+    )
+    begin.add_argument(
         "--require-assurances",
         action=argparse.BooleanOptionalAction,
         default=None,

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
 from ..models.base import Model
 from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
@@ -103,6 +103,22 @@ class Settings(Model):
         if duplicated:
             raise ValueError(f"names must be unique; repeated: {', '.join(duplicated)}")
         return entries
+
+    @model_validator(mode="after")
+    def _model_reviewer_exists(self) -> Settings:
+        named = self.loop.model_review_lane
+        if named is not None and named not in {lane.name for lane in self.lanes}:
+            known = ", ".join(lane.name for lane in self.lanes) or "none configured"
+            raise ValueError(f"loop.model_review_lane {named!r} names no lane (lanes: {known})")
+        return self
+
+    @property
+    def model_reviewer(self) -> str | None:
+        """The lane that reviews the model on ``model-mismatch``: ``loop.model_review_lane``,
+        else the first lane with the architecture lens."""
+        named = self.loop.model_review_lane
+        found = next((lane.name for lane in self.lanes if lane.lens == "architecture"), None)
+        return named or found
 
     def report_file(self, state: Path) -> Path:
         """Where the JSON report goes: ``report``, else ``report.json`` in the state folder."""

@@ -138,6 +138,9 @@ class LoopConfig(Model):
     tests_in_scope: bool = True
     # A repair touching more than this share of the snapshot's files forces a full round.
     systemic_share: float = Field(default=0.5, gt=0, le=1)
+    # The lane that reviews the model when one defect class keeps reappearing at new places
+    # (``model-mismatch``); default: the first lane with the architecture lens.
+    model_review_lane: str | None = None
 
 
 def _names(*names: str) -> Any:

@@ -13,7 +13,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-KINDS = ("base", "rerun", "index", "lane", "snapshot")
+KINDS = ("base", "rerun", "index", "plan", "lane", "agent", "snapshot")
 _NAME = re.compile(r"bounded-review-(?P<kind>[a-z]+)-(?P<pid>\d+)-")
 
 

@@ -67,8 +67,9 @@ class Agent:
     shield: Callable[[str], str] = lambda text: text
     # what the tool's own files in the reviewed copy must not do: removed before the run
     strip: tuple[str, ...] = ()
-    # (private folder) -> variables to set for the run, such as a home of the attempt's own
-    setup: Callable[[Path], dict[str, str]] = lambda folder: {}
+    # (private folder, working folder, environment) -> variables to add for a run of the
+    # tool, such as a home of its own (the probe of --version and --help included)
+    setup: Callable[[Path, Path, dict[str, str]], dict[str, str]] = lambda f, w, e: {}
 
 
 def unverified(model: str | None) -> str:
@@ -84,12 +85,19 @@ def _first_line(data: bytes) -> str | None:
 
 
 @functools.cache
-def _probe(argv: tuple[str, ...], help_argv: tuple[str, ...], path: str) -> tuple[str | None, str]:
+def _probe(agent: Agent, argv: tuple[str, ...], path: str) -> tuple[str | None, str]:
+    """The tool's version and help, asked in a private folder (nothing lands in the user's)."""
     env = lane_env([], {"PATH": path, "NO_COLOR": "1"})
-    cwd = Path.home() if Path.home().is_dir() else Path("/")
-    version = subproc.run([*argv, "--version"], cwd=cwd, env=env, timeout=PROBE_TIMEOUT)
-    shown = _first_line(version.stdout) if version.returncode == 0 else None
-    helped = subproc.run([*argv, *help_argv], cwd=cwd, env=env, timeout=PROBE_TIMEOUT)
+    folder = tempdirs.make("agent")
+    try:
+        cwd = folder / "cwd"
+        cwd.mkdir()
+        env.update(agent.setup(folder, cwd, env))
+        version = subproc.run([*argv, "--version"], cwd=cwd, env=env, timeout=PROBE_TIMEOUT)
+        shown = _first_line(version.stdout) if version.returncode == 0 else None
+        helped = subproc.run([*argv, *agent.help_argv], cwd=cwd, env=env, timeout=PROBE_TIMEOUT)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
     return shown, (helped.stdout + helped.stderr).decode("utf-8", "replace")
 
 
@@ -100,7 +108,7 @@ def find(agent: Agent, lane: LaneConfig, env: dict[str, str]) -> Tool | str:
     if found is None:
         return f"{start[0]} not found on PATH"
     argv = (found, *start[1:])
-    version, shown = _probe(argv, agent.help_argv, env.get("PATH", ""))
+    version, shown = _probe(agent, argv, env.get("PATH", ""))
     tool = Tool(agent.name, argv, version, shown)
     missing = [flag for flag in agent.required if not tool.offers(flag)]
     if missing:
@@ -136,7 +144,7 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
         out = subproc.run(
             argv,
             cwd=workdir,
-            env={**env, **agent.setup(folder)},
+            env={**env, **agent.setup(folder, workdir, env)},
             timeout=lane.timeout,
             stdin=prompt,
             cap=OUTPUT_CAP,

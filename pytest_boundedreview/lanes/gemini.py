@@ -6,19 +6,12 @@ and validated here. A fatal error prints its envelope on stderr, with an exit st
 that would ask (edits, shell); ``plan`` is not used, as leaving it switches to auto-approval.
 Gemini expands ``@path`` in its input into file contents, so every ``@`` of the prompt is
 escaped.
-
-Gemini offers no flag against the hooks and MCP servers of the user's own settings, and keeps
-every session on disk. Each attempt therefore runs with a home of its own (``GEMINI_CLI_HOME``):
-settings that turn hooks off and ignore the project's ``.env`` files (the reviewed change could
-carry one that points gemini elsewhere), the user's auth choice, and links to the credentials
-gemini saved at login. The home is removed with the attempt's folder.
+Each attempt runs with a home of its own (``lanes/geminihome.py``).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import re
 import secrets
 from pathlib import Path
@@ -29,6 +22,7 @@ from ..core.tables import LaneConfig
 from ..models.report import Usage
 from .agent import Agent, Tool, read_envelope
 from .answer import read_text
+from .geminihome import private_home
 from .result import Attempt
 
 # --prompt is appended to what stdin brings (the whole prompt); it is never packet text.
@@ -37,10 +31,6 @@ NUDGE = (
     "text \\@ stands for @ (escaped for this tool); quote code with a plain @."
 )
 _LIMITS = {53: "turn limit exceeded (exit 53)"}
-# What gemini saved at login (OAuth tokens, the account, the encrypted store) and the user's
-# own ~/.gemini/.env: linked into the attempt's home so the reviewer signs in as the user.
-CREDENTIALS = ("oauth_creds.json", "google_accounts.json", "gemini-credentials.json", ".env")
-_SETTINGS_LIMIT = 1024 * 1024
 _TOKENS = (("input_tokens", ("prompt", "input")), ("output_tokens", ("candidates", "thoughts")))
 
 
@@ -55,37 +45,6 @@ def invocation(lane: LaneConfig, tool: Tool, folder: Path, workdir: Path) -> lis
     if lane.model:
         argv += ["--model", lane.model]
     return argv
-
-
-def _auth_choice(settings: Path) -> object:
-    """The ``security.auth`` section of the user's gemini settings, if it is plain JSON."""
-    try:
-        with open(settings, "rb") as handle:
-            data = json.loads(handle.read(_SETTINGS_LIMIT))
-    except (OSError, ValueError):
-        return None
-    security = data.get("security") if isinstance(data, dict) else None
-    return security.get("auth") if isinstance(security, dict) else None
-
-
-def private_home(folder: Path) -> dict[str, str]:
-    """A gemini home in ``folder`` for one attempt; the variable that points gemini at it."""
-    user = Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini"
-    home = folder / "home"
-    own = home / ".gemini"
-    own.mkdir(parents=True)
-    settings: dict[str, object] = {
-        "hooksConfig": {"enabled": False},
-        "advanced": {"ignoreLocalEnv": True},
-    }
-    auth = _auth_choice(user / "settings.json")
-    if auth is not None:
-        settings["security"] = {"auth": auth}
-    (own / "settings.json").write_text(json.dumps(settings), encoding="utf-8")
-    for name in CREDENTIALS:
-        if (user / name).is_file():
-            (own / name).symlink_to(user / name)
-    return {"GEMINI_CLI_HOME": str(home)}
 
 
 def usage_of(envelope: dict[str, Any]) -> tuple[Usage, list[str]]:

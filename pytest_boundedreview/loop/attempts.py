@@ -11,8 +11,9 @@ from typing import Any
 from ..core.errors import LedgerError
 from ..core.fingerprint import finding_fingerprint
 from ..models.lane import LaneResult
-from ..models.loop import Attempt, LaneState, LoopState, RoundState
+from ..models.loop import Attempt, LaneState, LoopState, Mark, RoundState
 from .coverage import attempt_id as issue_id
+from .mismatch import answered as review_answered
 from .ops import open_round, receipt, replace_round
 from .structure import MAX_RETRY_EDGES
 
@@ -114,8 +115,10 @@ def record_result(
         for a in lane.attempts
     ]
     status = result.verdict or "scout"
-    mine = sorted({scout_fingerprint(f) for f in result.findings}) if lane.role == "scout" else []
-    new = lane.model_copy(update={"attempts": attempts, "status": status, "findings": mine})
+    raised = sorted({(scout_fingerprint(f), str(f.get("category"))) for f in result.findings})
+    marks = [Mark(fingerprint=fingerprint, category=category) for fingerprint, category in raised]
+    mine = sorted({mark.fingerprint for mark in marks})
+    new = lane.model_copy(update={"attempts": attempts, "status": status, "findings": marks})
     state = _with_lane(state, current, index, new)
     current = state.rounds[-1]
     extra: dict[str, Any] = {}
@@ -126,7 +129,7 @@ def record_result(
     else:
         answered = {r.fingerprint for r in result.reconciliation} | set(current.reconciled)
         current = current.model_copy(update={"reconciled": sorted(answered)})
-    state = replace_round(state, current)
+    state = review_answered(replace_round(state, current), current.number, lane_name)
     return state, receipt(state, lane=lane_name, attempt_id=attempt_id, status=status, **extra)
 
 

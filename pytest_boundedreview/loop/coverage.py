@@ -26,7 +26,7 @@ def still_valid(lane: LaneState, previous: RoundState) -> str | None:
         return f"its verdict in round {previous.number} is {lane.status or 'missing'}, not pass"
     if lane.status != "scout":
         return f"it did not answer in round {previous.number}"
-    unanswered = sorted(set(lane.findings) - set(previous.reconciled))
+    unanswered = sorted({mark.fingerprint for mark in lane.findings} - set(previous.reconciled))
     if unanswered:
         return f"{len(unanswered)} of its finding(s) in round {previous.number} are not reconciled"
     return None

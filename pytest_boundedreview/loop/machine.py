@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from ..models.finding import ReportFinding
-from ..models.loop import LoopState, RoundState
+from ..models.loop import LoopState, ModelReview, RoundState
+from .mismatch import NO_REVIEWER, why_required
 
 SYSTEMIC_RULES = ("public-api", "migrations", "release")
 ROUND_LIMIT = 1 + 3  # the first review and at most three repair loops (strict)
@@ -32,6 +33,7 @@ class Plan:
     new_loop: bool = False
     redispatch: frozenset[str] | None = None  # ``None``: every selected lane (a full round)
     previous: RoundState | None = None
+    model_review: ModelReview | None = None  # heard first this round, with its history
     status: str = "open"
     stop_reason: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -85,6 +87,7 @@ def plan(
     systemic: bool = False,
     tests_in_scope: bool = True,
     objective: str | None = None,
+    model_reviewer: str | None = None,
 ) -> Plan:
     """This session's round, given the loop so far (``objective``: a plan's objective, ""
     while it has none; once pinned it must stay what it was)."""
@@ -136,6 +139,19 @@ def plan(
         return Plan(
             "stop", last.number, state.repair_loops_used, status="deadlock", stop_reason=why
         )
+    review = state.model_review
+    if review is not None and review.pending:
+        if model_reviewer is None:
+            return Plan(
+                "stop",
+                last.number,
+                state.repair_loops_used,
+                status="deadlock",
+                stop_reason=f"{NO_REVIEWER} ({why_required(review)})",
+            )
+        review = review.model_copy(update={"reviewer": model_reviewer})
+    else:
+        review = None
     earlier = _open_categories(state.rounds[:-1])
     new_class = (
         bool(last.findings) and bool(_open_categories([last]) - earlier) and len(state.rounds) > 1
@@ -159,37 +175,21 @@ def plan(
         state.repair_loops_used + 1,
         redispatch=redispatch,
         previous=last,
-        notes=notes,
+        model_review=review,
+        notes=[*notes, *([f"a model review first: {why_required(review)}"] if review else [])],
     )
 
 
 def flags_after(rounds: Sequence[RoundState], old: Sequence[str]) -> list[str]:
-    """``stuck``: one fingerprint blocking in the last two rounds; ``model-mismatch``: one lane
-    raising one category at new places in each of the last three rounds."""
+    """``stuck``: one fingerprint blocking in the last two rounds (``model-mismatch`` is raised
+    with the model review it asks for, in ``loop/mismatch.py``)."""
     flags = list(old)
     blocking = [
         {f.fingerprint for f in r.findings.blocking} if r.findings else set() for r in rounds
     ]
     if len(blocking) >= 2 and blocking[-1] & blocking[-2] and "stuck" not in flags:
         flags.append("stuck")
-    if len(rounds) >= 3 and "model-mismatch" not in flags:
-        places: list[dict[tuple[str, str], set[str]]] = []
-        for r in rounds[-3:]:
-            seen: dict[tuple[str, str], set[str]] = {}
-            for f in _all(r):
-                for lane in f.lanes:
-                    seen.setdefault((lane, f.category), set()).add(f.fingerprint)
-            places.append(seen)
-        for key in places[0].keys() & places[1].keys() & places[2].keys():
-            a, b, c = (p[key] for p in places)
-            if b - a and c - (a | b):
-                flags.append("model-mismatch")
-                break
     return flags
-
-
-def _all(round_: RoundState) -> list[ReportFinding]:
-    return [*round_.findings.blocking, *round_.findings.advisory] if round_.findings else []
 
 
 def blockers_fixed(

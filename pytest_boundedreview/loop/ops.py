@@ -16,6 +16,7 @@ from ..models.report import Gate
 from .coverage import attempt_id, refusal
 from .ledger import new_state
 from .machine import ROUND_LIMIT
+from .mismatch import NO_REVIEWER, after_round, why_required
 
 EVENT = "BOUNDED_REVIEW_STATE_V1"
 
@@ -88,6 +89,7 @@ def begin(
     max_repair_loops: int,
     scope: Sequence[str] = (),
     require_assurances: bool | None = None,
+    model_review_lane: str | None = None,
 ) -> tuple[LoopState, dict[str, Any]]:
     """A new loop with round 1 open for ``lanes`` (name, lens, role), each lane's first
     attempt admitted under an id the engine issues."""
@@ -103,6 +105,9 @@ def begin(
     if all(role != "verdict" for _, _, role in lanes):
         raise LedgerError("INVALID", "a loop needs at least one verdict lane: scouts cast none")
     checked_revision(revision)
+    if model_review_lane is not None and model_review_lane not in names:
+        raise LedgerError("INVALID", f"--model-review-lane {model_review_lane!r} names no lane")
+    architecture = next((name for name, lens, _ in lanes if lens == "architecture"), None)
     now = utc_now()
     first = RoundState(
         number=1,
@@ -129,6 +134,7 @@ def begin(
         require_assurances=target_kind == "plan"
         if require_assurances is None
         else require_assurances,
+        model_review_lane=model_review_lane or architecture,
     )
     return fresh, receipt(
         fresh, status="open", lanes=names, coverage="full", admitted=_admissions(first)
@@ -165,7 +171,26 @@ def complete_round(
         update={"status": "complete", "blocking": list(blocking), "gate": gate}
     )
     state = replace_round(state, done)
-    return state, receipt(state, status="complete", review_clean=gate.review_clean)
+    state = after_round(state, state.rounds, state.model_review_lane)
+    return state, receipt(
+        state, status="complete", review_clean=gate.review_clean, **_model_review(state)
+    )
+
+
+def _model_review(state: LoopState) -> dict[str, Any]:
+    """The receipt's word on a model review the loop waits for."""
+    review = state.model_review
+    if review is None or not review.pending:
+        return {}
+    return {
+        "model_review_required": True,
+        "model_review": {
+            "lane": review.lane,
+            "category": review.category,
+            "reviewer": review.reviewer,
+            "flagged_round": review.flagged_round,
+        },
+    }
 
 
 def next_round(
@@ -191,6 +216,20 @@ def next_round(
     refused = None if affected is None else refusal(last, affected)
     if refused:
         raise LedgerError("COVERAGE", refused)
+    review = state.model_review
+    if review is not None and review.pending:
+        if review.reviewer is None:
+            why = (
+                f"{NO_REVIEWER} in this loop ({why_required(review)}); close it as deadlock, "
+                "or begin a loop with an architecture lane (--model-review-lane NAME)"
+            )
+            raise LedgerError("COVERAGE", why)
+        if affected is not None and review.reviewer not in affected:
+            why = (
+                f"a model review is required ({why_required(review)}): the round must admit "
+                f"lane {review.reviewer!r}"
+            )
+            raise LedgerError("COVERAGE", why)
     number = last.number + 1
     lanes = [
         admitted(number, lane, revision)
@@ -228,6 +267,7 @@ def next_round(
         affected=new.affected,
         admitted=_admissions(new),
         retained=[lane.name for lane in lanes if lane.status == "retained"],
+        **_model_review(state),
     )
 
 

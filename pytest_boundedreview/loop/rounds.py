@@ -10,7 +10,8 @@ from pathlib import Path
 
 from ..core.errors import EXIT_INDETERMINATE, GitError, LedgerError
 from ..core.statefile import utc_now
-from ..models.loop import LaneState, LoopState, RoundState
+from ..models.lane import Manifestation, ModelReviewPacket
+from ..models.loop import LaneState, LoopState, Mark, RoundState
 from ..models.report import Findings, Gate, LaneReport, LoopInfo
 from ..target import git
 from ..target.freeze import DIFF_OPTIONS, Target
@@ -18,6 +19,7 @@ from ..triage import Triaged
 from .coverage import attempt_id
 from .ledger import Ledger, new_state
 from .machine import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
+from .mismatch import after_round, answered
 
 
 def issued(lane: LaneState, round_number: int) -> LaneState:
@@ -71,6 +73,7 @@ class LoopRound:
         tests_in_scope: bool = True,
         systemic_share: float = 0.5,
         objective: str | None = None,
+        model_reviewer: str | None = None,
     ) -> None:
         self.repo = repo
         self.target = target
@@ -85,6 +88,7 @@ class LoopRound:
         self.tests_in_scope = tests_in_scope
         self.systemic_share = systemic_share
         self.objective = objective
+        self.model_reviewer = model_reviewer
         self.state: LoopState | None = None
         self.plan: Plan | None = None
 
@@ -112,12 +116,7 @@ class LoopRound:
         previous = self.plan.previous if self.plan else None
         if previous is None or self.target.kind == "plan":  # plans: the packet has the text
             return ""
-        old_tree = previous.revision.removeprefix("tree:")
-        try:
-            out = git.run(["diff", *DIFF_OPTIONS, old_tree, self.target.tree], self.repo.root)
-        except GitError:
-            return ""
-        return git.decode(out.stdout)
+        return self._diff(previous.revision, self.target.revision) or ""
 
     def prepare(self) -> Plan:
         """Read the loop and decide this session's round (raises :class:`LedgerError`)."""
@@ -136,8 +135,46 @@ class LoopRound:
             systemic=systemic,
             tests_in_scope=self.tests_in_scope,
             objective=self.objective,
+            model_reviewer=self.model_reviewer,
         )
         return self.plan
+
+    def model_review(self) -> ModelReviewPacket | None:
+        """What the model-review lane hears this round: each round's findings of the defect
+        class that kept reappearing, and the fix (the diff) between consecutive rounds."""
+        review = self.plan.model_review if self.plan else None
+        if review is None or self.state is None:
+            return None
+        history: list[Manifestation] = []
+        for round_ in self.state.rounds:
+            found = round_.findings
+            listed = [
+                f
+                for f in (found.blocking + found.advisory if found else [])
+                if review.lane in f.lanes and f.category == review.category
+            ]
+            if not listed:
+                continue
+            before = history[-1].revision if history else None
+            fix = self._diff(before, round_.revision) if before else None
+            history.append(
+                Manifestation(
+                    round=round_.number, revision=round_.revision, findings=listed, fix=fix
+                )
+            )
+        return ModelReviewPacket(lane=review.lane, category=review.category, history=history)
+
+    def _diff(self, old: str, new: str) -> str | None:
+        if self.target.kind == "plan":
+            return None
+        try:
+            out = git.run(
+                ["diff", *DIFF_OPTIONS, old.removeprefix("tree:"), new.removeprefix("tree:")],
+                self.repo.root,
+            )
+        except GitError:
+            return None
+        return git.decode(out.stdout)
 
     def reused(self) -> RoundResult:
         """The previous round's results for an unchanged snapshot (nothing dispatched)."""
@@ -214,7 +251,19 @@ class LoopRound:
                 advisory=list(result.triaged.advisory),
                 rejected=list(result.triaged.rejected),
             )
-            lanes = [issued(lane, p.round) for lane in result.lane_states]
+            raised = [*result.triaged.blocking, *result.triaged.advisory]
+            lanes = [
+                issued(lane, p.round).model_copy(
+                    update={
+                        "findings": [
+                            Mark(fingerprint=f.fingerprint, category=f.category)
+                            for f in raised
+                            if lane.name in f.lanes
+                        ]
+                    }
+                )
+                for lane in result.lane_states
+            ]
             retained = {lane.name for lane in lanes if lane.status == "retained"}
             new_round = RoundState(
                 number=p.round,
@@ -244,6 +293,15 @@ class LoopRound:
                     "pinned_objective": base.pinned_objective or self.objective or None,
                 }
             )
+            if p.model_review is not None and p.model_review.reviewer:
+                state = state.model_copy(update={"model_review": p.model_review})
+                if any(
+                    lane.name == p.model_review.reviewer and lane.status in ("pass", "revise")
+                    for lane in lanes
+                ):
+                    state = answered(state, p.round, p.model_review.reviewer)
+            if status == "open":
+                state = after_round(state, rounds, self.model_reviewer)
             return state, {"round": p.round, "status": status}
 
         request = {"revision": self.target.revision, "round": p.round, "action": p.action}

@@ -83,6 +83,23 @@ class PacketBaseline(Model):
     pre_existing: list[TestFailure] = Field(default_factory=list)
 
 
+class Manifestation(Model):
+    """One round's findings of the defect class a model review looks at."""
+
+    round: int
+    revision: str
+    findings: list[ReportFinding] = Field(default_factory=list)
+    fix: str | None = None  # the diff from the round listed before to this one
+
+
+class ModelReviewPacket(Model):
+    """What a model review hears: the class that reappeared at new places, round by round."""
+
+    lane: str
+    category: str
+    history: list[Manifestation] = Field(default_factory=list)
+
+
 class Packet(Model):
     """The frozen, read-only input of one lane (CONTRACT §6)."""
 
@@ -96,6 +113,7 @@ class Packet(Model):
     scout_findings: list[ReportFinding] = Field(default_factory=list)
     open_findings: list[ReportFinding] = Field(default_factory=list)
     delta: str | None = None  # a repair round: the diff since the round that raised them
+    model_review: ModelReviewPacket | None = None  # for the model-review lane only
     finding_schema: dict[str, Any] = Field(default_factory=Finding.model_json_schema)
     read_only: Literal[True] = True
     model: str | None = None

@@ -29,6 +29,28 @@ class Attempt(Model):
     detail: str | None = None
 
 
+class Mark(Model):
+    """A finding a lane raised in a round, as the loop keeps it: identity and class."""
+
+    fingerprint: str
+    category: str
+
+
+class ModelReview(Model):
+    """A model review the loop requires: ``lane`` raised ``category`` at new places in each
+    of three rounds, so the next round must hear ``reviewer`` (an architecture lane) first."""
+
+    lane: str
+    category: str
+    flagged_round: int = Field(ge=1)
+    reviewer: str | None = None
+    answered_round: int | None = Field(default=None, ge=1)
+
+    @property
+    def pending(self) -> bool:
+        return self.answered_round is None
+
+
 class LaneState(Model):
     name: str
     lens: str
@@ -36,7 +58,7 @@ class LaneState(Model):
     status: LaneStatus | None = None
     attempts: list[Attempt] = Field(default_factory=list)
     retained_from: int | None = Field(default=None, ge=1)
-    findings: list[str] = Field(default_factory=list)  # a scout's finding fingerprints
+    findings: list[Mark] = Field(default_factory=list)  # what the lane raised in its round
 
 
 class RoundState(Model):
@@ -87,3 +109,5 @@ class LoopState(Model):
     require_assurances: bool = False  # verdicts without assurances are refused (plan targets)
     origin: str | None = None  # why this loop started (first review, reset, review-only, ...)
     pinned_objective: str | None = None  # a plan's objective at round 1: a change is drift
+    model_review_lane: str | None = None  # who reviews the model on ``model-mismatch``
+    model_review: ModelReview | None = None  # the last model review the loop asked for

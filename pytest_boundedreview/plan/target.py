@@ -46,7 +46,7 @@ def place(repo: git.Repo, path: Path) -> str:
 
 def _tree(repo: git.Repo, head: str | None, where: str, blob: str | None) -> str:
     """HEAD's tree with the plan at ``where`` (``blob``), or without anything there."""
-    folder = tempdirs.make("plan-index")
+    folder = tempdirs.make("plan")
     try:
         env = {"GIT_INDEX_FILE": str(folder / "index")}
         if head is not None:

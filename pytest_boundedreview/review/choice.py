@@ -4,7 +4,7 @@ the review itself and its dry run (``bounded-review lanes``)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,3 +64,37 @@ def choose(
         why = "a trivial change settled by deterministic evidence (selection.settle_trivial)"
         skipped, chosen = [*skipped, *((lane, why) for lane in chosen)], []
     return chosen, skipped
+
+
+def retained(
+    chosen: Sequence[LaneConfig],
+    redispatch: Collection[str] | None,
+    valid: Collection[str],
+    reviewer: str | None = None,
+) -> list[LaneConfig]:
+    """The chosen lanes a delta round keeps from the round before: not to be re-dispatched,
+    with a result that stays valid, not the model-review lane; none when no lane would be left
+    to review the new snapshot (that is a full round)."""
+    if redispatch is None:
+        return []
+    kept = [
+        lane
+        for lane in chosen
+        if lane.name not in redispatch and lane.name in valid and lane.name != reviewer
+    ]
+    return [] if len(kept) == len(chosen) else kept
+
+
+def with_reviewer(
+    reviewer: LaneConfig,
+    chosen: list[LaneConfig],
+    skipped: list[tuple[LaneConfig, str]],
+    max_lanes: int,
+) -> tuple[list[LaneConfig], list[tuple[LaneConfig, str]]]:
+    """The selection with the model-review lane first; within the lane ceiling, the last
+    lane chosen gives way to it."""
+    others = [lane for lane in chosen if lane.name != reviewer.name]
+    skipped = [(lane, why) for lane, why in skipped if lane.name != reviewer.name]
+    room = max(0, max_lanes - 1)
+    why = f"over the lane ceiling of {max_lanes}: the model review takes its place"
+    return [reviewer, *others[:room]], [*skipped, *((lane, why) for lane in others[room:])]

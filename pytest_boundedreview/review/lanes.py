@@ -25,6 +25,7 @@ from ..lanes.result import Attempt, with_retries
 from ..lanes.routing import route, routing_tier
 from ..lanes.snapshot import live_fingerprint, mutated, snapshot_copy
 from ..models.finding import ReportFinding
+from ..models.lane import ModelReviewPacket
 from ..models.loop import LaneState
 from ..models.report import LaneReport, TestFailure
 from ..target import git
@@ -32,7 +33,7 @@ from ..target.freeze import Target
 from ..target.treefiles import TreeFiles
 from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
 from ..triage.merge import Candidate
-from .choice import candidates, choose
+from .choice import candidates, choose, retained, with_reviewer
 from .lanerows import lane_row, lane_states, unrun_row
 
 
@@ -45,6 +46,8 @@ class Carried:
     delta: str = ""  # the diff since that round's snapshot
     rows: dict[str, LaneReport] = field(default_factory=dict)
     open_findings: dict[str, list[ReportFinding]] = field(default_factory=dict)
+    reviewer: str | None = None  # the model-review lane, heard before every other lane
+    model_review: ModelReviewPacket | None = None  # what it hears
 
 
 @dataclass
@@ -81,24 +84,23 @@ def run_lanes(
         outcome.limitations.append(f"no reviewer lanes ran ({why}): the gate is deterministic")
         return outcome
     chosen, skipped = choose(settings, target, found.lanes, tier, budget, deterministic_clean)
+    reviewer = next(
+        (lane for lane in found.lanes if carried and lane.name == carried.reviewer), None
+    )
+    if reviewer is not None:  # a model review comes first, whatever the selection says
+        chosen, skipped = with_reviewer(reviewer, chosen, skipped, budget.max_lanes)
     outcome.ran = True
     for lane, why in skipped:
         outcome.rows.append(unrun_row(lane, "skipped", why))
-    if carried is not None and carried.redispatch is not None:
+    if carried is not None:
         # Lanes that passed last round keep their result; a lane new to the loop still runs.
         note = f"passed in round {carried.round}: retained by reference"
-        kept = [
-            lane
-            for lane in chosen
-            if lane.name not in carried.redispatch and lane.name in carried.rows
-        ]
-        if len(kept) == len(chosen):  # no lane would review the new snapshot: a full round
-            kept = []
+        named = reviewer.name if reviewer else None
+        kept = retained(chosen, carried.redispatch, carried.rows, named)
         for lane in kept:
-            row = carried.rows[lane.name]
             # Its spend belongs to the round that ran it, not this one.
-            retained = {"status": "retained", "note": note, "usage": None}
-            outcome.rows.append(row.model_copy(update=retained))
+            update = {"status": "retained", "note": note, "usage": None}
+            outcome.rows.append(carried.rows[lane.name].model_copy(update=update))
         chosen = [lane for lane in chosen if lane not in kept]
     notes: dict[str, str | None] = {}
     routed: list[LaneConfig] = []
@@ -128,6 +130,8 @@ def run_lanes(
         )
         if carried is not None and carried.delta:
             packet = packet.model_copy(update={"delta": carried.delta})
+        if carried is not None and reviewer is not None and lane.name == reviewer.name:
+            packet = packet.model_copy(update={"model_review": carried.model_review})
         data = packet.model_dump_json().encode()
         # Each lane gets a copy of its own: nothing one lane writes reaches another.
         with snapshot_copy(repo, target.tree) as workdir:
@@ -167,7 +171,14 @@ def run_lanes(
         except Exception as exc:  # a lane must never take the session down with it
             return [Attempt(None, "error", f"the lane could not be run: {exc!r}")]
 
-    runs = dispatch(routed, run, budget.max_concurrent, progress)
+    first = [lane for lane in routed if reviewer is not None and lane.name == reviewer.name]
+    rest = [lane for lane in routed if lane not in first]
+    runs = dispatch(first, run, budget.max_concurrent, progress)
+    if any(not r.attempts or r.attempts[-1].result is None for r in runs):
+        why = f"held until the model review by lane {first[0].name!r} answers"
+        outcome.rows += [unrun_row(lane, "skipped", why) for lane in rest]
+        rest = []
+    runs += dispatch(rest, run, budget.max_concurrent, progress)
     if not runs:
         outcome.limitations.append("no reviewer lanes ran: every configured lane was skipped")
     outcome.lane_states = lane_states(runs, target.revision)

@@ -180,6 +180,7 @@ class Review:
                 tests_in_scope=settings.loop.tests_in_scope,
                 systemic_share=settings.loop.systemic_share,
                 objective=self.objective,
+                model_reviewer=settings.model_reviewer,
             )
             try:
                 plan = loop.prepare()
@@ -207,6 +208,8 @@ class Review:
                     delta=loop.delta(),
                     redispatch=plan.redispatch,
                     rows={r.name: r for r in previous.rows if r.name in still_valid},
+                    reviewer=plan.model_review.reviewer if plan.model_review else None,
+                    model_review=loop.model_review(),
                     open_findings={
                         row.name: [
                             f

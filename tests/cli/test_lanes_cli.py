@@ -73,6 +73,7 @@ def test_lanes_shows_what_would_run_and_dispatches_nothing(
     ) in lines
     assert calls(tmp_path / "bin", "claude") == []  # --version and --help only
     assert project.user_state() == before
+    assert not (project.path / ".bounded-review").exists()  # reads the state, creates none
 
 
 def test_lanes_names_a_missing_tool(project: GitRepo) -> None:

@@ -11,7 +11,7 @@ import pytest
 from fakeagents import HELP, PASS, VERSIONS, calls, install
 
 from pytest_boundedreview.core.tables import LaneConfig
-from pytest_boundedreview.lanes import agent, codex
+from pytest_boundedreview.lanes import agent, codex, geminihome
 from pytest_boundedreview.lanes.agents import AGENTS
 from pytest_boundedreview.lanes.prompt import builtin, full_prompt
 from pytest_boundedreview.lanes.result import Attempt
@@ -366,7 +366,9 @@ def test_a_gemini_lane_never_sees_the_changes_own_gemini_settings(
     install(bin_dir, "gemini")
     attempt = run("gemini", workdir)
     assert attempt.ok, attempt.detail
-    assert not (workdir / ".gemini").exists()  # removed from the lane's own copy
+    # removed from the lane's own copy; an empty .env ends gemini's search for .env files
+    assert [p.name for p in (workdir / ".gemini").iterdir()] == [".env"]
+    assert (workdir / ".gemini" / ".env").read_text() == ""
     argv = calls(bin_dir, "gemini")[0]["argv"]
     allowed = argv[argv.index("--allowed-mcp-server-names") + 1]
     assert allowed.startswith("bounded-review-none-")
@@ -381,10 +383,13 @@ def test_a_gemini_lane_runs_in_a_home_of_its_own_without_the_users_hooks_or_env_
     hook = {"SessionStart": [{"hooks": [{"type": "command", "command": "touch /tmp/x"}]}]}
     auth = {"selectedType": "oauth-personal"}
     settings = {"hooks": hook, "mcpServers": {"mine": {}}, "security": {"auth": auth}}
-    (user / ".gemini" / "settings.json").write_text(json.dumps(settings))
+    commented = "// mine\n" + json.dumps(settings).replace("{", "{ /* note: // here */ ", 1)
+    (user / ".gemini" / "settings.json").write_text(commented)
     (user / ".gemini" / "oauth_creds.json").write_text('{"refresh_token": "r"}')
+    (user / ".gemini" / ".env").write_text("GEMINI_API_KEY='from-dotenv'\nOTHER=1\n")
     monkeypatch.setenv("HOME", str(user))
     monkeypatch.delenv("GEMINI_CLI_HOME", raising=False)
+    monkeypatch.delenv("GEMINI_API_KEY", raising=False)
     install(bin_dir, "gemini")
     attempt = run("gemini", workdir)
     assert attempt.ok, attempt.detail
@@ -398,11 +403,18 @@ def test_a_gemini_lane_runs_in_a_home_of_its_own_without_the_users_hooks_or_env_
         "security": {"auth": auth},
     }
     assert seen["oauth_creds.json"] == f"-> {user / '.gemini' / 'oauth_creds.json'}"
+    assert ".env" not in seen  # its credential variables come through the environment
+    assert call["env"]["GEMINI_API_KEY"] == "from-dotenv"
+    assert "OTHER" not in call["env"]
     assert not home.exists()  # removed after the attempt, the session file with it
     assert sorted(p.name for p in (user / ".gemini").iterdir()) == [
+        ".env",
         "oauth_creds.json",
         "settings.json",
     ]
+    monkeypatch.setenv("GEMINI_API_KEY", "from-the-environment")  # the environment wins
+    run("gemini", workdir)
+    assert calls(bin_dir, "gemini")[1]["env"]["GEMINI_API_KEY"] == "from-the-environment"
 
 
 def test_gemini_answers_quote_with_a_plain_at_sign(bin_dir: Path, workdir: Path) -> None:
@@ -411,3 +423,16 @@ def test_gemini_answers_quote_with_a_plain_at_sign(bin_dir: Path, workdir: Path)
     attempt = run("gemini", workdir)
     assert attempt.result is not None
     assert attempt.result.rationale == "checked @pytest.fixture"
+
+
+@pytest.mark.parametrize(
+    ("text", "plain"),
+    [
+        ('{"url": "http://x"} // a comment', '{"url": "http://x"} '),
+        ('{"q": "a\\"//b"} /* c */', '{"q": "a\\"//b"} '),
+        ('/* a { */{"a": 1}', '{"a": 1}'),
+        ('{"a": "/* not a comment */"}', '{"a": "/* not a comment */"}'),
+    ],
+)
+def test_gemini_settings_comments_are_read_as_gemini_reads_them(text: str, plain: str) -> None:
+    assert geminihome.without_comments(text) == plain

@@ -256,3 +256,63 @@ def test_a_new_review_after_a_converged_loop_archives_it(loop: Loop) -> None:
     report = loop.review({"app.py": "x = 4\n"})
     assert (report["loop"]["round"], report["loop"]["status"]) == (1, "converged")
     assert (folder / "archive" / "0001.json").read_bytes() == converged  # kept, not replaced
+
+
+ARCHITECT = """
+import json, sys
+packet = json.load(sys.stdin)
+with open(sys.argv[1], "a") as seen:
+    seen.write(json.dumps(packet["model_review"]) + "\\n")
+print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
+                  "rationale": "the places share no cause"}))
+"""
+
+
+def test_model_mismatch_dispatches_the_architecture_lane_first_with_the_history(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    (tmp_path / "architect.py").write_text(ARCHITECT)
+    heard = tmp_path / "architect-heard"
+    command = json.dumps([sys.executable, str(tmp_path / "architect.py"), str(heard)])
+    extra = '[[tool.bounded-review.lanes]]\nname = "arch"\nlens = "architecture"\n'
+    extra += f"command = {command}\n"
+    loop = Loop(pytester, project, tmp_path, extra)
+    for n in (1, 2, 3):
+        report = loop.review({"app.py": f"x = {n}  # BUG {n}\n"}, "--bounded-review-risk=strict")
+        assert [row["name"] for row in report["lanes"] if row["status"] != "skipped"] == ["rev"]
+    assert "model-mismatch" in report["loop"]["flags"]
+    assert not heard.exists()  # a small change: the architecture lens was not needed so far
+    project.commit({"app.py": "x = 4  # BUG 4\n"}, "edit")
+    dry = loop.cli("lanes", "--base", "main", "--risk", "strict")
+    assert "lane arch [architecture, verdict, command]: would run first - the model review" in dry
+
+    report = loop.review(None, "--bounded-review-risk=strict")
+    rows = {row["name"]: row["status"] for row in report["lanes"]}
+    assert rows == {"arch": "pass", "rev": "revise"}  # heard first, then correctness resumed
+    (review,) = [json.loads(line) for line in heard.read_text().splitlines()]
+    assert (review["lane"], review["category"]) == ("rev", "correctness")
+    history = review["history"]
+    assert [h["round"] for h in history] == [1, 2, 3]
+    assert [h["findings"][0]["quote"] for h in history] == [
+        f"x = {n}  # BUG {n}" for n in (1, 2, 3)
+    ]
+    assert history[0]["fix"] is None
+    assert "-x = 1  # BUG 1\n+x = 2  # BUG 2" in history[1]["fix"]
+    assert "-x = 2  # BUG 2\n+x = 3  # BUG 3" in history[2]["fix"]
+    state = json.loads(
+        (loop.pytester.path / ".bounded-review/loops/pr-main-feature/state.json").read_text()
+    )
+    assert state["model_review"]["answered_round"] == 4
+    assert loop.invocations() == 4
+
+
+def test_model_mismatch_without_an_architecture_lane_stops_as_deadlock(loop: Loop) -> None:
+    for n in (1, 2, 3):
+        loop.review({"app.py": f"x = {n}  # BUG {n}\n"}, "--bounded-review-risk=strict")
+    report = loop.review({"app.py": "x = 4  # BUG 4\n"}, "--bounded-review-risk=strict")
+    assert report["loop"]["status"] == "deadlock"
+    assert report["loop"]["stop_reason"].startswith(
+        "model review needed: no architecture lane configured (lane 'rev' raised 'correctness'"
+    )
+    assert loop.invocations() == 3  # no correctness-only round after the mismatch
+    assert report["gate"]["review_clean"] != "yes"

@@ -410,3 +410,90 @@ def test_validate_refuses_a_symlinked_path(run: Orchestrator, tmp_path: Path, li
         code, err = run(command)
         assert code == 3
         assert err.startswith("BR_PATH_ESCAPE"), err
+
+
+# 8. The model-mismatch trigger acts ------------------------------------------------------
+
+
+def bug(n: int) -> dict[str, Any]:
+    return {**STYLE, "severity": "blocking", "category": "correctness", "quote": f"x = {n}"}
+
+
+def three_rounds_of_one_class(run: Orchestrator, *lanes: str) -> Any:
+    """Lane ``rev`` raises a correctness finding at a new place in each of three rounds."""
+    flags = [arg for lane in lanes for arg in ("--lane", lane)]
+    code, out = run(
+        "begin", "--target-kind", "pr", "--revision", "tree:1", "--max-repair-loops", "3", *flags
+    )
+    assert code == 0, out
+    completed = None
+    for n in (1, 2, 3):
+        revision = f"tree:{n}"
+        if n > 1:
+            affected = ["--affected-lane", "rev"] if len(lanes) > 1 else []
+            assert run("next-round", "--revision", revision, *affected)[0] == 0
+        run.answer("rev", revision, verdict="revise", rationale="r", findings=[bug(n)])
+        if len(lanes) > 1 and n == 1:
+            run.answer("arch", revision, verdict="pass", rationale="the design holds")
+        code, completed = run("complete-round")
+        assert code == 0, completed
+        if n < 3:
+            assert "model_review_required" not in completed
+    return completed
+
+
+def test_model_mismatch_requires_the_architecture_lane_before_correctness_resumes(
+    run: Orchestrator,
+) -> None:
+    completed = three_rounds_of_one_class(run, "rev:correctness", "arch:architecture")
+    assert completed["model_review_required"] is True
+    assert completed["model_review"] == {
+        "lane": "rev",
+        "category": "correctness",
+        "reviewer": "arch",
+        "flagged_round": 3,
+    }
+    code, err = run("next-round", "--revision", "tree:4", "--affected-lane", "rev")
+    assert code == 4
+    assert err.startswith(
+        "BR_COVERAGE: a model review is required (lane 'rev' raised 'correctness' findings at "
+        "new places in each of three rounds up to round 3): the round must admit lane 'arch'"
+    ), err
+    code, out = run("next-round", "--revision", "tree:4", "--full-review")
+    assert code == 0, out
+    assert out["model_review_required"] is True
+    run.answer("arch", "tree:4", verdict="revise", rationale="the parser's model is wrong")
+    state = run("show")[1]
+    assert state["model_review"]["answered_round"] == 4
+    assert "model-mismatch" in state["flags"]
+    run.answer("rev", "tree:4", verdict="revise", rationale="r", findings=[bug(4)])
+    code, out = run("complete-round")
+    assert "model_review_required" not in out  # answered; a new one needs three new rounds
+
+
+def test_model_mismatch_without_an_architecture_lane_leaves_only_deadlock(
+    run: Orchestrator,
+) -> None:
+    completed = three_rounds_of_one_class(run, "rev:correctness")
+    assert completed["model_review"]["reviewer"] is None
+    code, err = run("next-round", "--revision", "tree:4")
+    assert code == 4
+    assert err.startswith(
+        "BR_COVERAGE: model review needed: no architecture lane configured in this loop"
+    ), err
+    assert run("close", "--outcome", "deadlock")[1]["status"] == "deadlock"
+
+
+def test_the_model_review_lane_must_be_a_lane_of_the_loop(run: Orchestrator) -> None:
+    code, err = run(
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        "tree:1",
+        "--lane",
+        "rev:correctness",
+        "--model-review-lane",
+        "ghost",
+    )
+    assert (code, err) == (4, "BR_INVALID: --model-review-lane 'ghost' names no lane")

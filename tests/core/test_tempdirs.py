@@ -1,0 +1,47 @@
+"""Every temporary folder the package makes is one a later run sweeps once its owner died."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+import pytest_boundedreview
+from pytest_boundedreview.core import tempdirs
+
+PACKAGE = Path(pytest_boundedreview.__file__).parent
+
+
+def made_kinds() -> list[str]:
+    """The kinds passed to ``tempdirs.make`` anywhere in the package."""
+    found = set()
+    for source in PACKAGE.rglob("*.py"):
+        found |= set(re.findall(r'tempdirs\.make\("([^"]+)"\)', source.read_text()))
+    return sorted(found)
+
+
+def test_the_package_makes_folders_of_several_kinds() -> None:
+    assert {"agent", "lane", "snapshot", "plan"} <= set(made_kinds())
+
+
+@pytest.mark.parametrize("kind", made_kinds())
+def test_a_dead_runs_folder_of_every_kind_is_swept(
+    kind: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    leftover = tmp_path / f"bounded-review-{kind}-{dead.stdout.strip()}-abc123"
+    (leftover / "home").mkdir(parents=True)
+    mine = tempdirs.make(kind)  # this process is alive: its folder stays
+    assert tempdirs.sweep() == [leftover]
+    assert not leftover.exists()
+    assert mine.exists()
