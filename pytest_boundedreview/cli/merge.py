@@ -145,7 +145,7 @@ def merge(
     kind = first.target.kind
     if kind == "plan":
         raise UsageError(f"{shards[0].path} is a plan's report: only test shards are merged")
-    target = freeze(repo, kind, first.target.base)
+    target = freeze(repo, kind, first.target.base, base_origin="the shard reports")
     if (target.revision, target.files) != (first.target.revision, first.target.files):
         raise UsageError(
             f"this checkout is {target.revision} ({len(target.files)} file(s) changed), the "

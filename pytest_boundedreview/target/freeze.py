@@ -77,10 +77,13 @@ _REQUESTED = "the base option or the `base` setting"
 _NAME_A_BASE = "pass --bounded-review-base=REF (bounded-review commands: --base REF)"
 
 
-def resolve_base(repo: git.Repo, explicit: str | None, env: Mapping[str, str]) -> tuple[str, str]:
-    """The review base as (name, commit), in the order of CONTRACT §3."""
+def resolve_base(
+    repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str = _REQUESTED
+) -> tuple[str, str]:
+    """The review base as (name, commit), in the order of CONTRACT §3 (``origin``: where an
+    explicit base came from, for the error that names it)."""
     if explicit:
-        return explicit, _require(repo, explicit, _REQUESTED)
+        return explicit, _require(repo, explicit, origin)
     for variable in CI_BASE_VARIABLES:
         if env.get(variable):
             name = f"origin/{env[variable]}"
@@ -182,6 +185,7 @@ def freeze(
     requested: RequestedKind,
     base: str | None = None,
     env: Mapping[str, str] | None = None,
+    base_origin: str = _REQUESTED,
 ) -> Target:
     """Resolve ``requested`` to a concrete target and freeze its snapshot and scope."""
     env = os.environ if env is None else env
@@ -199,14 +203,14 @@ def freeze(
         if requested == "local-diff" or (requested == "auto" and tree != head_tree):
             kind = "local-diff"
             if base:
-                base_name, base_commit = base, _require(repo, base, _REQUESTED)
+                base_name, base_commit = base, _require(repo, base, base_origin)
             else:
                 base_name, base_commit = "HEAD", head
         else:
             kind, tree = "pr", head_tree
             if head is None:
                 raise UsageError("target `pr` needs at least one commit; this branch has none")
-            base_name, base_commit = resolve_base(repo, base, env)
+            base_name, base_commit = resolve_base(repo, base, env, base_origin)
             base_commit = _merge_base(repo, base_commit, head)
     diff_from = base_commit or repo.empty_tree()
     raw = git.decode(

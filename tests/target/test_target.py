@@ -179,6 +179,12 @@ def test_unknown_base_ref_names_the_fix(feature: GitRepo) -> None:
         frozen(feature, "pr", "nope")
 
 
+def test_an_unknown_base_names_where_it_came_from(feature: GitRepo) -> None:
+    repo = git.open_repo(feature.path)
+    with pytest.raises(BaseRefError, match=r"base ref 'nope' \(from the shard reports\)"):
+        freeze(repo, "pr", "nope", env={}, base_origin="the shard reports")
+
+
 @pytest.fixture
 def clone(feature: GitRepo, tmp_path: Path) -> GitRepo:
     """A clone of ``feature``'s repository with ``origin`` set up, on branch ``topic``."""
