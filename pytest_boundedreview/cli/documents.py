@@ -46,9 +46,13 @@ def _validate_one(path: Path, forced: str | None) -> list[str]:
                 "(or pass --schema NAME)"
             ]
     try:
-        model(name).model_validate(document)
+        validated = model(name).model_validate(document)
     except ValidationError as exc:
         return describe_all(exc)
+    if name == "loop-state":  # the structural rules every load of the ledger checks
+        from ..loop.structure import violations
+
+        return [f"{where}: {why}" for where, why in violations(validated)]  # type: ignore[arg-type]
     problems: list[str] = []
     if name == "lane-result":  # findings are checked one by one (as triage does)
         for index, finding in enumerate(document.get("findings", [])):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -129,9 +130,14 @@ def _loops(state_dir: Path, loop_id: str | None) -> list[Ledger]:
 def cmd_status(args: argparse.Namespace) -> int:
     """Where each loop stands (one line each, or JSON lines with ``--json``)."""
     state_dir = _state_dir(args.state_dir)
-    shown = 0
+    shown, status = 0, 0
     for book in _loops(state_dir, args.loop_id):
-        state = book.read()
+        try:
+            state = book.read()
+        except LedgerError as exc:  # one broken loop hides none of the others
+            print(f"{terminal(book.loop_id)}: {terminal(str(exc))}", file=sys.stderr)
+            status = max(status, exc.exit_code)
+            continue
         if state is None:
             continue
         shown += 1
@@ -159,18 +165,20 @@ def cmd_status(args: argparse.Namespace) -> int:
             )
     if not shown and not args.json:
         print(f"no review loop in {state_dir}")
-    return 0
+    return status
 
 
 def cmd_reset(args: argparse.Namespace) -> int:
     """Archive loops (``loops/<id>/archive/NNNN.json``) so the next review of their target, or
     a ``loop begin`` with the same id, starts a new loop; nothing is deleted."""
     state_dir = _state_dir(args.state_dir)
-    books = _loops(state_dir, args.loop_id)
-    archived = [(book, done) for book in books if (done := book.archive())]
-    for book, (was, where) in archived:
-        receipt = {"event": loopops.EVENT, "loop_id": book.loop_id, "status": "archived"}
-        print(json.dumps({**receipt, "was": was, "archive": str(where)}, sort_keys=True))
+    archived = 0
+    for book in _loops(state_dir, args.loop_id):
+        done = book.archive()  # each receipt printed as its loop moves: nothing unreported
+        if done is not None:
+            archived += 1
+            receipt = {"event": loopops.EVENT, "loop_id": book.loop_id, "status": "archived"}
+            print(json.dumps({**receipt, "was": done[0], "archive": str(done[1])}), flush=True)
     if not archived:
         print(f"no review loop in {state_dir}")
     return 0

@@ -107,17 +107,21 @@ class Settings(Model):
     @model_validator(mode="after")
     def _model_reviewer_exists(self) -> Settings:
         named = self.loop.model_review_lane
-        if named is not None and named not in {lane.name for lane in self.lanes}:
-            known = ", ".join(lane.name for lane in self.lanes) or "none configured"
-            raise ValueError(f"loop.model_review_lane {named!r} names no lane (lanes: {known})")
+        verdicts = [lane.name for lane in self.lanes if lane.role == "verdict"]
+        if named is not None and named not in verdicts:
+            known = ", ".join(verdicts) or "none configured"
+            why = f"loop.model_review_lane {named!r} names no verdict lane (verdict lanes: {known})"
+            raise ValueError(why)
         return self
 
     @property
     def model_reviewer(self) -> str | None:
         """The lane that reviews the model on ``model-mismatch``: ``loop.model_review_lane``,
-        else the first lane with the architecture lens."""
+        else the first verdict lane with the architecture lens."""
         named = self.loop.model_review_lane
-        found = next((lane.name for lane in self.lanes if lane.lens == "architecture"), None)
+        found = next(
+            (c.name for c in self.lanes if c.lens == "architecture" and c.role == "verdict"), None
+        )
         return named or found
 
     def report_file(self, state: Path) -> Path:

@@ -52,8 +52,8 @@ def mark_running(
 ) -> tuple[LoopState, dict[str, Any]]:
     """Start the lane's admitted attempt (its first, or a retry), by the id the engine issued."""
     state, current = open_round(state)
-    _echoed(current, revision)
     index, lane = _lane(current, lane_name)
+    _echoed(current, revision)
     last = lane.attempts[-1] if lane.attempts else None
     if last is None or last.attempt_id != attempt or last.status != "admitted":
         issued = (
@@ -96,6 +96,7 @@ def record_result(
 ) -> tuple[LoopState, dict[str, Any]]:
     """A running attempt answered: the lane is complete with its verdict (or as a scout)."""
     state, current = open_round(state)
+    _lane(current, lane_name)  # a retained lane is refused before anything else
     _echoed(current, revision)
     index, lane = _running(current, lane_name, attempt_id)
     if lane.role == "scout" and result.verdict is not None:
@@ -150,6 +151,7 @@ def record_failure(
 ) -> tuple[LoopState, dict[str, Any]]:
     """A running attempt failed (``error`` | ``died`` | ``limit``)."""
     state, current = open_round(state)
+    _lane(current, lane_name)  # a retained lane is refused before anything else
     _echoed(current, revision)
     index, lane = _running(current, lane_name, attempt_id)
     attempts = [

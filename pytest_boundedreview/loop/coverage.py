@@ -44,6 +44,8 @@ def refusal(previous: RoundState, affected: Collection[str]) -> str | None:
         return f"no lane {', '.join(map(repr, unknown))} in round {previous.number}"
     if set(names) <= set(affected):
         return "every lane is affected: that is a full round (--full-review)"
+    if all(lane.role != "verdict" for lane in previous.lanes if lane.name in affected):
+        return "a delta needs a verdict lane among the affected lanes: scouts cast no verdict"
     for lane in previous.lanes:
         why = None if lane.name in affected else still_valid(lane, previous)
         if why:

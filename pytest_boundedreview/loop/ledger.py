@@ -189,7 +189,11 @@ class Ledger:
             raise LedgerError(
                 "RECOVERY_REQUIRED", f"cannot read {self.path}: {exc}", EXIT_INTERNAL
             ) from None
-        return parse_state(data, self.path)
+        state = parse_state(data, self.path)
+        if state.loop_id != self.loop_id:
+            why = f"{self.path} holds loop {state.loop_id!r}, not {self.loop_id!r}; it is kept"
+            raise LedgerError("RECOVERY_REQUIRED", why, EXIT_INTERNAL)
+        return state
 
     # -- writing -------------------------------------------------------------------------
     def _sweep_temps(self) -> None:

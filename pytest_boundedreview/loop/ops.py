@@ -105,9 +105,13 @@ def begin(
     if all(role != "verdict" for _, _, role in lanes):
         raise LedgerError("INVALID", "a loop needs at least one verdict lane: scouts cast none")
     checked_revision(revision)
-    if model_review_lane is not None and model_review_lane not in names:
-        raise LedgerError("INVALID", f"--model-review-lane {model_review_lane!r} names no lane")
-    architecture = next((name for name, lens, _ in lanes if lens == "architecture"), None)
+    verdicts = [name for name, _, role in lanes if role == "verdict"]
+    if model_review_lane is not None and model_review_lane not in verdicts:
+        why = f"--model-review-lane {model_review_lane!r} names no verdict lane"
+        raise LedgerError("INVALID", why)
+    architecture = next(
+        (name for name, lens, role in lanes if lens == "architecture" and role == "verdict"), None
+    )
     now = utc_now()
     first = RoundState(
         number=1,
@@ -135,6 +139,7 @@ def begin(
         if require_assurances is None
         else require_assurances,
         model_review_lane=model_review_lane or architecture,
+        lanes_fixed=True,
     )
     return fresh, receipt(
         fresh, status="open", lanes=names, coverage="full", admitted=_admissions(first)
@@ -163,7 +168,9 @@ def complete_round(
         if lane.role == "verdict" and lane.status not in ("pass", "retained")
     ]
     unanswered = sorted(set(current.scout_findings) - set(current.reconciled))
+    fresh = [lane for lane in current.lanes if lane.role == "verdict" and lane.status != "retained"]
     reasons = [f"lane(s) not passing: {', '.join(failing)}"] if failing else []
+    reasons += [] if fresh else [f"no verdict lane reviewed {current.revision}"]
     reasons += [f"{len(blocking)} blocking finding(s)"] if blocking else []
     reasons += [f"{len(unanswered)} scout finding(s) not reconciled"] if unanswered else []
     gate = Gate(review_clean="no" if reasons else "yes", reasons=reasons)
@@ -172,6 +179,17 @@ def complete_round(
     )
     state = replace_round(state, done)
     state = after_round(state, state.rounds, state.model_review_lane)
+    review = state.model_review
+    if review is not None and review.pending and review.reviewer is None:
+        why = f"{NO_REVIEWER} ({why_required(review)})"
+        state = state.model_copy(update={"status": "deadlock", "stop_reason": why})
+        return state, receipt(
+            state,
+            status="complete",
+            review_clean=gate.review_clean,
+            loop_status="deadlock",
+            stop_reason=why,
+        )
     return state, receipt(
         state, status="complete", review_clean=gate.review_clean, **_model_review(state)
     )
@@ -213,23 +231,17 @@ def next_round(
     if state.repair_loops_used >= state.max_repair_loops or last.number >= ROUND_LIMIT:
         why = f"round {last.number + 1} would exceed {state.max_repair_loops} repair loop(s)"
         raise LedgerError("ROUND_CAP", why)
+    affected = None if affected is None else sorted(set(affected))
     refused = None if affected is None else refusal(last, affected)
     if refused:
         raise LedgerError("COVERAGE", refused)
     review = state.model_review
-    if review is not None and review.pending:
-        if review.reviewer is None:
-            why = (
-                f"{NO_REVIEWER} in this loop ({why_required(review)}); close it as deadlock, "
-                "or begin a loop with an architecture lane (--model-review-lane NAME)"
-            )
-            raise LedgerError("COVERAGE", why)
-        if affected is not None and review.reviewer not in affected:
-            why = (
-                f"a model review is required ({why_required(review)}): the round must admit "
-                f"lane {review.reviewer!r}"
-            )
-            raise LedgerError("COVERAGE", why)
+    if review is not None and review.pending and affected and review.reviewer not in affected:
+        why = (
+            f"a model review is required ({why_required(review)}): the round must admit "
+            f"lane {review.reviewer!r}"
+        )
+        raise LedgerError("COVERAGE", why)
     number = last.number + 1
     lanes = [
         admitted(number, lane, revision)
@@ -284,17 +296,9 @@ def close(state: LoopState | None, outcome: str) -> tuple[LoopState, dict[str, A
     if last.status != "complete":
         raise LedgerError("INVALID", f"round {last.number} is still open: complete it first")
     statuses = [lane.status for lane in last.lanes if lane.role == "verdict"]
-    if outcome == "converged" and not statuses:
-        raise LedgerError("INVALID", "converged requires a verdict lane: scouts cast none")
-    if outcome == "converged" and not all(s in ("pass", "retained") for s in statuses):
-        raise LedgerError("INVALID", "converged requires every verdict lane to pass")
-    if outcome == "converged" and last.blocking:
-        raise LedgerError("INVALID", "converged requires no blocking finding in the last round")
-    unanswered = sorted(set(last.scout_findings) - set(last.reconciled))
-    if outcome == "converged" and unanswered:
-        shown = ", ".join(unanswered[:10])
-        why = f"converged requires every scout finding reconciled; unanswered: {shown}"
-        raise LedgerError("INVALID", why)
+    if outcome == "converged" and (last.gate is None or last.gate.review_clean != "yes"):
+        why = "; ".join(last.gate.reasons) if last.gate else "no gate"
+        raise LedgerError("INVALID", f"converged requires a clean last round ({why})")
     if outcome in ("drift", "deadlock") and "revise" not in statuses:
         raise LedgerError("INVALID", f"{outcome} requires a lane that asked for revisions")
     state = state.model_copy(

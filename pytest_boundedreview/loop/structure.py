@@ -9,14 +9,16 @@ import re
 from collections.abc import Iterator
 
 from ..models.loop import REVISION_PATTERN, LaneState, LoopState, RoundState
-from .coverage import still_valid
+from .coverage import attempt_id, still_valid
 
 MAX_RETRY_EDGES = 3
 
 
 def violations(state: LoopState) -> Iterator[tuple[str, str]]:
     """Each broken rule as (JSON path, what is wrong), in document order."""
-    seen: dict[str, str] = {}
+    first = state.rounds[0].lanes if state.rounds else []
+    if state.lanes_fixed and state.rounds and all(lane.role != "verdict" for lane in first):
+        yield "$.rounds[0].lanes", "a loop has at least one verdict lane"
     for i, round_ in enumerate(state.rounds):
         at = f"$.rounds[{i}]"
         if round_.number != i + 1:
@@ -28,6 +30,10 @@ def violations(state: LoopState) -> Iterator[tuple[str, str]]:
         previous = state.rounds[i - 1] if i else None
         yield from _coverage(round_, previous, at)
         names = [lane.name for lane in round_.lanes]
+        if state.lanes_fixed and i:
+            shape = [(lane.name, lane.lens, lane.role) for lane in round_.lanes]
+            if shape != [(lane.name, lane.lens, lane.role) for lane in first]:
+                yield f"{at}.lanes", "every round has the lanes of round 1 (names, lenses, roles)"
         for j, lane in enumerate(round_.lanes):
             where = f"{at}.lanes[{j}]"
             if names.index(lane.name) != j:
@@ -37,7 +43,8 @@ def violations(state: LoopState) -> Iterator[tuple[str, str]]:
             if lane.status == "retained":
                 yield from _retained(lane, previous, where)
                 continue
-            yield from _chain(lane, round_, where, seen)
+            yield from _chain(lane, round_, where)
+            yield from _status(lane, round_, where)
 
 
 def _coverage(
@@ -53,8 +60,10 @@ def _coverage(
         return
     if previous is None:
         yield f"{at}.coverage", "the first round of a loop is a full round"
-    if set(round_.affected) != fresh or not fresh:
+    if sorted(set(round_.affected)) != round_.affected or set(round_.affected) != fresh:
         yield f"{at}.affected", "a delta's affected lanes are exactly the lanes that answer anew"
+    if all(lane.role != "verdict" for lane in round_.lanes if lane.name in fresh):
+        yield f"{at}.affected", "a delta has a verdict lane among its affected lanes"
     if not retained:
         yield f"{at}.coverage", "a delta retains at least one lane (else it is a full round)"
 
@@ -73,10 +82,9 @@ def _retained(
         yield f"{where}.status", f"lane {lane.name!r} cannot be retained: {why}"
 
 
-def _chain(
-    lane: LaneState, round_: RoundState, where: str, seen: dict[str, str]
-) -> Iterator[tuple[str, str]]:
-    """One root and one immediate-successor chain; a retry follows only a failed attempt."""
+def _chain(lane: LaneState, round_: RoundState, where: str) -> Iterator[tuple[str, str]]:
+    """One root and one immediate-successor chain under the ids the engine issues; a retry
+    follows only a failed attempt."""
     if lane.retained_from is not None:
         yield f"{where}.retained_from", "only a retained lane points at an earlier round"
     if not lane.attempts:
@@ -85,6 +93,12 @@ def _chain(
         yield f"{where}.attempts", f"more than {MAX_RETRY_EDGES} retry edges"
     for k, attempt in enumerate(lane.attempts):
         path = f"{where}.attempts[{k}]"
+        issued = attempt_id(round_.number, lane.name, k + 1)
+        if attempt.attempt_id != issued:
+            yield (
+                f"{path}.attempt_id",
+                f"{attempt.attempt_id!r} is not the id issued here ({issued!r})",
+            )
         expected = lane.attempts[k - 1].attempt_id if k else None
         if attempt.retry_of != expected:
             yield (
@@ -99,11 +113,18 @@ def _chain(
             yield f"{path}.status", "only a failed attempt is followed by a retry"
         if attempt.revision != round_.revision:
             yield f"{path}.revision", f"{attempt.revision!r} is not the round's revision"
-        if attempt.attempt_id in seen:
-            yield (
-                f"{path}.attempt_id",
-                f"{attempt.attempt_id!r} is already used at {seen[attempt.attempt_id]}",
-            )
-        seen.setdefault(attempt.attempt_id, path)
         if lane.role == "scout" and attempt.verdict is not None:
             yield f"{path}.verdict", "a scout casts no verdict"
+
+
+def _status(lane: LaneState, round_: RoundState, where: str) -> Iterator[tuple[str, str]]:
+    """A lane's status is what its last attempt says; a complete round has no open attempt."""
+    last = lane.attempts[-1] if lane.attempts else None
+    if last is None:
+        return
+    if round_.status == "complete" and last.status in ("admitted", "running"):
+        yield f"{where}.attempts", "a complete round has no attempt still admitted or running"
+    expected = {"complete": last.verdict or "scout", "failed": "unverified"}.get(last.status)
+    waiting = last.status in ("admitted", "running") and lane.status in (None, "unverified")
+    if lane.status != expected and not waiting:
+        yield f"{where}.status", f"{lane.status!r} is not what its last attempt says ({expected!r})"

@@ -12,7 +12,7 @@ from .report import Findings, Gate, LaneReport
 LOOP_STATE_SCHEMA: Final = "bounded-review/loop-state/v1"
 LOOP_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
 # What a round reviews: a git tree or commit, or a plan file's digest.
-REVISION_PATTERN = r"^(tree|commit|sha256):[0-9a-f]{1,128}$"
+REVISION_PATTERN = r"^(?:(?:tree|commit):(?:[0-9a-f]{40}|[0-9a-f]{64})|sha256:[0-9a-f]{64})$"
 LoopId = Annotated[str, Field(pattern=LOOP_ID_PATTERN)]
 LaneStatus = Literal["pass", "revise", "scout", "unverified", "retained", "reused", "skipped"]
 
@@ -110,4 +110,5 @@ class LoopState(Model):
     origin: str | None = None  # why this loop started (first review, reset, review-only, ...)
     pinned_objective: str | None = None  # a plan's objective at round 1: a change is drift
     model_review_lane: str | None = None  # who reviews the model on ``model-mismatch``
+    lanes_fixed: bool = False  # the loop commands: every round has the lanes of round 1
     model_review: ModelReview | None = None  # the last model review the loop asked for

@@ -73,8 +73,8 @@ def retained(
     reviewer: str | None = None,
 ) -> list[LaneConfig]:
     """The chosen lanes a delta round keeps from the round before: not to be re-dispatched,
-    with a result that stays valid, not the model-review lane; none when no lane would be left
-    to review the new snapshot (that is a full round)."""
+    with a result that stays valid, not the model-review lane; none when no verdict lane would
+    be left to review the new snapshot (that is a full round)."""
     if redispatch is None:
         return []
     kept = [
@@ -82,7 +82,9 @@ def retained(
         for lane in chosen
         if lane.name not in redispatch and lane.name in valid and lane.name != reviewer
     ]
-    return [] if len(kept) == len(chosen) else kept
+    fresh = [lane for lane in chosen if lane not in kept]
+    # a verdict lane must review the new snapshot: scouts cast none
+    return kept if any(lane.role == "verdict" for lane in fresh) else []
 
 
 def with_reviewer(

@@ -67,7 +67,9 @@ def lane_states(runs: Sequence[LaneRun], revision: str) -> list[LaneState]:
                     status="complete" if attempt.ok else "failed",
                     failure_kind=attempt.failure,
                     retry_of=attempts[-1].attempt_id if attempts else None,
-                    verdict=attempt.result.verdict if attempt.result else None,
+                    verdict=attempt.result.verdict
+                    if attempt.result and run.lane.role == "verdict"
+                    else None,  # a scout casts none, whatever it answered
                     detail=attempt.detail[:2000] or None,
                 )
             )

@@ -174,11 +174,15 @@ def run_lanes(
     first = [lane for lane in routed if reviewer is not None and lane.name == reviewer.name]
     rest = [lane for lane in routed if lane not in first]
     runs = dispatch(first, run, budget.max_concurrent, progress)
-    if any(not r.attempts or r.attempts[-1].result is None for r in runs):
-        why = f"held until the model review by lane {first[0].name!r} answers"
+    heard = any(r.attempts and r.attempts[-1].result is not None for r in runs)
+    if reviewer is not None and not heard:  # unroutable or failed: correctness waits
+        why = f"held until the model review by lane {reviewer.name!r} answers"
         outcome.rows += [unrun_row(lane, "skipped", why) for lane in rest]
         rest = []
     runs += dispatch(rest, run, budget.max_concurrent, progress)
+    kept_verdicts = [row for row in outcome.rows if row.status == "retained"]
+    if runs and not kept_verdicts and all(r.lane.role == "scout" for r in runs):
+        outcome.problems.append("no verdict lane reviewed this revision: scouts cast no verdict")
     if not runs:
         outcome.limitations.append("no reviewer lanes ran: every configured lane was skipped")
     outcome.lane_states = lane_states(runs, target.revision)

@@ -11,6 +11,19 @@ import pytest
 from pytest_boundedreview import cli
 
 
+def tree(digit: str) -> str:
+    """A revision as the engine takes it: ``tree:`` and 40 hex digits."""
+    return "tree:" + digit * 40
+
+
+T0 = tree("0")
+T1 = tree("1")
+T2 = tree("2")
+T3 = tree("3")
+T4 = tree("4")
+T9 = tree("9")
+
+
 class Orchestrator:
     """Drives ``bounded-review loop`` in-process; remembers the attempt ids the engine issues,
     and checks that every refused mutation left the state's bytes as they were."""
@@ -98,7 +111,7 @@ def begin(run: Orchestrator, *extra: str) -> Any:
         "--target-kind",
         "pr",
         "--revision",
-        "tree:1",
+        T1,
         "--lane",
         "rev:correctness",
         "--lane",

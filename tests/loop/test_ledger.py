@@ -61,6 +61,21 @@ def test_operations_replay_and_conflict(tmp_path: Path) -> None:
     assert [op.operation_id for op in state.operations] == ["a", "b"]
 
 
+def test_the_ledger_itself_never_changes_a_closed_loop_and_archives_on_replace(
+    tmp_path: Path,
+) -> None:
+    book = Ledger(tmp_path, LOOP)
+    book.mutate("a", {}, lambda s: (fresh().model_copy(update={"status": "converged"}), {}))
+    closed = state_bytes(tmp_path)
+    with pytest.raises(LedgerError) as caught:  # whatever an operation would do to it
+        book.mutate("b", {}, bump)
+    assert caught.value.code == "LOOP_CLOSED"
+    assert state_bytes(tmp_path) == closed
+    assert book.mutate("c", {}, lambda s: (fresh(), {"new": True}), replace=True) == {"new": True}
+    assert (tmp_path / "loops" / LOOP / "archive" / "0001.json").read_bytes() == closed
+    assert json.loads(state_bytes(tmp_path))["status"] == "open"
+
+
 @pytest.mark.parametrize("loop_id", ["", "a/b", ".", "..", "x" * 129, "a b", "é", "a\nb", "abc\n"])
 def test_bad_loop_ids_are_refused(tmp_path: Path, loop_id: str) -> None:
     with pytest.raises(LedgerError) as caught:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from orchestrator import STYLE, Orchestrator, begin
+from orchestrator import STYLE, T0, T1, T2, T9, Orchestrator, begin
 
 from pytest_boundedreview.loop import ledger as ledger_module
 
@@ -17,7 +17,7 @@ def test_a_loop_from_begin_to_converged(run: Orchestrator) -> None:
         "event": "BOUNDED_REVIEW_STATE_V1",
         "loop_id": "L",
         "round": 1,
-        "revision": "tree:1",
+        "revision": T1,
         "status": "open",
         "lanes": ["rev", "scout"],
         "coverage": "full",
@@ -26,10 +26,10 @@ def test_a_loop_from_begin_to_converged(run: Orchestrator) -> None:
             {"lane": "scout", "attempt_id": "r1-scout-1"},
         ],
     }
-    scouted = run.answer("scout", "tree:1", findings=[STYLE])
+    scouted = run.answer("scout", T1, findings=[STYLE])
     (fingerprint,) = scouted["scout_fingerprints"]
-    first = run.start("rev", "tree:1")
-    assert run.fail("rev", first, "tree:1", "died")[0] == 0
+    first = run.start("rev", T1)
+    assert run.fail("rev", first, T1, "died")[0] == 0
     code, err = run("complete-round")
     assert (code, err) == (
         4,
@@ -39,22 +39,22 @@ def test_a_loop_from_begin_to_converged(run: Orchestrator) -> None:
     assert (retry["attempt_id"], retry["retry_of"]) == ("r1-rev-2", "r1-rev-1")
     run.answer(
         "rev",
-        "tree:1",
+        T1,
         verdict="revise",
         rationale="bug",
         reconciliation=[{"fingerprint": fingerprint, "decision": "accepted"}],
     )
     code, out = run("complete-round", "--blocking", "fp1")
     assert (out["status"], out["review_clean"]) == ("complete", "no")
-    assert run("next-round", "--revision", "tree:1") == (
+    assert run("next-round", "--revision", T1) == (
         4,
-        "BR_ARTIFACT_UNCHANGED: tree:1 was reviewed in round 1",
+        f"BR_ARTIFACT_UNCHANGED: {T1} was reviewed in round 1",
     )
-    code, out = run("next-round", "--revision", "tree:2")
+    code, out = run("next-round", "--revision", T2)
     assert (out["round"], out["repair_loops_used"], out["coverage"]) == (2, 1, "full")
     assert [a["attempt_id"] for a in out["admitted"]] == ["r2-rev-1", "r2-scout-1"]
-    run.answer("rev", "tree:2", verdict="pass", rationale="fixed")
-    run.answer("scout", "tree:2", findings=[])
+    run.answer("rev", T2, verdict="pass", rationale="fixed")
+    run.answer("scout", T2, findings=[])
     assert run("complete-round")[1]["review_clean"] == "yes"
     code, out = run("close", "--outcome", "converged", op="close-1")
     assert out["status"] == "converged"
@@ -72,18 +72,18 @@ def test_a_loop_from_begin_to_converged(run: Orchestrator) -> None:
 
 def test_the_retry_chain_only_grows_at_its_end(run: Orchestrator) -> None:
     begin(run)
-    first = run.start("rev", "tree:1")
+    first = run.start("rev", T1)
     code, err = run("admit-retry", "--lane", "rev", "--retry-of", first)
     assert code == 4
     assert err.startswith("BR_ATTEMPT_MISMATCH: only a failed attempt may be retried")
     chain = [first]
     for _ in range(3):
-        run.fail("rev", chain[-1], "tree:1")
+        run.fail("rev", chain[-1], T1)
         code, out = run("admit-retry", "--lane", "rev", "--retry-of", chain[-1])
         assert code == 0, out
-        chain.append(run.start("rev", "tree:1"))
+        chain.append(run.start("rev", T1))
     assert chain == ["r1-rev-1", "r1-rev-2", "r1-rev-3", "r1-rev-4"]
-    run.fail("rev", chain[-1], "tree:1", "limit")
+    run.fail("rev", chain[-1], T1, "limit")
     refusals = {
         "a fourth edge": ("r1-rev-4", "used its 3 retries"),
         "a branch": ("r1-rev-2", "is not the last attempt"),
@@ -99,34 +99,69 @@ def test_the_retry_chain_only_grows_at_its_end(run: Orchestrator) -> None:
 
 def test_only_an_admitted_attempt_runs_and_answers_echo_the_revision(run: Orchestrator) -> None:
     begin(run)
-    code, err = run("mark-running", "--lane", "rev", "--attempt-id", "mine", "--revision", "tree:1")
+    code, err = run(
+        "mark-running",
+        "--lane",
+        "rev",
+        "--attempt-id",
+        "mine",
+        "--revision",
+        T1,
+    )
     assert (code, err) == (
         4,
         "BR_ATTEMPT_MISMATCH: 'mine' is not an admitted attempt of lane 'rev'; "
         "its admitted attempt is 'r1-rev-1'",
     )
     code, err = run(
-        "mark-running", "--lane", "rev", "--attempt-id", "r1-rev-1", "--revision", "tree:0"
+        "mark-running",
+        "--lane",
+        "rev",
+        "--attempt-id",
+        "r1-rev-1",
+        "--revision",
+        T0,
     )
     assert (code, err) == (
         4,
-        "BR_REVISION_MISMATCH: the attempt is for tree:0 but round 1 reviews tree:1",
+        f"BR_REVISION_MISMATCH: the attempt is for {T0} but round 1 reviews {T1}",
     )
-    attempt = run.start("rev", "tree:1")
+    attempt = run.start("rev", T1)
     for refused in (
-        run.record("rev", attempt, "tree:2", verdict="pass", rationale="fine"),
-        run.fail("rev", attempt, "tree:2"),
+        run.record(
+            "rev",
+            attempt,
+            T2,
+            verdict="pass",
+            rationale="fine",
+        ),
+        run.fail("rev", attempt, T2),
     ):
         assert refused == (
             4,
-            "BR_REVISION_MISMATCH: the attempt is for tree:2 but round 1 reviews tree:1",
+            f"BR_REVISION_MISMATCH: the attempt is for {T2} but round 1 reviews {T1}",
         )
-    assert run.record("rev", attempt, "tree:1", verdict="pass", rationale="fine")[0] == 0
-    code, err = run.fail("rev", attempt, "tree:1")
+    assert (
+        run.record(
+            "rev",
+            attempt,
+            T1,
+            verdict="pass",
+            rationale="fine",
+        )[0]
+        == 0
+    )
+    code, err = run.fail("rev", attempt, T1)
     assert code == 4
     assert "is complete, not running" in err
     code, err = run(
-        "mark-running", "--lane", "rev", "--attempt-id", attempt, "--revision", "tree:1"
+        "mark-running",
+        "--lane",
+        "rev",
+        "--attempt-id",
+        attempt,
+        "--revision",
+        T1,
     )
     assert code == 4
     assert err.startswith("BR_ATTEMPT_MISMATCH: 'r1-rev-1' is not an admitted attempt")
@@ -138,8 +173,18 @@ def test_begin_and_next_round_refuse_a_malformed_revision(run: Orchestrator, rev
     assert code == 4
     assert err.startswith(f"BR_INVALID: revision {revision!r} is not tree:<hex>")
     assert not run.state_file.exists()
-    run("begin", "--target-kind", "pr", "--revision", "commit:ab12", "--lane", "r:c")
-    run.answer("r", "commit:ab12", verdict="revise", rationale="r")
+    run(
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        "commit:ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12",
+        "--lane",
+        "r:c",
+    )
+    run.answer(
+        "r", "commit:ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12", verdict="revise", rationale="r"
+    )
     run("complete-round")
     code, err = run("next-round", "--revision", revision)
     assert code == 4
@@ -159,9 +204,15 @@ def test_close_rules(
     run: Orchestrator, verdicts: tuple[str, ...], outcome: str, allowed: bool
 ) -> None:
     code, out = run(
-        "begin", "--target-kind", "pr", "--revision", "tree:1", "--lane", "rev:correctness"
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        T1,
+        "--lane",
+        "rev:correctness",
     )
-    run.answer("rev", "tree:1", verdict=verdicts[0], rationale="r")
+    run.answer("rev", T1, verdict=verdicts[0], rationale="r")
     run("complete-round")
     code, out = run("close", "--outcome", outcome)
     assert (code == 0) == allowed, out
@@ -173,28 +224,58 @@ def test_round_cap_and_plan_assurances(run: Orchestrator) -> None:
         "--target-kind",
         "plan",
         "--revision",
-        "sha256:1",
+        "sha256:1111111111111111111111111111111111111111111111111111111111111111",
         "--lane",
         "f:feasibility",
         "--max-repair-loops",
         "1",
     )
-    attempt = run.start("f", "sha256:1")
-    code, err = run.record("f", attempt, "sha256:1", verdict="revise", rationale="r")
+    attempt = run.start(
+        "f", "sha256:1111111111111111111111111111111111111111111111111111111111111111"
+    )
+    code, err = run.record(
+        "f",
+        attempt,
+        "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+        verdict="revise",
+        rationale="r",
+    )
     assert (code, err) == (
         4,
         "BR_INVALID: lane 'f' answered without assurances, which this loop requires",
     )
     assurances = {"root_proven": "yes", "scope_unchanged": "yes", "verification_adequate": "no"}
     done = run.record(
-        "f", attempt, "sha256:1", verdict="revise", rationale="r", assurances=assurances
+        "f",
+        attempt,
+        "sha256:1111111111111111111111111111111111111111111111111111111111111111",
+        verdict="revise",
+        rationale="r",
+        assurances=assurances,
     )
     assert done[0] == 0
     run("complete-round")
-    assert run("next-round", "--revision", "sha256:2")[0] == 0
-    run.answer("f", "sha256:2", verdict="revise", rationale="r", assurances=assurances)
+    assert (
+        run(
+            "next-round",
+            "--revision",
+            "sha256:2222222222222222222222222222222222222222222222222222222222222222",
+        )[0]
+        == 0
+    )
+    run.answer(
+        "f",
+        "sha256:2222222222222222222222222222222222222222222222222222222222222222",
+        verdict="revise",
+        rationale="r",
+        assurances=assurances,
+    )
     run("complete-round")
-    code, err = run("next-round", "--revision", "sha256:3")
+    code, err = run(
+        "next-round",
+        "--revision",
+        "sha256:3333333333333333333333333333333333333333333333333333333333333333",
+    )
     assert (code, err) == (4, "BR_ROUND_CAP: round 3 would exceed 1 repair loop(s)")
 
 
@@ -205,7 +286,7 @@ def test_replay_conflict_and_bad_input(run: Orchestrator) -> None:
         "--target-kind",
         "pr",
         "--revision",
-        "tree:1",
+        T1,
         "--lane",
         "rev:correctness",
         "--lane",
@@ -213,13 +294,20 @@ def test_replay_conflict_and_bad_input(run: Orchestrator) -> None:
         op="op1",
     )[1] == {**first, "replayed": True}
     code, err = run(
-        "begin", "--target-kind", "pr", "--revision", "tree:9", "--lane", "x:y", op="op1"
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        T9,
+        "--lane",
+        "x:y",
+        op="op1",
     )
     assert code == 4
     assert err.startswith("BR_OPERATION_CONFLICT")
     bad = run.folder / "bad.json"
     bad.write_text('{"schema": "bounded-review/lane-result/v1", "verdict": "pass"}')
-    attempt = run.start("rev", "tree:1")
+    attempt = run.start("rev", T1)
     code, err = run(
         "record-result",
         "--lane",
@@ -227,7 +315,7 @@ def test_replay_conflict_and_bad_input(run: Orchestrator) -> None:
         "--attempt-id",
         attempt,
         "--revision",
-        "tree:1",
+        T1,
         "--result",
         str(bad),
     )
@@ -248,7 +336,13 @@ def test_ctrl_c_is_exit_130_and_leaves_the_state_whole(
 
     monkeypatch.setattr(ledger_module.fs, "replace", interrupted)
     code, err = run(
-        "mark-running", "--lane", "rev", "--attempt-id", "r1-rev-1", "--revision", "tree:1"
+        "mark-running",
+        "--lane",
+        "rev",
+        "--attempt-id",
+        "r1-rev-1",
+        "--revision",
+        T1,
     )
     assert code == 130
     assert err.startswith("BR_CANCELLED")

@@ -259,24 +259,33 @@ def test_a_new_review_after_a_converged_loop_archives_it(loop: Loop) -> None:
 
 
 ARCHITECT = """
-import json, sys
+import json, os, sys
 packet = json.load(sys.stdin)
+runs = sys.argv[2]
+before = len(open(runs).read().splitlines()) if os.path.exists(runs) else 0
 with open(sys.argv[1], "a") as seen:
-    seen.write(json.dumps(packet["model_review"]) + "\\n")
+    seen.write(json.dumps({"review": packet["model_review"], "rev_runs_before": before}) + "\\n")
+if sys.argv[3] == "fail":
+    sys.exit("the architect is unavailable")
 print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
                   "rationale": "the places share no cause"}))
 """
 
 
+def architect_loop(pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, mode: str) -> Loop:
+    (tmp_path / "architect.py").write_text(ARCHITECT)
+    argv = [sys.executable, str(tmp_path / "architect.py"), str(tmp_path / "architect-heard")]
+    command = json.dumps([*argv, str(tmp_path / "invocations"), mode])
+    extra = '[[tool.bounded-review.lanes]]\nname = "arch"\nlens = "architecture"\n'
+    extra += f"command = {command}\n"
+    return Loop(pytester, project, tmp_path, extra)
+
+
 def test_model_mismatch_dispatches_the_architecture_lane_first_with_the_history(
     pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
 ) -> None:
-    (tmp_path / "architect.py").write_text(ARCHITECT)
+    loop = architect_loop(pytester, project, tmp_path, "pass")
     heard = tmp_path / "architect-heard"
-    command = json.dumps([sys.executable, str(tmp_path / "architect.py"), str(heard)])
-    extra = '[[tool.bounded-review.lanes]]\nname = "arch"\nlens = "architecture"\n'
-    extra += f"command = {command}\n"
-    loop = Loop(pytester, project, tmp_path, extra)
     for n in (1, 2, 3):
         report = loop.review({"app.py": f"x = {n}  # BUG {n}\n"}, "--bounded-review-risk=strict")
         assert [row["name"] for row in report["lanes"] if row["status"] != "skipped"] == ["rev"]
@@ -289,7 +298,9 @@ def test_model_mismatch_dispatches_the_architecture_lane_first_with_the_history(
     report = loop.review(None, "--bounded-review-risk=strict")
     rows = {row["name"]: row["status"] for row in report["lanes"]}
     assert rows == {"arch": "pass", "rev": "revise"}  # heard first, then correctness resumed
-    (review,) = [json.loads(line) for line in heard.read_text().splitlines()]
+    (seen,) = [json.loads(line) for line in heard.read_text().splitlines()]
+    assert seen["rev_runs_before"] == 3  # heard before the correctness lane of round 4
+    review = seen["review"]
     assert (review["lane"], review["category"]) == ("rev", "correctness")
     history = review["history"]
     assert [h["round"] for h in history] == [1, 2, 3]
@@ -316,3 +327,45 @@ def test_model_mismatch_without_an_architecture_lane_stops_as_deadlock(loop: Loo
     )
     assert loop.invocations() == 3  # no correctness-only round after the mismatch
     assert report["gate"]["review_clean"] != "yes"
+
+
+def test_a_model_review_that_fails_holds_the_correctness_lanes(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    loop = architect_loop(pytester, project, tmp_path, "fail")
+    for n in (1, 2, 3, 4):
+        report = loop.review({"app.py": f"x = {n}  # BUG {n}\n"}, "--bounded-review-risk=strict")
+    rows = {row["name"]: row for row in report["lanes"]}
+    assert rows["arch"]["status"] == "unverified"
+    assert rows["rev"]["status"] == "skipped"
+    assert rows["rev"]["note"] == "held until the model review by lane 'arch' answers"
+    assert loop.invocations() == 3  # no correctness round until the model review answers
+    assert report["gate"]["review_clean"] == "indeterminate"
+    state = json.loads(
+        (loop.pytester.path / ".bounded-review/loops/pr-main-feature/state.json").read_text()
+    )
+    assert state["model_review"]["answered_round"] is None
+
+
+SCOUT = """
+import json
+print(json.dumps({"schema": "bounded-review/lane-result/v1", "rationale": "facts only"}))
+"""
+
+
+def test_a_round_where_only_a_scout_would_answer_is_a_full_round(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    (tmp_path / "scout.py").write_text(SCOUT)
+    command = json.dumps([sys.executable, str(tmp_path / "scout.py")])
+    extra = '[[tool.bounded-review.lanes]]\nname = "facts"\nlens = "facts"\nrole = "scout"\n'
+    loop = Loop(pytester, project, tmp_path, extra + f"command = {command}\n")
+    failing = "def test_a():\n    assert 0\n"
+    first = loop.review({"app.py": "x = 2\n", "test_app.py": failing})
+    assert {r["name"]: r["status"] for r in first["lanes"]} == {"facts": "scout", "rev": "pass"}
+    assert first["gate"]["review_clean"] == "no"  # a target-related failure, not the lanes
+    second = loop.review({"test_app.py": "def test_a():\n    pass\n"})
+    rows = {r["name"]: r["status"] for r in second["lanes"]}
+    assert rows == {"facts": "scout", "rev": "pass"}  # reviewed again, not retained
+    assert loop.invocations() == 2
+    assert second["loop"]["status"] == "converged"

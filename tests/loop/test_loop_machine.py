@@ -18,6 +18,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from orchestrator import T1, T2, T3, T4
 
 from pytest_boundedreview.core.errors import LedgerError
 from pytest_boundedreview.loop import attempts
@@ -28,7 +29,12 @@ from pytest_boundedreview.loop.structure import violations
 from pytest_boundedreview.models.lane import LaneResult
 
 LANES = ("rev", "sec", "scout")
-REVISIONS = ("tree:1", "tree:2", "tree:3", "tree:4")
+REVISIONS = (
+    T1,
+    T2,
+    T3,
+    T4,
+)
 ROUNDS_SEEN: set[int] = set()
 COVERAGE_SEEN: set[str] = set()
 
@@ -90,7 +96,7 @@ class LoopMachine(RuleBasedStateMachine):
             ("sec", "security", "verdict"),
             ("scout", "scope", "scout"),
         ]
-        self._do(lambda s: loopops.begin(s, "m", "pr", "tree:1", lanes, 2))
+        self._do(lambda s: loopops.begin(s, "m", "pr", T1, lanes, 2))
 
     def _ids(self) -> list[str]:
         """Every attempt id in the loop, and one nobody issued."""
@@ -204,25 +210,41 @@ class LoopMachine(RuleBasedStateMachine):
     def close(self, outcome: str) -> None:
         self._do(lambda s: loopops.close(s, outcome))
 
-    @rule(at=st.integers(1, 6))
-    def crash_mid_write(self, at: int) -> None:
-        """The ``at``-th file-system call of a write fails: nothing changes."""
-        before = self._bytes()
+    @rule(
+        at=st.integers(1, 3),
+        call=st.sampled_from(["open", "write", "fsync", "replace"]),
+        step=st.sampled_from(["complete", "delta", "answer"]),
+    )
+    def crash_mid_write(self, at: int, call: str, step: str) -> None:
+        """The ``at``-th ``call`` to the file system during a step fails (a full disk, a
+        failed rename): the state is the old one or the new one, whole, and still valid."""
+        op: Any = loopops.complete_round
+        if step == "delta":
+            op = lambda s: loopops.next_round(s, REVISIONS[-1], ["rev"])  # noqa: E731
+        state = self.book.read()
+        waiting = [
+            (lane.name, lane.attempts[-1].attempt_id, r.revision)
+            for r in (state.rounds[-1:] if state else [])
+            for lane in r.lanes
+            if lane.attempts and lane.attempts[-1].status == "admitted"
+        ]
+        if step == "answer" and waiting:
+            name, attempt, revision = waiting[0]
+            op = lambda s: attempts.mark_running(s, name, attempt, revision)  # noqa: E731
         calls = {"n": 0}
-        real = ledger_module.fs.fsync
+        real = getattr(ledger_module.fs, call)
 
-        def fsync(fd: int) -> None:
+        def failing(*args: Any) -> Any:
             calls["n"] += 1
             if calls["n"] == at:
                 raise OSError(28, "No space left on device")
-            real(fd)
+            return real(*args)
 
-        ledger_module.fs.fsync = fsync  # type: ignore[method-assign]
+        setattr(ledger_module.fs, call, failing)
         try:
-            self._do(loopops.complete_round)
+            self._do(op)
         finally:
-            ledger_module.fs.fsync = real  # type: ignore[method-assign]
-        assert self.book.read() is not None or self._bytes() == before
+            setattr(ledger_module.fs, call, real)
 
     @rule()
     def reload(self) -> None:
@@ -248,9 +270,12 @@ class LoopMachine(RuleBasedStateMachine):
                     assert lane.attempts[-1].status == "complete"  # nothing after an answer
                 if lane.role == "scout":
                     assert lane.status not in ("pass", "revise")
-        if state.status == "converged":
+        if state.status == "converged":  # on a revision a verdict lane reviewed and passed
             last = state.rounds[-1]
-            assert any(lane.role == "verdict" for lane in last.lanes)
+            assert last.gate is not None
+            assert last.gate.review_clean == "yes"
+            fresh = [lane for lane in last.lanes if lane.status != "retained"]
+            assert any(lane.role == "verdict" and lane.status == "pass" for lane in fresh)
             assert set(last.scout_findings) <= set(last.reconciled)
         if state.status in ("converged", "drift", "deadlock"):
             if self.closed_bytes is None:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from orchestrator import STYLE, Orchestrator, begin
+from orchestrator import STYLE, T1, T2, T4, Orchestrator, begin, tree
 
 from pytest_boundedreview import cli
 
@@ -22,7 +22,7 @@ def two_verdicts(run: Orchestrator) -> None:
         "--target-kind",
         "pr",
         "--revision",
-        "tree:1",
+        T1,
         "--lane",
         "surgical:correctness",
         "--lane",
@@ -36,12 +36,18 @@ def two_verdicts(run: Orchestrator) -> None:
 def round_one(run: Orchestrator, deep: str = "pass", scout: list[Any] | None = None) -> None:
     """Round 1 answered: surgical asks for a revision, deep answers ``deep``."""
     two_verdicts(run)
-    answered = run.answer("scout", "tree:1", findings=scout or [])
+    answered = run.answer("scout", T1, findings=scout or [])
     reconciled = [
         {"fingerprint": fp, "decision": "accepted"} for fp in answered["scout_fingerprints"]
     ]
-    run.answer("surgical", "tree:1", verdict="revise", rationale="bug", reconciliation=reconciled)
-    run.answer("deep", "tree:1", verdict=deep, rationale="r")
+    run.answer(
+        "surgical",
+        T1,
+        verdict="revise",
+        rationale="bug",
+        reconciliation=reconciled,
+    )
+    run.answer("deep", T1, verdict=deep, rationale="r")
     assert run("complete-round")[0] == 0
 
 
@@ -50,18 +56,40 @@ def round_one(run: Orchestrator, deep: str = "pass", scout: list[Any] | None = N
 
 def test_a_closed_loop_refuses_every_mutation_and_reset_archives_it(run: Orchestrator) -> None:
     code, _ = run(
-        "begin", "--target-kind", "pr", "--revision", "tree:1", "--lane", "rev:correctness"
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        T1,
+        "--lane",
+        "rev:correctness",
     )
-    run.answer("rev", "tree:1", verdict="pass", rationale="ok")
+    run.answer("rev", T1, verdict="pass", rationale="ok")
     run("complete-round")
     run("close", "--outcome", "converged", op="close")
     closed = run.state_file.read_bytes()
     attempts = [
-        ("begin", "--target-kind", "pr", "--revision", "tree:2", "--lane", "x:correctness"),
-        ("next-round", "--revision", "tree:2"),
+        (
+            "begin",
+            "--target-kind",
+            "pr",
+            "--revision",
+            T2,
+            "--lane",
+            "x:correctness",
+        ),
+        ("next-round", "--revision", T2),
         ("complete-round",),
         ("close", "--outcome", "drift"),
-        ("mark-running", "--lane", "rev", "--attempt-id", "r1-rev-1", "--revision", "tree:1"),
+        (
+            "mark-running",
+            "--lane",
+            "rev",
+            "--attempt-id",
+            "r1-rev-1",
+            "--revision",
+            T1,
+        ),
         ("admit-retry", "--lane", "rev", "--retry-of", "r1-rev-1"),
     ]
     for command in attempts:
@@ -79,7 +107,13 @@ def test_a_closed_loop_refuses_every_mutation_and_reset_archives_it(run: Orchest
     assert archived.read_bytes() == closed  # archived, not deleted
     assert not run.state_file.exists()
     code, out = run(
-        "begin", "--target-kind", "pr", "--revision", "tree:2", "--lane", "rev:correctness"
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        T2,
+        "--lane",
+        "rev:correctness",
     )
     assert (code, out["round"]) == (0, 1)
 
@@ -89,11 +123,25 @@ def test_a_closed_loop_refuses_every_mutation_and_reset_archives_it(run: Orchest
 
 def test_a_retained_lane_is_never_launched_and_never_answers(run: Orchestrator) -> None:
     round_one(run)
-    code, out = run("next-round", "--revision", "tree:2", "--affected-lane", "surgical")
+    code, out = run(
+        "next-round",
+        "--revision",
+        T2,
+        "--affected-lane",
+        "surgical",
+    )
     assert code == 0, out
     assert out["retained"] == ["deep", "scout"]
     refused = [
-        ("mark-running", "--lane", "deep", "--attempt-id", "r1-deep-1", "--revision", "tree:2"),
+        (
+            "mark-running",
+            "--lane",
+            "deep",
+            "--attempt-id",
+            "r1-deep-1",
+            "--revision",
+            T2,
+        ),
         ("admit-retry", "--lane", "deep", "--retry-of", "r1-deep-1"),
     ]
     for command in refused:
@@ -101,8 +149,14 @@ def test_a_retained_lane_is_never_launched_and_never_answers(run: Orchestrator) 
         assert (code, err.split(":")[0]) == (4, "BR_LANE_RETAINED"), err
         assert "lane 'deep' is retained from round 1 in round 2" in err
     for code, err in (
-        run.record("deep", "r1-deep-1", "tree:2", verdict="pass", rationale="r"),
-        run.fail("deep", "r1-deep-1", "tree:2"),
+        run.record(
+            "deep",
+            "r1-deep-1",
+            T2,
+            verdict="pass",
+            rationale="r",
+        ),
+        run.fail("deep", "r1-deep-1", T2),
     ):
         assert (code, err.split(":")[0]) == (4, "BR_LANE_RETAINED"), err
 
@@ -112,7 +166,7 @@ def test_a_retained_lane_is_never_launched_and_never_answers(run: Orchestrator) 
 
 def test_next_round_without_a_flag_is_a_full_round(run: Orchestrator) -> None:
     round_one(run)
-    code, out = run("next-round", "--revision", "tree:2")
+    code, out = run("next-round", "--revision", T2)
     assert code == 0
     assert (out["coverage"], out["affected"], out["retained"]) == ("full", [], [])
     assert [a["attempt_id"] for a in out["admitted"]] == [
@@ -128,11 +182,17 @@ def test_full_review_after_an_all_pass_round_reviews_the_new_revision(
     run: Orchestrator,
 ) -> None:
     code, _ = run(
-        "begin", "--target-kind", "pr", "--revision", "tree:1", "--lane", "rev:correctness"
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        T1,
+        "--lane",
+        "rev:correctness",
     )
-    run.answer("rev", "tree:1", verdict="pass", rationale="ok")
+    run.answer("rev", T1, verdict="pass", rationale="ok")
     run("complete-round", "--blocking", "a-test-failure")  # passing lanes, a blocker elsewhere
-    code, out = run("next-round", "--revision", "tree:2", "--full-review")
+    code, out = run("next-round", "--revision", T2, "--full-review")
     assert (out["coverage"], out["admitted"]) == (
         "full",
         [{"lane": "rev", "attempt_id": "r2-rev-1"}],
@@ -148,7 +208,7 @@ def test_a_delta_receipt_lists_what_it_admits_and_retains(run: Orchestrator) -> 
     code, out = run(
         "next-round",
         "--revision",
-        "tree:2",
+        T2,
         "--affected-lane",
         "surgical",
         "--affected-lane",
@@ -164,8 +224,13 @@ def test_a_delta_receipt_lists_what_it_admits_and_retains(run: Orchestrator) -> 
         {"lane": "surgical", "attempt_id": "r2-surgical-1"},
         {"lane": "scout", "attempt_id": "r2-scout-1"},
     ]
-    run.answer("surgical", "tree:2", verdict="pass", rationale="fixed")
-    run.answer("scout", "tree:2", findings=[])
+    run.answer(
+        "surgical",
+        T2,
+        verdict="pass",
+        rationale="fixed",
+    )
+    run.answer("scout", T2, findings=[])
     assert run("complete-round")[1]["review_clean"] == "yes"
     assert run("close", "--outcome", "converged")[0] == 0
 
@@ -184,18 +249,51 @@ def test_a_delta_that_is_not_a_valid_strict_subset_is_refused(
 ) -> None:
     round_one(run)
     flags = [arg for name in affected for arg in ("--affected-lane", name)]
-    code, err = run("next-round", "--revision", "tree:2", *flags)
+    code, err = run("next-round", "--revision", T2, *flags)
     assert code == 4
     assert err.startswith(f"BR_COVERAGE: {why}"), err
 
 
+def test_a_delta_needs_a_verdict_lane_among_the_affected(run: Orchestrator) -> None:
+    round_one(run)
+    code, err = run("next-round", "--revision", T2, "--affected-lane", "scout")
+    assert (code, err) == (
+        4,
+        "BR_COVERAGE: a delta needs a verdict lane among the affected lanes: scouts cast no "
+        "verdict",
+    )
+
+
+def test_a_delta_retaining_nothing_is_not_a_delta(run: Orchestrator) -> None:
+    round_one(run)
+    run("next-round", "--revision", T2)
+    document = run("show")[1]
+    document["rounds"][1]["coverage"] = "delta"
+    document["rounds"][1]["affected"] = ["deep", "scout", "surgical"]
+    run.state_file.write_text(json.dumps(document))
+    code, err = run("validate")
+    assert code == 3
+    assert "$.rounds[1].coverage: a delta retains at least one lane" in err
+
+
 def test_a_scout_with_an_unreconciled_finding_cannot_be_retained(run: Orchestrator) -> None:
     two_verdicts(run)
-    run.answer("scout", "tree:1", findings=[STYLE])
-    run.answer("surgical", "tree:1", verdict="revise", rationale="bug")
-    run.answer("deep", "tree:1", verdict="pass", rationale="r")
+    run.answer("scout", T1, findings=[STYLE])
+    run.answer(
+        "surgical",
+        T1,
+        verdict="revise",
+        rationale="bug",
+    )
+    run.answer("deep", T1, verdict="pass", rationale="r")
     run("complete-round")
-    code, err = run("next-round", "--revision", "tree:2", "--affected-lane", "surgical")
+    code, err = run(
+        "next-round",
+        "--revision",
+        T2,
+        "--affected-lane",
+        "surgical",
+    )
     assert code == 4
     assert err == (
         "BR_COVERAGE: lane 'scout' cannot be retained: 1 of its finding(s) in round 1 are "
@@ -210,7 +308,18 @@ def test_full_review_and_affected_lane_exclude_each_other(
     argv = ["loop", "next-round", "--loop-id", "L", "--operation-id", "x"]
     argv += ["--state-dir", str(run.folder / "state"), "--revision"]
     before = run.state_file.read_bytes()
-    assert cli.main([*argv, "tree:2", "--full-review", "--affected-lane", "deep"]) == 4
+    assert (
+        cli.main(
+            [
+                *argv,
+                T2,
+                "--full-review",
+                "--affected-lane",
+                "deep",
+            ]
+        )
+        == 4
+    )
     assert "not allowed with argument --full-review" in capsys.readouterr().err
     assert run.state_file.read_bytes() == before
 
@@ -220,7 +329,13 @@ def test_full_review_and_affected_lane_exclude_each_other(
 
 def test_a_loop_needs_a_verdict_lane(run: Orchestrator) -> None:
     code, err = run(
-        "begin", "--target-kind", "pr", "--revision", "tree:1", "--lane", "s:facts:scout"
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        T1,
+        "--lane",
+        "s:facts:scout",
     )
     assert (code, err) == (
         4,
@@ -231,8 +346,14 @@ def test_a_loop_needs_a_verdict_lane(run: Orchestrator) -> None:
 
 def test_a_scout_result_with_a_verdict_is_refused(run: Orchestrator) -> None:
     begin(run)
-    attempt = run.start("scout", "tree:1")
-    code, err = run.record("scout", attempt, "tree:1", verdict="pass", rationale="fine")
+    attempt = run.start("scout", T1)
+    code, err = run.record(
+        "scout",
+        attempt,
+        T1,
+        verdict="pass",
+        rationale="fine",
+    )
     assert (code, err) == (
         4,
         "BR_SCOUT_VERDICT: lane 'scout' is a scout: it casts no verdict (got 'pass')",
@@ -243,13 +364,13 @@ def test_an_unreconciled_scout_finding_keeps_the_round_and_the_loop_from_clean(
     run: Orchestrator,
 ) -> None:
     begin(run)
-    run.answer("scout", "tree:1", findings=[STYLE])
-    run.answer("rev", "tree:1", verdict="pass", rationale="ok")
+    run.answer("scout", T1, findings=[STYLE])
+    run.answer("rev", T1, verdict="pass", rationale="ok")
     code, out = run("complete-round")
     assert out["review_clean"] == "no"
     code, err = run("close", "--outcome", "converged")
     assert code == 4
-    assert "every scout finding reconciled" in err
+    assert "converged requires a clean last round (1 scout finding(s) not reconciled)" in err
 
 
 # 5. Every load checks the structure ------------------------------------------------------
@@ -258,9 +379,15 @@ def test_an_unreconciled_scout_finding_keeps_the_round_and_the_loop_from_clean(
 def answered_loop(run: Orchestrator) -> dict[str, Any]:
     """A loop with a retry chain in round 1 and a delta round 2, as its state document."""
     round_one(run)
-    run("next-round", "--revision", "tree:2", "--affected-lane", "surgical")
-    first = run.start("surgical", "tree:2")
-    run.fail("surgical", first, "tree:2")
+    run(
+        "next-round",
+        "--revision",
+        T2,
+        "--affected-lane",
+        "surgical",
+    )
+    first = run.start("surgical", T2)
+    run.fail("surgical", first, T2)
     run("admit-retry", "--lane", "surgical", "--retry-of", first)
     document: dict[str, Any] = run("show")[1]
     return document
@@ -301,13 +428,16 @@ def too_many_edges(d: dict[str, Any]) -> str:
 
 
 def other_revision(d: dict[str, Any]) -> str:
-    lanes_of(d, 0)["deep"]["attempts"][0]["revision"] = "tree:2"
-    return "$.rounds[0].lanes[1].attempts[0].revision: 'tree:2' is not the round's revision"
+    lanes_of(d, 0)["deep"]["attempts"][0]["revision"] = T2
+    return f"$.rounds[0].lanes[1].attempts[0].revision: '{T2}' is not the round's revision"
 
 
 def duplicate_id(d: dict[str, Any]) -> str:
     lanes_of(d, 0)["deep"]["attempts"][0]["attempt_id"] = "r1-surgical-1"
-    return "$.rounds[0].lanes[1].attempts[0].attempt_id: 'r1-surgical-1' is already used"
+    return (
+        "$.rounds[0].lanes[1].attempts[0].attempt_id: 'r1-surgical-1' is not the id issued "
+        "here ('r1-deep-1')"
+    )
 
 
 def retained_with_attempts(d: dict[str, Any]) -> str:
@@ -337,7 +467,44 @@ def scout_verdict(d: dict[str, Any]) -> str:
     return "$.rounds[0].lanes[2].status: a scout casts no verdict"
 
 
+def dropped_lane(d: dict[str, Any]) -> str:
+    d["rounds"][1]["lanes"] = [x for x in d["rounds"][1]["lanes"] if x["name"] != "deep"]
+    return "$.rounds[1].lanes: every round has the lanes of round 1"
+
+
+def status_lies(d: dict[str, Any]) -> str:
+    lanes_of(d, 0)["surgical"]["status"] = "pass"
+    return "$.rounds[0].lanes[0].status: 'pass' is not what its last attempt says ('revise')"
+
+
+def open_attempt(d: dict[str, Any]) -> str:
+    lanes_of(d, 0)["deep"]["attempts"][0]["status"] = "running"
+    return "$.rounds[0].lanes[1].attempts: a complete round has no attempt still admitted"
+
+
+def affected_mismatch(d: dict[str, Any]) -> str:
+    d["rounds"][1]["affected"] = ["deep", "surgical"]
+    return "$.rounds[1].affected: a delta's affected lanes are exactly the lanes that answer anew"
+
+
+def not_issued(d: dict[str, Any]) -> str:
+    chain = lanes_of(d, 1)["surgical"]["attempts"]
+    chain[0]["attempt_id"] = chain[1]["retry_of"] = "mine"
+    return "$.rounds[1].lanes[0].attempts[0].attempt_id: 'mine' is not the id issued here"
+
+
+def other_loop(d: dict[str, Any]) -> str:
+    d["loop_id"] = "M"
+    return "holds loop 'M', not 'L'"
+
+
 VIOLATIONS = [
+    dropped_lane,
+    status_lies,
+    open_attempt,
+    affected_mismatch,
+    not_issued,
+    other_loop,
     branch,
     second_root,
     dangling,
@@ -371,7 +538,7 @@ def test_a_structural_violation_is_named_by_its_path_and_refuses_every_mutation(
             "--attempt-id",
             "r2-surgical-2",
             "--revision",
-            "tree:2",
+            T2,
         ),
         ("complete-round",),
     ):
@@ -380,6 +547,9 @@ def test_a_structural_violation_is_named_by_its_path_and_refuses_every_mutation(
         assert err.startswith("BR_RECOVERY_REQUIRED: "), err
         assert where in err, err
     assert run.state_file.read_bytes() == broken
+    if violate is not other_loop:  # the generic validator applies the same structural rules
+        assert cli.main(["validate", str(run.state_file)]) == 1
+        assert where in run.capsys.readouterr().out
     # reset is the way out: the state is archived as it is, and the id starts anew
     assert cli.main(["reset", "--loop-id", "L", "--state-dir", str(run.folder / "state")]) == 0
     receipt = json.loads(run.capsys.readouterr().out)
@@ -423,12 +593,19 @@ def three_rounds_of_one_class(run: Orchestrator, *lanes: str) -> Any:
     """Lane ``rev`` raises a correctness finding at a new place in each of three rounds."""
     flags = [arg for lane in lanes for arg in ("--lane", lane)]
     code, out = run(
-        "begin", "--target-kind", "pr", "--revision", "tree:1", "--max-repair-loops", "3", *flags
+        "begin",
+        "--target-kind",
+        "pr",
+        "--revision",
+        T1,
+        "--max-repair-loops",
+        "3",
+        *flags,
     )
     assert code == 0, out
     completed = None
     for n in (1, 2, 3):
-        revision = f"tree:{n}"
+        revision = tree(str(n))
         if n > 1:
             affected = ["--affected-lane", "rev"] if len(lanes) > 1 else []
             assert run("next-round", "--revision", revision, *affected)[0] == 0
@@ -453,35 +630,52 @@ def test_model_mismatch_requires_the_architecture_lane_before_correctness_resume
         "reviewer": "arch",
         "flagged_round": 3,
     }
-    code, err = run("next-round", "--revision", "tree:4", "--affected-lane", "rev")
+    code, err = run(
+        "next-round",
+        "--revision",
+        T4,
+        "--affected-lane",
+        "rev",
+    )
     assert code == 4
     assert err.startswith(
         "BR_COVERAGE: a model review is required (lane 'rev' raised 'correctness' findings at "
         "new places in each of three rounds up to round 3): the round must admit lane 'arch'"
     ), err
-    code, out = run("next-round", "--revision", "tree:4", "--full-review")
+    code, out = run("next-round", "--revision", T4, "--full-review")
     assert code == 0, out
     assert out["model_review_required"] is True
-    run.answer("arch", "tree:4", verdict="revise", rationale="the parser's model is wrong")
+    run.answer(
+        "arch",
+        T4,
+        verdict="revise",
+        rationale="the parser's model is wrong",
+    )
     state = run("show")[1]
     assert state["model_review"]["answered_round"] == 4
     assert "model-mismatch" in state["flags"]
-    run.answer("rev", "tree:4", verdict="revise", rationale="r", findings=[bug(4)])
+    run.answer(
+        "rev",
+        T4,
+        verdict="revise",
+        rationale="r",
+        findings=[bug(4)],
+    )
     code, out = run("complete-round")
     assert "model_review_required" not in out  # answered; a new one needs three new rounds
 
 
-def test_model_mismatch_without_an_architecture_lane_leaves_only_deadlock(
+def test_model_mismatch_without_an_architecture_lane_stops_the_loop_as_deadlock(
     run: Orchestrator,
 ) -> None:
     completed = three_rounds_of_one_class(run, "rev:correctness")
-    assert completed["model_review"]["reviewer"] is None
-    code, err = run("next-round", "--revision", "tree:4")
+    assert completed["loop_status"] == "deadlock"
+    assert completed["stop_reason"].startswith(
+        "model review needed: no architecture lane configured (lane 'rev' raised 'correctness'"
+    )
+    code, err = run("next-round", "--revision", T4)
     assert code == 4
-    assert err.startswith(
-        "BR_COVERAGE: model review needed: no architecture lane configured in this loop"
-    ), err
-    assert run("close", "--outcome", "deadlock")[1]["status"] == "deadlock"
+    assert err.startswith("BR_LOOP_CLOSED: loop 'L' is deadlock"), err
 
 
 def test_the_model_review_lane_must_be_a_lane_of_the_loop(run: Orchestrator) -> None:
@@ -490,10 +684,10 @@ def test_the_model_review_lane_must_be_a_lane_of_the_loop(run: Orchestrator) -> 
         "--target-kind",
         "pr",
         "--revision",
-        "tree:1",
+        T1,
         "--lane",
         "rev:correctness",
         "--model-review-lane",
         "ghost",
     )
-    assert (code, err) == (4, "BR_INVALID: --model-review-lane 'ghost' names no lane")
+    assert (code, err) == (4, "BR_INVALID: --model-review-lane 'ghost' names no verdict lane")
