@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -12,17 +13,20 @@ import pytest
 
 from .baseline.classify import Classification
 from .baseline.outcomes import OutcomeCollector
+from .baseline.suite import narrowed
 from .core.ceilings import Tier
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo
+from .models.waiver import Waiver
 from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
 from .review.phase import Counts, Review
 from .target import git, worktree
 from .target.freeze import Target, freeze
+from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
     from .baseline.classify import BaselineRun
@@ -35,12 +39,18 @@ class BoundedReview:
     """The controller-side state of one bounded-review session."""
 
     def __init__(
-        self, config: pytest.Config, settings: Settings, repo: git.Repo, target: Target
+        self,
+        config: pytest.Config,
+        settings: Settings,
+        repo: git.Repo,
+        target: Target,
+        waivers: Sequence[Waiver] = (),
     ) -> None:
         self.config = config
         self.settings = settings
         self.repo = repo
         self.target = target
+        self.waivers = waivers
         self.collector = OutcomeCollector(repo.root)
         self.report: Report | None = None
         self._announced = False
@@ -66,9 +76,10 @@ class BoundedReview:
                 ),
             )
             target = freeze(repo, settings.target, settings.base)
+            waivers = load_waivers(repo, target.tree, settings)
         except FatalError as exc:
             raise pytest.UsageError(f"bounded-review: {exc}") from None
-        return cls(config, settings, repo, target)
+        return cls(config, settings, repo, target, waivers)
 
     def pytest_report_header(self) -> list[str]:
         target = self.target
@@ -86,6 +97,24 @@ class BoundedReview:
             self._announced = True
         reporter.write_line(f"bounded-review: {message}")
 
+    def _narrowed(self) -> str | None:
+        """Why the paths on the command line run only part of the suite, if they do."""
+        if self.config.args_source != pytest.Config.ArgsSource.ARGS:
+            return None
+        testpaths = self.config.getini("testpaths")
+        return narrowed(
+            self.config.args,
+            self.config.invocation_params.dir,
+            Path(self.config.rootpath),
+            testpaths if isinstance(testpaths, list) else [],
+        )
+
+    def _partial(self) -> str | None:
+        """Why this session ran only part of the suite, if it did."""
+        deselected = self.collector.deselected
+        why = [f"{deselected} test(s) deselected"] if deselected else []
+        return "; ".join([*why, *filter(None, [self._narrowed()])]) or None
+
     def _what_ran(self, session: pytest.Session) -> tuple[list[str], str | None]:
         """Limitations on what the session looked at, and why it stopped early, if it did."""
         limitations = []
@@ -94,9 +123,8 @@ class BoundedReview:
                 f"{self.collector.deselected} test(s) deselected (-k, -m, --lf or similar) "
                 "did not run, so they were not reviewed"
             )
-        if self.config.args_source == pytest.Config.ArgsSource.ARGS:
-            given = " ".join(self.config.args)
-            limitations.append(f"only the paths given on the command line ran: {given}")
+        if self._narrowed():
+            limitations.append(f"{self._narrowed()}: the rest was not reviewed")
         stopped = session.shouldfail or session.shouldstop
         if stopped:
             unrun = max(len(session.items) - len(self.collector.nodes), 0)
@@ -115,6 +143,7 @@ class BoundedReview:
             progress=self._progress,
             baseline_run=self._baseline_run,
             plugins=list(self.config.pluginmanager.get_plugins()),
+            waivers=self.waivers,
         )
 
     def _counts(self) -> Counts:
@@ -130,7 +159,9 @@ class BoundedReview:
             return self.review.evidence(
                 gate, self._counts(), tests, [*limitations, *tests.limitations]
             )
-        return self.review.judge(self._counts(), tests, limitations, stopped)
+        return self.review.judge(
+            self._counts(), tests, limitations, stopped, partial=self._partial()
+        )
 
     def _baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
@@ -195,6 +226,8 @@ class BoundedReview:
             deselected=self.collector.deselected,
             complete=complete,
             nodeids=sorted(self.collector.nodes),
+            collected=len(session.items) + self.collector.deselected,
+            narrowed=self._narrowed(),
         )
         gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
         limitations = list(evidence.limitations)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from pytest_boundedreview.models.finding import RejectedFinding, ReportFinding
+import datetime
+
+from pytest_boundedreview.models.finding import CheckFinding, RejectedFinding, ReportFinding
 from pytest_boundedreview.models.report import (
     Budget,
-    CheckFinding,
     CheckResult,
     Findings,
     Gate,
@@ -24,6 +25,12 @@ from pytest_boundedreview.models.report import (
 )
 from pytest_boundedreview.models.report import (
     Tests as SessionTests,
+)
+from pytest_boundedreview.models.waiver import (
+    WaivedCheckFinding,
+    WaivedFinding,
+    Waiver,
+    WaiverNote,
 )
 
 EVIL = [
@@ -60,6 +67,16 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
     check_finding = CheckFinding(
         rule="F401", path="src/a.py", line=3, message=text, fingerprint="c1"
     )
+
+    def waiver(reason: str) -> Waiver:
+        return Waiver(
+            fingerprint="w" * 16,
+            disposition="user",
+            reason=reason,
+            by="dev@example.com",
+            expires=datetime.date(2027, 1, 31),
+        )
+
     return Report.model_validate(
         {
             "schema": "bounded-review/report/v1",
@@ -86,6 +103,11 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
                     status="fail",
                     target_related=[check_finding],
                     pre_existing=[check_finding],
+                    waived=[
+                        WaivedCheckFinding(
+                            **check_finding.model_dump(), check="ruff", waiver=waiver(text)
+                        )
+                    ],
                 )
             ],
             "tests": SessionTests(
@@ -115,7 +137,13 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
                 blocking=[finding(n, text=text) for n in range(findings)],
                 advisory=[finding(n, "advisory", text) for n in range(findings)],
                 rejected=[RejectedFinding(reason=text, lanes=["rev"], path="../x", line=0)],
+                waived=[WaivedFinding(**finding(7, text=text).model_dump(), waiver=waiver(text))],
             ),
+            "waivers": [
+                WaiverNote(
+                    state="stale", fingerprint="s" * 16, disposition="user", by=text, why=text
+                )
+            ],
             "blockers_fixed": ["f" * 20],
             "gate": Gate(review_clean="no", reasons=[text]),
             "statuses": Statuses(local_verification="failed", review_clean="no", committed="yes"),
@@ -123,7 +151,13 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
             "next_action": text,
             "usage": Usage(input_tokens=1200, output_tokens=80, cost_usd=0.0123, turns=3),
             "shard": ShardInfo(
-                rootdir=".", args=["-q"], deselected=2, complete=False, nodeids=["t.py::a"]
+                rootdir=".",
+                args=["-q"],
+                deselected=2,
+                complete=False,
+                nodeids=["t.py::a"],
+                collected=3,
+                narrowed=text,
             )
             if shard
             else None,

@@ -13,7 +13,8 @@ import pytest
 from reports import EVIL, report
 
 from pytest_boundedreview import cli
-from pytest_boundedreview.models.report import CheckFinding, CheckResult, Gate
+from pytest_boundedreview.models.finding import CheckFinding
+from pytest_boundedreview.models.report import CheckResult, Gate
 from pytest_boundedreview.render.formats import render
 from pytest_boundedreview.render.github import workflow_commands
 from pytest_boundedreview.render.markdown import markdown_report
@@ -44,10 +45,19 @@ def test_sarif_is_valid_and_keeps_pre_existing_results(validator: Any) -> None:
     ]
     tests = log["runs"][0]["results"]
     assert {r["ruleId"]: r["baselineState"] for r in tests}["pre-existing-failure"] == "unchanged"
+    results = [r for run in log["runs"] for r in run["results"]]
+    accepted = [r for r in results if r.get("suppressions", [{}])[0].get("status") == "accepted"]
     assert all(
         ("suppressions" in r) == (r["baselineState"] == "unchanged")
-        for run in log["runs"]
-        for r in run["results"]
+        for r in results
+        if r not in accepted
+    )
+    # waived results are kept, with the typed disposition as an accepted external suppression
+    assert len(accepted) == 2
+    assert {r["suppressions"][0]["kind"] for r in accepted} == {"external"}
+    assert all(
+        r["suppressions"][0]["justification"].startswith("waived (user) by dev@example.com: ")
+        for r in accepted
     )
     lane = log["runs"][3]["results"][0]
     assert lane["partialFingerprints"] == {"boundedReview/finding/v1": "00000000000000000001"}
@@ -141,7 +151,7 @@ def test_the_terminal_summary_shows_the_exact_state() -> None:
     assert "tests: 5 passed, 3 failed; target-related 1, pre-existing 1, flaky 1, unknown 1" in text
     assert "checks: 0 pass, 1 fail, 0 not-run" in text
     assert (
-        "findings: 3 blocking, 3 advisory, 1 rejected; blockers fixed since the last round: 1"
+        "findings: 3 blocking, 3 advisory, 1 rejected, 2 waived; blockers fixed since the last round: 1"
         in text
     )
     assert (

@@ -18,7 +18,7 @@ from urllib.parse import unquote, urlparse
 
 from ..core import strictjson
 from ..core.errors import FatalError
-from ..models.report import CheckFinding
+from ..models.finding import CheckFinding
 
 
 class CheckOutputError(FatalError):

@@ -12,7 +12,8 @@ from ..baseline.rerun import child_env
 from ..core import subproc
 from ..core.errors import GitError
 from ..core.tables import CheckConfig
-from ..models.report import CheckFinding, CheckResult
+from ..models.finding import CheckFinding
+from ..models.report import CheckResult
 from ..target import git, worktree
 from ..target.scope import Scope
 from .parse import (

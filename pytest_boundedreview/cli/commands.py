@@ -107,6 +107,13 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     return lanes.cmd_prompt(args)
 
 
+def cmd_waive(args: argparse.Namespace) -> int:
+    """Append a typed waiver for a finding of the last report."""
+    from . import waive
+
+    return waive.cmd_waive(args)
+
+
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "merge": cmd_merge,
@@ -121,10 +128,34 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "init": cmd_init,
     "lanes": cmd_lanes,
     "prompt": cmd_prompt,
+    "waive": cmd_waive,
 }
 
 
 _REPORT_HELP = "report file (default: <repository>/.bounded-review/report.json)"
+
+
+def _add_waive_parser(sub: Any) -> None:
+    waive = sub.add_parser(
+        "waive",
+        help="waive a finding of the last report in the committed waivers file",
+        description="Append a [[waiver]] for FINGERPRINT (a finding or check fingerprint of the "
+        "last report) to the waivers file, keeping every other byte. A user waiver never waives "
+        "a protected or unclassified finding; a security-reviewer waiver needs --evidence and "
+        "holds for the reviewed revision only. Commit the file: it is reviewed like code.",
+    )
+    waive.add_argument("fingerprint", metavar="FINGERPRINT")
+    waive.add_argument("--reason", required=True, help="why the finding does not apply (required)")
+    waive.add_argument("--by", help="who answers for it (default: git config user.email)")
+    waive.add_argument("--expires", metavar="YYYY-MM-DD", help="the day after which it is void")
+    waive.add_argument("--disposition", choices=["user", "security-reviewer"], default="user")
+    waive.add_argument(
+        "--evidence",
+        metavar="REFERENCE",
+        help="security-reviewer: where the manual check is recorded; bound to the revision "
+        "of the last report",
+    )
+    waive.add_argument("--report", metavar="PATH", help="the report (default: the last one)")
 
 
 def _add_lanes_parsers(sub: Any) -> None:
@@ -240,6 +271,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     loopargs.add_parser(sub)
     _add_lanes_parsers(sub)
+    _add_waive_parser(sub)
     init = sub.add_parser(
         "init",
         help="propose reviewer lanes for the coding agents on PATH",

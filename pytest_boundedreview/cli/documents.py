@@ -7,8 +7,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import NoReportError, UsageError
+
+if TYPE_CHECKING:
+    from ..models.report import Report
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 
@@ -77,16 +81,15 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
-def cmd_report(args: argparse.Namespace) -> int:
-    """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
+def last_report(given: str | None) -> Report:
+    """The report at ``given``, else the last one in the state folder."""
     from pydantic import ValidationError
 
     from ..core.validation import describe_all
     from ..models.report import Report
-    from ..render.formats import render
     from .paths import default_state_folder
 
-    path = Path(args.report) if args.report else default_state_folder() / "report.json"
+    path = Path(given) if given else default_state_folder() / "report.json"
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -94,8 +97,16 @@ def cmd_report(args: argparse.Namespace) -> int:
             f"no report at {path} ({exc.strerror}): run pytest --bounded-review"
         ) from None
     try:
-        report = Report.model_validate_json(data)
+        return Report.model_validate_json(data)
     except ValidationError as exc:
         raise NoReportError(f"{path} is not a report: {'; '.join(describe_all(exc)[:3])}") from None
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
+
+    from ..render.formats import render
+
+    report = last_report(args.report)
     sys.stdout.write(render(report, args.format))
     return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)

@@ -18,6 +18,7 @@ from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
 from ..target import git, worktree
 from ..target.freeze import freeze
+from ..triage.waivers import load as load_waivers
 
 MAX_SHARD_BYTES = 64 * 1024 * 1024
 
@@ -116,6 +117,21 @@ def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str]
     return Counts(passed, failed, deselected), tests, limitations, incomplete
 
 
+def partial(shards: Sequence[Shard]) -> str | None:
+    """Why the shards together ran only part of the suite: a shard narrowed by paths (the
+    merge cannot tell the others cover the rest), or fewer tests ran than one collected."""
+    why = [
+        f"shard {s.path.name}: {s.report.shard.narrowed}"
+        for s in shards
+        if s.report.shard and s.report.shard.narrowed
+    ]
+    ran = {n for s in shards if s.report.shard for n in s.report.shard.nodeids}
+    collected = max((s.report.shard.collected for s in shards if s.report.shard), default=0)
+    if len(ran) < collected:
+        why.append(f"the shards together ran {len(ran)} of the {collected} tests collected")
+    return "; ".join(why) or None
+
+
 def merge(
     paths: Sequence[Path],
     overrides: Mapping[str, object],
@@ -167,6 +183,7 @@ def merge(
         state=state,
         progress=progress,
         baseline_run=baseline_run,
+        waivers=load_waivers(repo, target.tree, settings),
     )
     counts, tests, limitations, incomplete = combined(shards)
     limitations.insert(0, f"merged from {len(shards)} shard report(s)")
@@ -181,6 +198,7 @@ def merge(
             Gate(review_clean=answer, reasons=incomplete), counts, tests, limitations
         )
     else:
-        evidence = review.judge(counts, tests, limitations, "; ".join(incomplete) or None)
+        stopped = "; ".join(incomplete) or None
+        evidence = review.judge(counts, tests, limitations, stopped, partial=partial(shards))
     report = build(evidence)
     return report, publish(report, settings.report_file(state), settings.markdown, settings.sarif)

@@ -14,6 +14,7 @@ from ..models.base import Model
 from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .errors import ConfigError
 from .tables import (
+    Category,
     CheckConfig,
     LaneConfig,
     LoopConfig,
@@ -68,6 +69,18 @@ class Settings(Model):
     base_timeout: Seconds = 900
     require_reproduction: bool = False
     require_assurances: bool = False
+    # Typed dispositions: the committed waivers file (read from the reviewed snapshot), and
+    # categories a `user` waiver never waives, beyond security, data-loss, authorization and
+    # cryptography (the list only grows).
+    waivers_file: str = "bounded-review-waivers.toml"
+    protected_categories: list[Category] = Field(default_factory=list)
+    # A lane's blocking finding below this confidence (or without one, when required) is
+    # advisory, with a note; a lane's own `min_confidence` wins.
+    min_confidence: float | None = Field(default=None, ge=0, le=1)
+    require_confidence: bool = False
+    # A run of part of the suite (paths narrower than testpaths, -k, -m, shards that missed
+    # tests) may be clean only when this is set.
+    allow_partial: bool = False
     instructions: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
     max_lanes: int | None = Field(default=None, ge=0)
     max_concurrent: int | None = Field(default=None, ge=1)

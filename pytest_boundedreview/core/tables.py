@@ -15,6 +15,7 @@ Word = Annotated[str, Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
 EnvName = Annotated[str, Field(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]
 Argv = Annotated[list[Annotated[str, Field(min_length=1)]], Field(min_length=1)]
 Seconds = Annotated[float, Field(gt=0, le=86400)]
+Category = Annotated[str, Field(pattern=r"^[a-z][a-z0-9-]{0,63}$")]
 TargetKindName = Literal["pr", "local-diff", "staged", "plan"]
 
 
@@ -26,6 +27,9 @@ class CheckConfig(Model):
     format: Literal["exit-code", "sarif", "gnu"] = "exit-code"
     required: bool = True
     timeout: Seconds = 600
+    # What its findings are (e.g. "style", "security"): a `user` waiver may waive a check
+    # finding only when the check's category is known and not protected.
+    category: Category | None = None
 
 
 class LaneConfig(Model):
@@ -50,6 +54,7 @@ class LaneConfig(Model):
     max_turns: int | None = Field(default=None, ge=1, le=1000)  # claude only
     max_budget_usd: float | None = Field(default=None, gt=0, le=10_000)  # claude only
     prompt_file: str | None = None  # replaces the lens prompt; read from the snapshot
+    min_confidence: float | None = Field(default=None, ge=0, le=1)  # else the global one
 
     @model_validator(mode="after")
     def _kind_needs(self) -> LaneConfig:

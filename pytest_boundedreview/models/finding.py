@@ -71,6 +71,16 @@ class ReportFinding(Finding):
     note: str | None = None
 
 
+class CheckFinding(Model):
+    """A finding of a configured check (a linter, a scanner), by its rule."""
+
+    rule: str
+    path: str | None
+    line: int | None
+    message: str
+    fingerprint: str
+
+
 class RejectedFinding(Model):
     """A finding triage refused, with the raw values it arrived with and the reason."""
 

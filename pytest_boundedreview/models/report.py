@@ -7,7 +7,8 @@ from typing import Final, Literal
 from pydantic import Field
 
 from .base import Model
-from .finding import RejectedFinding, ReportFinding
+from .finding import CheckFinding, RejectedFinding, ReportFinding
+from .waiver import WaivedCheckFinding, WaivedFinding, WaiverNote
 
 REPORT_SCHEMA: Final = "bounded-review/report/v1"
 GateAnswer = Literal["yes", "no", "indeterminate"]
@@ -48,20 +49,13 @@ class LoopInfo(Model):
     flags: list[str] = Field(default_factory=list)
 
 
-class CheckFinding(Model):
-    rule: str
-    path: str | None
-    line: int | None
-    message: str
-    fingerprint: str
-
-
 class CheckResult(Model):
     name: str
     required: bool
     status: Literal["pass", "fail", "not-run"]
     target_related: list[CheckFinding] = Field(default_factory=list)
     pre_existing: list[CheckFinding] = Field(default_factory=list)
+    waived: list[WaivedCheckFinding] = Field(default_factory=list)  # out of the gate, kept
     detail: str = ""
 
 
@@ -126,6 +120,7 @@ class Findings(Model):
     blocking: list[ReportFinding] = Field(default_factory=list)
     advisory: list[ReportFinding] = Field(default_factory=list)
     rejected: list[RejectedFinding] = Field(default_factory=list)
+    waived: list[WaivedFinding] = Field(default_factory=list)  # out of the gate, never gone
 
 
 class Gate(Model):
@@ -151,6 +146,8 @@ class ShardInfo(Model):
     deselected: int = Field(ge=0)
     complete: bool  # it ran to its end: not interrupted, stopped early or collect-only
     nodeids: list[str] = Field(default_factory=list)  # every test it ran, so no two overlap
+    collected: int = Field(default=0, ge=0)  # tests it collected, before any deselection
+    narrowed: str | None = None  # why its paths ran only part of the suite
 
 
 class Report(Model):
@@ -174,4 +171,5 @@ class Report(Model):
     limitations: list[str] = Field(default_factory=list)
     next_action: str
     usage: Usage | None = None  # summed over the lane attempts that reported it
+    waivers: list[WaiverNote] = Field(default_factory=list)  # waivers that did not apply
     shard: ShardInfo | None = None  # set on a shard's report only

@@ -20,6 +20,7 @@ from ..review.phase import Counts, Review
 from ..target import git
 from ..target.freeze import Target
 from ..target.treefiles import TreeFiles, split_lines
+from ..triage.waivers import load as load_waivers
 from .checks import check_plan, first_irreversible
 from .sections import named, sections
 from .target import freeze_plan
@@ -71,6 +72,7 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
         baseline_run=baseline_run,
         objective=" ".join(objective.body.split()) if objective else "",  # "": none yet
         reset_hint="--reset",
+        waivers=load_waivers(repo, target.tree, settings),  # HEAD's tree with the plan
     )
     progress(f"reviewing the plan {where} ({target.revision})")
     evidence = review.judge(Counts(), Classification(), [NOT_CARRIED_OUT], None, found)

@@ -43,8 +43,8 @@ def terminal(text: str, *, single_line: bool = True) -> str:
 def workflow_data(text: str) -> str:
     """A GitHub workflow command's message: ``%``, CR and LF encoded (the runner decodes them),
     and every other control shown as a visible escape."""
-    text = terminal(text, single_line=False).replace("\t", "\\t")
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return terminal(text, single_line=False).replace("\t", "\\t")
 
 
 def workflow_property(text: str) -> str:

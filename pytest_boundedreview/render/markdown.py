@@ -99,6 +99,28 @@ def _lines(report: Report) -> Iterator[str]:
                 for f in report.findings.rejected
             ],
         ),
+        (
+            "Waived findings",
+            [
+                f"- {code(_where(f.path, f.line))} {md(f.failure_mode)} ({md(f.category)}) — "
+                f"{f.waiver.disposition} waiver by {md(f.waiver.by)}: {md(f.waiver.reason)}"
+                for f in report.findings.waived
+            ]
+            + [
+                f"- {code(_where(f.path, f.line))} {md(f.rule)} (check {md(f.check)}) — "
+                f"{f.waiver.disposition} waiver by {md(f.waiver.by)}: {md(f.waiver.reason)}"
+                for c in report.checks
+                for f in c.waived
+            ],
+        ),
+        (
+            "Waivers that did not apply",
+            [
+                f"- {note.state}: {code(note.fingerprint)} ({note.disposition}, by "
+                f"{md(note.by)}): {md(note.why)}"
+                for note in report.waivers
+            ],
+        ),
         ("Blockers fixed since the last round", [f"- {code(fp)}" for fp in report.blockers_fixed]),
         ("Limitations", [f"- {md(item)}" for item in report.limitations]),
     ]

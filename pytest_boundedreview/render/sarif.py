@@ -8,8 +8,9 @@ import hashlib
 from typing import Any
 from urllib.parse import quote
 
-from ..models.finding import ReportFinding
-from ..models.report import CheckFinding, Report, TestFailure
+from ..models.finding import CheckFinding, ReportFinding
+from ..models.report import Report, TestFailure
+from ..models.waiver import WaivedFinding, Waiver
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 BASE_ID = "SRCROOT"
@@ -104,6 +105,15 @@ def _finding(finding: ReportFinding) -> dict[str, Any]:
     return result
 
 
+def _waived(result: dict[str, Any], waiver: Waiver) -> dict[str, Any]:
+    """``result`` carried with the accepted, typed disposition that took it out of the gate."""
+    why = f"waived ({waiver.disposition}) by {waiver.by}: {waiver.reason}"
+    if waiver.expires:
+        why += f" (until {waiver.expires.isoformat()})"
+    suppression = {"kind": "external", "status": "accepted", "justification": why}
+    return {**result, "suppressions": [suppression]}
+
+
 def sarif(report: Report) -> dict[str, Any]:
     """The SARIF log of ``report``."""
     version = report.tool_version
@@ -118,11 +128,18 @@ def sarif(report: Report) -> dict[str, Any]:
     for check in report.checks:
         results = [_check(f, True) for f in check.target_related]
         results += [_check(f, False) for f in check.pre_existing]
+        results += [_waived(_check(f, True), f.waiver) for f in check.waived]
         runs.append(_run(f"bounded-review check {check.name}", version, results))
-    found = [*report.findings.blocking, *report.findings.advisory]
-    scans = [_finding(f) for f in found if not f.lanes]
+    waived = report.findings.waived
+    found = [*report.findings.blocking, *report.findings.advisory, *waived]
+
+    def result(finding: ReportFinding) -> dict[str, Any]:
+        shown = _finding(finding)
+        return _waived(shown, finding.waiver) if isinstance(finding, WaivedFinding) else shown
+
+    scans = [result(f) for f in found if not f.lanes]
     runs.append(_run("bounded-review scans", version, scans))
     for lane in report.lanes:
-        results = [_finding(f) for f in found if lane.name in f.lanes]
+        results = [result(f) for f in found if lane.name in f.lanes]
         runs.append(_run(f"bounded-review lane {lane.name}", version, results))
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": runs}

@@ -80,11 +80,17 @@ def lines(report: Report) -> Iterator[str]:
         }
         yield "checks: " + ", ".join(f"{n} {state}" for state, n in counts.items())
     found = report.findings
+    waived = len(found.waived) + sum(len(c.waived) for c in report.checks)
     yield (
         f"findings: {len(found.blocking)} blocking, {len(found.advisory)} advisory, "
-        f"{len(found.rejected)} rejected; blockers fixed since the last round: "
-        f"{len(report.blockers_fixed)}"
+        f"{len(found.rejected)} rejected, {waived} waived; blockers fixed since the last "
+        f"round: {len(report.blockers_fixed)}"
     )
+    for note in report.waivers:
+        yield (
+            f"waiver {note.state}: {terminal(note.fingerprint)} ({note.disposition}, by "
+            f"{terminal(note.by)}): {terminal(note.why)}"
+        )
     yield from _failures("target-related failures (block)", tests.target_related)
     yield from _failures("pre-existing failures (do not block)", tests.pre_existing)
     yield from _failures("flaky (advisory)", tests.flaky)

@@ -29,6 +29,7 @@ from ..models.report import (
     Tests,
     summed,
 )
+from ..models.waiver import WaivedFinding, WaiverNote
 from ..risk import DOCS_PATHS, assess, rules_from
 from ..target.freeze import Target
 
@@ -57,6 +58,9 @@ class Evidence:
     blockers_fixed: Sequence[str] = ()
     shard: ShardInfo | None = None
     again: str = "pytest --bounded-review"  # the command that reviews the next revision
+    partial: str | None = None  # why only part of the suite ran
+    waived: Sequence[WaivedFinding] = ()  # out of the gate by a waiver, still reported
+    waiver_notes: Sequence[WaiverNote] = ()  # waivers that did not apply
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -67,7 +71,8 @@ def _local_verification(ev: Evidence) -> str:
     classified = len(t.target_related) + len(t.pre_existing) + len(t.flaky) + len(t.unknown)
     if t.target_related or t.unknown or required_failures or ev.failed > classified:
         return "failed"  # (failures left unclassified, e.g. after Ctrl-C, count as failed)
-    incomplete = ev.deselected > 0 or any(c.status == "not-run" for c in ev.checks)
+    incomplete = ev.partial is not None or any(c.status == "not-run" for c in ev.checks)
+    incomplete = incomplete or ev.deselected > 0
     if (
         ev.tests.pre_existing
         or ev.tests.flaky
@@ -173,7 +178,13 @@ def build(ev: Evidence) -> Report:
         lanes=list(ev.lanes or []),
         # A retained or reused row carries no usage: its cost was counted in its own round.
         usage=summed([row.usage for row in ev.lanes or [] if row.usage]),
-        findings=Findings(blocking=blocking, advisory=advisory, rejected=list(ev.rejected)),
+        findings=Findings(
+            blocking=blocking,
+            advisory=advisory,
+            rejected=list(ev.rejected),
+            waived=list(ev.waived),
+        ),
+        waivers=list(ev.waiver_notes),
         blockers_fixed=list(ev.blockers_fixed),
         gate=ev.gate,
         statuses=Statuses(

@@ -213,8 +213,25 @@ def run_lanes(
     if raised:
         progress(f"triaging {len(raised)} lane finding(s)")
     scope = {change.path for change in target.scope}
+    floors = {
+        lane.name: floor
+        for lane in found.lanes
+        if (
+            floor := lane.min_confidence
+            if lane.min_confidence is not None
+            else settings.min_confidence
+        )
+        is not None
+    }
     outcome.triaged = triage(
-        raised, files, scope, reproduce, answers, settings.require_reproduction
+        raised,
+        files,
+        scope,
+        reproduce,
+        answers,
+        settings.require_reproduction,
+        floors,
+        settings.require_confidence,
     )
     outcome.problems += outcome.triaged.problems
     changed_paths = mutated(before, live_fingerprint(repo))

@@ -16,9 +16,11 @@ from ..core.config import Settings
 from ..gate import decide
 from ..models.finding import ReportFinding
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
+from ..models.waiver import Waiver
 from ..report.build import Evidence
 from ..target import git
 from ..target.freeze import Target
+from ..triage.waivers import Disposed, dispose
 
 if TYPE_CHECKING:
     from ..baseline.classify import BaselineRun
@@ -53,6 +55,7 @@ class Review:
     baseline_run: Callable[[], BaselineRun]
     plugins: Sequence[object] = ()
     objective: str | None = None  # a plan's objective ("" while it has none); None: code
+    waivers: Sequence[Waiver] = ()  # from the reviewed snapshot's waivers file
     reset_hint: str = "--bounded-review-reset"  # how the user starts a new loop
 
     def evidence(
@@ -86,10 +89,14 @@ class Review:
         limitations: Sequence[str],
         stopped: str | None,
         deterministic: Sequence[ReportFinding] = (),
+        partial: str | None = None,
     ) -> Evidence:
         """Everything established about the change, given its classified tests (and findings
         established by construction, such as a plan's checks)."""
         settings, target = self.settings, self.target
+        held = [stopped] if stopped else []  # what keeps the gate from "yes", in order
+        if partial and not settings.allow_partial:  # the clean gate needs the whole suite
+            held.append(f"a partial run: {partial} (allow_partial = true accepts one)")
         checks: list[CheckResult] = []
         if settings.checks:
             from ..checks.run import run_all
@@ -102,14 +109,17 @@ class Review:
         limitations += [
             f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
         ]
-        blocking = [f for f in findings if f.severity == "blocking"]
-        settled = decide(tests, checks, blocking).review_clean == "yes" and not stopped
+        early = self._disposed(findings, checks)
+        blocking = [f for f in early.findings if f.severity == "blocking"]
+        settled = decide(tests, early.checks, blocking).review_clean == "yes" and not held
         lanes, loop = self._lanes(tests, settled)
         limitations += lanes.limitations
         triaged = lanes.triaged
-        gate = decide(tests, checks, [*blocking, *triaged.blocking], lanes.problems)
-        if stopped:  # what did not run was not looked at: never "yes"
-            gate = undecided(gate, stopped)
+        disposed = self._disposed([*findings, *triaged.blocking, *triaged.advisory], checks)
+        counted = [f for f in disposed.findings if f.severity == "blocking"]
+        gate = decide(tests, disposed.checks, counted, lanes.problems)
+        for why in held:  # what did not run was not looked at: never "yes"
+            gate = undecided(gate, why)
         if loop is not None:
             from ..core.errors import LedgerError
 
@@ -117,15 +127,23 @@ class Review:
                 lanes = loop.record(lanes, gate)
             except LedgerError as exc:  # unrecorded is not reviewed: never "yes"
                 gate = undecided(gate, f"the round could not be recorded: {exc}")
-        found: list[ReportFinding] = [*findings, *triaged.blocking, *triaged.advisory]
         return dataclasses.replace(
             self.evidence(gate, counts, tests, limitations, lanes.rows),
-            checks=checks,
-            findings=found,
+            checks=disposed.checks,
+            findings=disposed.findings,
+            waived=disposed.waived,
+            waiver_notes=disposed.notes,
+            partial=partial,
             rejected=triaged.rejected,
             loop=lanes.loop,
             blockers_fixed=lanes.blockers_fixed,
         )
+
+    def _disposed(
+        self, findings: Sequence[ReportFinding], checks: Sequence[CheckResult]
+    ) -> Disposed:
+        """The findings and checks after the waivers of the reviewed snapshot."""
+        return dispose(self.waivers, findings, checks, self.target.revision, self.settings)
 
     def _lanes(
         self, tests: Classification, deterministic_clean: bool

@@ -129,6 +129,21 @@ def _reproduce(kept: list[Candidate], run: Reproduce_ | None) -> list[tuple[Cand
     return refuted
 
 
+def _below_floor(c: Candidate, floors: Mapping[str, float], required: bool) -> None:
+    """A blocking finding under its lane's confidence floor (or without a confidence, when
+    one is required) is advisory, with a note; never rejected."""
+    if c.severity != "blocking":
+        return
+    confidence = c.finding.confidence
+    floor = max((floors[lane] for lane in c.lanes if lane in floors), default=None)
+    if confidence is None and required:
+        c.severity = "advisory"
+        c.notes.append("no confidence given (require_confidence): advisory")
+    elif confidence is not None and floor is not None and confidence < floor:
+        c.severity = "advisory"
+        c.notes.append(f"confidence {confidence:g} is below the floor of {floor:g}: advisory")
+
+
 def _demote(c: Candidate, scope: Collection[str]) -> None:
     if c.severity == "blocking" and c.finding.category not in BLOCKING_CATEGORIES:
         c.severity = "advisory"
@@ -176,8 +191,11 @@ def triage(
     reproduce: Reproduce_ | None = None,
     answers: Sequence[Answer] = (),
     require_reproduction: bool = False,
+    floors: Mapping[str, float] = {},
+    require_confidence: bool = False,
 ) -> Triaged:
-    """Turn the lanes' raw findings into kept (blocking/advisory) and rejected ones."""
+    """Turn the lanes' raw findings into kept (blocking/advisory) and rejected ones
+    (``floors``: each lane's confidence floor)."""
     out = Triaged()
     kept: list[Candidate] = []
     for item, result in screened(raised, files):
@@ -197,6 +215,7 @@ def triage(
     kept = [c for c in kept if id(c) not in gone]
     for c in kept:
         _demote(c, scope)
+        _below_floor(c, floors, require_confidence)
     out.problems += _reconcile(kept, answers)
     out.kept_raw = len(kept)
     for c in merged(kept):

@@ -214,9 +214,13 @@ def test_checks_in_the_gate(pytester: pytest.Pytester, project: GitRepo, require
 def test_deselected_tests_make_the_review_partial(pytester: pytest.Pytester, calc: GitRepo) -> None:
     calc.commit({"README.md": "docs\n"}, "docs only")
     result, report = review(pytester, "-k", "not other")
-    assert result.ret == 0
     assert report["statuses"]["local_verification"] == "partial"
     assert any("1 test(s) deselected" in item for item in report["limitations"])
+    assert report["gate"] == {
+        "review_clean": "indeterminate",
+        "reasons": ["a partial run: 1 test(s) deselected (allow_partial = true accepts one)"],
+    }
+    assert result.ret == 1
 
 
 def test_collect_only_is_never_clean(pytester: pytest.Pytester, calc: GitRepo) -> None:

@@ -65,8 +65,9 @@ def test_run_exits_by_the_gate(repo: GitRepo, tmp_path: Path) -> None:
 def test_pytest_arguments_follow_a_double_dash(repo: GitRepo) -> None:
     repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "same behaviour")
     ran = _run(repo, "--no-lanes", "--base", "base", "--", "-k", "fine")
-    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert ran.returncode == 2, ran.stdout + ran.stderr  # a partial run is never clean
     report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
+    assert report["gate"]["reasons"][-1].startswith("a partial run: 1 test(s) deselected")
     assert report["tests"]["passed"] == 1
     assert any("deselected" in lim for lim in report["limitations"])
     assert report["statuses"]["local_verification"] == "partial"

@@ -73,7 +73,7 @@ timeout = 120
 
 
 BAD = [
-    ("unknown key", "colour = 1", ["colour: unknown key", "known keys: base,"]),
+    ("unknown key", "colour = 1", ["colour: unknown key", "known keys: allow_partial, base,"]),
     ("misspelt key", "max_lane = 1", ["did you mean 'max_lanes'?"]),
     ("wrong type", 'reruns = "two"', ["reruns:", "valid integer", "got 'two'"]),
     ("bool for int", "max_base_reruns = true", ["max_base_reruns:", "got True"]),

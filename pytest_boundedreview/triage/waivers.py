@@ -1,0 +1,158 @@
+"""Typed dispositions: the committed waivers file, read from the reviewed snapshot, and what it
+does to one review's findings. A waiver takes a finding out of the gate only by its rules, and
+the finding stays in the report with its waiver; a waiver that applies to nothing is reported.
+
+- ``user`` never waives a protected finding (security, data-loss, authorization, cryptography,
+  plus ``protected_categories``) nor an unclassified one (a category outside the taxonomy, or
+  a check without a ``category``).
+- ``security-reviewer`` waives those only on the exact revision its evidence names.
+- Past ``expires`` a waiver is void; one that matches nothing is stale.
+"""
+
+from __future__ import annotations
+
+import datetime
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from pydantic import ValidationError
+
+from ..core.config import Settings
+from ..core.errors import ConfigError
+from ..core.validation import describe_all
+from ..models.finding import ADVISORY_CATEGORIES, BLOCKING_CATEGORIES, ReportFinding
+from ..models.report import CheckResult
+from ..models.waiver import (
+    PROTECTED_CATEGORIES,
+    WaivedCheckFinding,
+    WaivedFinding,
+    Waiver,
+    WaiverNote,
+)
+from ..target import git
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+KNOWN = {*BLOCKING_CATEGORIES, *ADVISORY_CATEGORIES, *PROTECTED_CATEGORIES}
+
+
+def parse(text: str, where: str) -> list[Waiver]:
+    """The waivers of a file's text, or a :class:`ConfigError` naming file, entry and field."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{where}: not valid TOML: {exc}") from None
+    unknown = sorted(set(data) - {"waiver"})
+    if unknown:
+        raise ConfigError(
+            f"{where}: unknown key {unknown[0]!r}; only [[waiver]] entries belong here"
+        )
+    entries = data.get("waiver", [])
+    if not isinstance(entries, list):
+        raise ConfigError(f"{where}: `waiver` must be an array of tables ([[waiver]])")
+    waivers = []
+    for number, entry in enumerate(entries, 1):
+        try:
+            waivers.append(Waiver.model_validate(entry))
+        except ValidationError as exc:
+            named = entry.get("fingerprint") if isinstance(entry, dict) else None
+            which = f"[[waiver]] entry {number}" + (f" ({named})" if named else "")
+            raise ConfigError(f"{where}: {which}: {'; '.join(describe_all(exc))}") from None
+    return waivers
+
+
+def load(repo: git.Repo, tree: str, settings: Settings) -> list[Waiver]:
+    """The waivers file as the reviewed snapshot has it (none when it has none)."""
+    text = repo.show(tree, settings.waivers_file)
+    return [] if text is None else parse(text, settings.waivers_file)
+
+
+@dataclass
+class Disposed:
+    """One review's findings and checks after the waivers: what still counts, what a waiver
+    took out (still reported), and the waivers that did not apply."""
+
+    findings: list[ReportFinding] = field(default_factory=list)
+    waived: list[WaivedFinding] = field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
+    notes: list[WaiverNote] = field(default_factory=list)
+
+
+def refusal(waiver: Waiver, category: str | None, revision: str, protected: set[str]) -> str | None:
+    """Why ``waiver`` may not waive a finding of ``category`` on ``revision``, or ``None``."""
+    unclassified = category is None or category not in KNOWN | protected
+    guarded = unclassified or category in protected
+    what = "an unclassified finding" if unclassified else f"a protected finding ({category})"
+    if waiver.disposition == "user" and guarded:
+        return f"a user waiver never waives {what}: a security-reviewer waiver may"
+    evidence = waiver.evidence
+    if guarded and evidence is not None and evidence.revision != revision:
+        return f"its evidence ({evidence.reference}) is for {evidence.revision}, not {revision}"
+    return None
+
+
+def dispose(
+    waivers: Sequence[Waiver],
+    findings: Sequence[ReportFinding],
+    checks: Sequence[CheckResult],
+    revision: str,
+    settings: Settings,
+    today: datetime.date | None = None,
+) -> Disposed:
+    """Apply ``waivers`` to ``findings`` and the checks' target-related findings."""
+    today = today or datetime.datetime.now(datetime.timezone.utc).date()
+    protected = {*PROTECTED_CATEGORIES, *settings.protected_categories}
+    categories: Mapping[str, str | None] = {c.name: c.category for c in settings.checks}
+    out = Disposed(findings=list(findings), checks=list(checks))
+    for waiver in waivers:
+        if waiver.expires is not None and waiver.expires < today:
+            why = f"expired on {waiver.expires.isoformat()}"
+            out.notes.append(_note("void", waiver, why))
+            continue
+        matched = 0
+        for finding in [f for f in out.findings if f.fingerprint == waiver.fingerprint]:
+            matched += 1
+            refused = refusal(waiver, finding.category, revision, protected)
+            if refused:
+                out.notes.append(_note("refused", waiver, refused))
+                continue
+            out.findings.remove(finding)
+            kept = finding.model_dump(by_alias=True)
+            out.waived.append(WaivedFinding.model_validate({**kept, "waiver": waiver}))
+        for index, check in enumerate(out.checks):
+            hits = [f for f in check.target_related if f.fingerprint == waiver.fingerprint]
+            if not hits:
+                continue
+            matched += len(hits)
+            refused = refusal(waiver, categories.get(check.name), revision, protected)
+            if refused:
+                out.notes.append(_note("refused", waiver, refused))
+                continue
+            waived = [
+                WaivedCheckFinding.model_validate(
+                    {**hit.model_dump(), "check": check.name, "waiver": waiver}
+                )
+                for hit in hits
+            ]
+            left = [f for f in check.target_related if f.fingerprint != waiver.fingerprint]
+            update = {"target_related": left, "waived": [*check.waived, *waived]}
+            out.checks[index] = check.model_copy(update=update)
+        if not matched:
+            out.notes.append(_note("stale", waiver, "matches no finding of this review"))
+    return out
+
+
+def _note(state: str, waiver: Waiver, why: str) -> WaiverNote:
+    return WaiverNote.model_validate(
+        {
+            "state": state,
+            "fingerprint": waiver.fingerprint,
+            "disposition": waiver.disposition,
+            "by": waiver.by,
+            "why": why,
+        }
+    )
