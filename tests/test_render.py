@@ -151,8 +151,8 @@ def test_the_terminal_summary_shows_the_exact_state() -> None:
     assert "tests: 5 passed, 3 failed; target-related 1, pre-existing 1, flaky 1, unknown 1" in text
     assert "checks: 0 pass, 1 fail, 0 not-run" in text
     assert (
-        "findings: 3 blocking, 3 advisory, 1 rejected, 2 waived; blockers fixed since the last round: 1"
-        in text
+        "findings: 3 blocking, 3 advisory, 1 rejected, 2 waived; blockers fixed since the last "
+        "round: 1" in text
     )
     assert (
         "status: local verification failed, review clean no, PR/CI not-checked, committed yes, "
