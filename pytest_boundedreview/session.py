@@ -13,7 +13,7 @@ import pytest
 
 from .baseline.classify import Classification
 from .baseline.outcomes import OutcomeCollector
-from .baseline.suite import narrowed
+from .baseline.suite import narrowed, suite_files
 from .core.ceilings import Tier
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
@@ -108,6 +108,13 @@ class BoundedReview:
             Path(self.config.rootpath),
             testpaths if isinstance(testpaths, list) else [],
         )
+
+    def _suite_files(self) -> list[str]:
+        """The test files of the whole suite, so the merge can tell a file no shard ran."""
+        ini = self.config.getini
+        listed = [ini(name) for name in ("testpaths", "python_files", "norecursedirs")]
+        testpaths, patterns, skipped = (v if isinstance(v, list) else [] for v in listed)
+        return suite_files(Path(self.config.rootpath), testpaths, patterns, skipped)
 
     def _partial(self) -> str | None:
         """Why this session ran only part of the suite, if it did."""
@@ -228,6 +235,7 @@ class BoundedReview:
             nodeids=sorted(self.collector.nodes),
             collected=len(session.items) + self.collector.deselected,
             narrowed=self._narrowed(),
+            suite_files=self._suite_files(),
         )
         gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
         limitations = list(evidence.limitations)

@@ -32,3 +32,36 @@ def _shown(path: Path, rootdir: Path) -> str:
     if not path.is_relative_to(resolved):
         return str(path)
     return path.relative_to(resolved).as_posix() or "."
+
+
+def suite_files(
+    rootdir: Path,
+    testpaths: Sequence[str],
+    patterns: Sequence[str],
+    skipped_dirs: Sequence[str],
+    limit: int = 100_000,
+) -> list[str]:
+    """The test files of the whole suite (``python_files`` under the suite's paths, outside
+    ``norecursedirs``), relative to ``rootdir``: what shards together must have run."""
+    import fnmatch
+    import os
+
+    found: set[str] = set()
+    roots = [Path(p) for e in testpaths or ["."] for p in glob.glob(str(rootdir / e))]
+    for root in roots or [rootdir]:
+        if root.is_file():
+            found.add(root.resolve().relative_to(rootdir.resolve()).as_posix())
+            continue
+        for folder, dirs, files in os.walk(root):
+            dirs[:] = [
+                d
+                for d in dirs
+                if not d.startswith(".") and not any(fnmatch.fnmatch(d, p) for p in skipped_dirs)
+            ]
+            for name in files:
+                if any(fnmatch.fnmatch(name, p) for p in patterns):
+                    path = (Path(folder) / name).resolve()
+                    found.add(path.relative_to(rootdir.resolve()).as_posix())
+            if len(found) > limit:
+                return sorted(found)
+    return sorted(found)

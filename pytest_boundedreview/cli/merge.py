@@ -118,15 +118,17 @@ def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str]
 
 
 def partial(shards: Sequence[Shard]) -> str | None:
-    """Why the shards together ran only part of the suite: a shard narrowed by paths (the
-    merge cannot tell the others cover the rest), or fewer tests ran than one collected."""
-    why = [
-        f"shard {s.path.name}: {s.report.shard.narrowed}"
-        for s in shards
-        if s.report.shard and s.report.shard.narrowed
-    ]
-    ran = {n for s in shards if s.report.shard for n in s.report.shard.nodeids}
-    collected = max((s.report.shard.collected for s in shards if s.report.shard), default=0)
+    """Why the shards together ran only part of the suite: a test file of the suite that no
+    shard ran, or fewer tests ran than one shard collected."""
+    infos = [s.report.shard for s in shards if s.report.shard]
+    ran = {n for info in infos for n in info.nodeids}
+    files = {n.split("::", 1)[0] for n in ran}
+    missed = sorted({f for info in infos for f in info.suite_files} - files)
+    why = []
+    if missed:
+        more = " …" if len(missed) > 5 else ""
+        why.append(f"no shard ran {', '.join(missed[:5])}{more}")
+    collected = max((info.collected for info in infos), default=0)
     if len(ran) < collected:
         why.append(f"the shards together ran {len(ran)} of the {collected} tests collected")
     return "; ".join(why) or None

@@ -18,7 +18,7 @@ from ..core.validation import describe_all
 from ..models.report import Report
 from ..models.waiver import PROTECTED_CATEGORIES, Waiver
 from ..target import git
-from ..triage.waivers import parse, refusal
+from ..triage.waivers import code_revision, parse, refusal
 from .documents import last_report
 
 
@@ -58,7 +58,7 @@ def cmd_waive(args: argparse.Namespace) -> int:
     checks = {check.name: check.category for check in settings.checks}
     category = _category(report, args.fingerprint, checks)
     by = args.by or git.run(["config", "user.email"], repo.root, check=False).stdout.decode()
-    revision = report.target.revision
+    revision = code_revision(repo, report.target.revision, settings.waivers_file)
     entry: dict[str, Any] = {
         "fingerprint": args.fingerprint,
         "disposition": args.disposition,

@@ -148,6 +148,7 @@ class ShardInfo(Model):
     nodeids: list[str] = Field(default_factory=list)  # every test it ran, so no two overlap
     collected: int = Field(default=0, ge=0)  # tests it collected, before any deselection
     narrowed: str | None = None  # why its paths ran only part of the suite
+    suite_files: list[str] = Field(default_factory=list)  # the suite's test files, all shards'
 
 
 class Report(Model):

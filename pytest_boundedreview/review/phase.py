@@ -20,7 +20,7 @@ from ..models.waiver import Waiver
 from ..report.build import Evidence
 from ..target import git
 from ..target.freeze import Target
-from ..triage.waivers import Disposed, dispose
+from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:
     from ..baseline.classify import BaselineRun
@@ -143,7 +143,10 @@ class Review:
         self, findings: Sequence[ReportFinding], checks: Sequence[CheckResult]
     ) -> Disposed:
         """The findings and checks after the waivers of the reviewed snapshot."""
-        return dispose(self.waivers, findings, checks, self.target.revision, self.settings)
+        if not self.waivers:
+            return Disposed(findings=list(findings), checks=list(checks))
+        revision = code_revision(self.repo, self.target.revision, self.settings.waivers_file)
+        return dispose(self.waivers, findings, checks, revision, self.settings)
 
     def _lanes(
         self, tests: Classification, deterministic_clean: bool

@@ -12,12 +12,14 @@ the finding stays in the report with its waiver; a waiver that applies to nothin
 from __future__ import annotations
 
 import datetime
+import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
+from ..core import tempdirs
 from ..core.config import Settings
 from ..core.errors import ConfigError
 from ..core.validation import describe_all
@@ -69,6 +71,22 @@ def load(repo: git.Repo, tree: str, settings: Settings) -> list[Waiver]:
     """The waivers file as the reviewed snapshot has it (none when it has none)."""
     text = repo.show(tree, settings.waivers_file)
     return [] if text is None else parse(text, settings.waivers_file)
+
+
+def code_revision(repo: git.Repo, revision: str, path: str) -> str:
+    """The revision a security reviewer's evidence names: the snapshot without the waivers
+    file, so recording a waiver does not change what it was made on. Plans keep theirs."""
+    tree = revision.removeprefix("tree:")
+    if tree == revision or repo.show(tree, path) is None:
+        return revision
+    folder = tempdirs.make("index")
+    try:
+        env = {"GIT_INDEX_FILE": str(folder / "index")}
+        git.run(["read-tree", tree], repo.root, env=env)
+        git.run(["update-index", "--force-remove", "--", path], repo.root, env=env)
+        return "tree:" + git.text(["write-tree"], repo.root, env=env)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @dataclass

@@ -135,6 +135,7 @@ def test_two_shards_merge_into_one_gate(project: tuple[GitRepo, Path], tmp_path:
     ]
     assert report["gate"]["review_clean"] == "no"
     assert any("test_double" in r for r in report["gate"]["reasons"])
+    assert not any("partial run" in r for r in report["gate"]["reasons"])  # both files ran
     # The lane ran once, in the merge step, and the round is recorded in the loop.
     assert counter.read_text() == "x\n"
     assert [(lane["name"], lane["status"]) for lane in report["lanes"]] == [("rev", "pass")]
@@ -288,3 +289,28 @@ def test_failures_with_nothing_to_review_keep_the_merge_from_yes(
     report = _json(tmp_path / "final.json")
     assert report["target"]["empty"] is True
     assert report["gate"]["reasons"] == ["nothing to review, and 1 test(s) failed"]
+
+
+def test_shards_that_miss_a_file_merge_into_a_partial_run(
+    project: tuple[GitRepo, Path], tmp_path: Path
+) -> None:
+    repo, _ = project
+    out = tmp_path / "shards"
+    with repo.untouched():
+        assert _shard(repo, out, "shard-1.json", "tests/test_a.py").returncode == 0
+        final = tmp_path / "final.json"
+        merged = _run(
+            repo.path,
+            "-m",
+            "pytest_boundedreview",
+            "merge",
+            str(out / "shard-1.json"),
+            f"--report={final}",
+        )
+    report = _json(final)
+    assert report["statuses"]["local_verification"] == "partial"
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert report["gate"]["reasons"][-1] == (
+        "a partial run: no shard ran tests/test_b.py (allow_partial = true accepts one)"
+    )
+    assert merged.returncode == 2
