@@ -197,3 +197,10 @@ def test_the_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     clean = report(0).model_copy(update={"gate": Gate(review_clean="yes")})
     path.write_text(clean.model_dump_json())
     assert cli.main(["report", "--report", str(path)]) == 0
+
+
+def test_workflow_command_text_encodes_cr_lf_and_percent_as_documented() -> None:
+    from pytest_boundedreview.render.escape import workflow_data, workflow_property
+
+    assert workflow_data("a\rb\nc%d\x1b[31m") == "a%0Db%0Ac%25d\\x1b[31m"
+    assert workflow_property("x:y,z\r") == "x%3Ay%2Cz%0D"
