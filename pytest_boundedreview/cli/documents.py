@@ -56,7 +56,13 @@ def _validate_one(path: Path, forced: str | None) -> list[str]:
     if name == "loop-state":  # the structural rules every load of the ledger checks
         from ..loop.structure import violations
 
-        return [f"{where}: {why}" for where, why in violations(validated)]  # type: ignore[arg-type]
+        found = [f"{where}: {why}" for where, why in violations(validated)]  # type: ignore[arg-type]
+        folder = path.absolute().parent
+        loop_id = getattr(validated, "loop_id", None)
+        in_place = path.name == "state.json" and folder.parent.name == "loops"
+        if in_place and loop_id != folder.name:
+            found.append(f"loop_id: {loop_id!r} is not its folder's {folder.name!r}")
+        return found
     problems: list[str] = []
     if name == "lane-result":  # findings are checked one by one (as triage does)
         for index, finding in enumerate(document.get("findings", [])):

@@ -44,7 +44,10 @@ def closed(state: LoopState) -> LedgerError:
 
 def checked_revision(revision: str) -> str:
     if not re.fullmatch(REVISION_PATTERN, revision):
-        why = f"revision {revision!r} is not tree:<hex>, commit:<hex> or sha256:<hex>"
+        why = (
+            f"revision {revision!r} is not tree: or commit: with 40 or 64 hex digits, or "
+            "sha256: with 64"
+        )
         raise LedgerError("INVALID", why)
     return revision
 

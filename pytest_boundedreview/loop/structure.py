@@ -17,7 +17,10 @@ MAX_RETRY_EDGES = 3
 def violations(state: LoopState) -> Iterator[tuple[str, str]]:
     """Each broken rule as (JSON path, what is wrong), in document order."""
     first = state.rounds[0].lanes if state.rounds else []
-    if state.lanes_fixed and state.rounds and all(lane.role != "verdict" for lane in first):
+    # `loop begin` fixes the lanes; its receipt (the admitted lanes) says so even if the flag
+    # were edited away
+    fixed = state.lanes_fixed or any("admitted" in op.receipt for op in state.operations)
+    if fixed and state.rounds and all(lane.role != "verdict" for lane in first):
         yield "$.rounds[0].lanes", "a loop has at least one verdict lane"
     for i, round_ in enumerate(state.rounds):
         at = f"$.rounds[{i}]"
@@ -30,7 +33,7 @@ def violations(state: LoopState) -> Iterator[tuple[str, str]]:
         previous = state.rounds[i - 1] if i else None
         yield from _coverage(round_, previous, at)
         names = [lane.name for lane in round_.lanes]
-        if state.lanes_fixed and i:
+        if fixed and i:
             shape = [(lane.name, lane.lens, lane.role) for lane in round_.lanes]
             if shape != [(lane.name, lane.lens, lane.role) for lane in first]:
                 yield f"{at}.lanes", "every round has the lanes of round 1 (names, lenses, roles)"

@@ -103,6 +103,7 @@ def run_lanes(
             outcome.rows.append(carried.rows[lane.name].model_copy(update=update))
         chosen = [lane for lane in chosen if lane not in kept]
     notes: dict[str, str | None] = {}
+    unroutable: dict[str, str] = {}
     routed: list[LaneConfig] = []
     for lane in chosen:
         if lane.kind != "command":
@@ -110,8 +111,9 @@ def run_lanes(
             continue
         decision = route(lane, settings.routing, repo.root, tier=routing_tier(tier))
         if decision.model is None and decision.problem is not None:
-            outcome.rows.append(unrun_row(lane, "unverified", decision.problem))
-            outcome.problems.append(f"lane {lane.name!r} unverified: {decision.problem}")
+            # a failed attempt of its round, recorded like any other: it reviewed nothing
+            unroutable[lane.name] = decision.problem
+            routed.append(lane)
             continue
         notes[lane.name] = decision.note
         routed.append(lane.model_copy(update={"model": decision.model}))
@@ -166,6 +168,8 @@ def run_lanes(
             return with_retries(lambda: require_verdict(lane, once(), needed), retries)
 
     def run(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
+        if lane.name in unroutable:
+            return [Attempt(None, "error", unroutable[lane.name])]
         try:
             return attempts_of(lane, scouts)
         except Exception as exc:  # a lane must never take the session down with it

@@ -171,7 +171,7 @@ def test_only_an_admitted_attempt_runs_and_answers_echo_the_revision(run: Orches
 def test_begin_and_next_round_refuse_a_malformed_revision(run: Orchestrator, revision: str) -> None:
     code, err = run("begin", "--target-kind", "pr", "--revision", revision, "--lane", "r:c")
     assert code == 4
-    assert err.startswith(f"BR_INVALID: revision {revision!r} is not tree:<hex>")
+    assert err.startswith(f"BR_INVALID: revision {revision!r} is not tree: or commit: with 40")
     assert not run.state_file.exists()
     run(
         "begin",

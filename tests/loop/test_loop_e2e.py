@@ -369,3 +369,44 @@ def test_a_round_where_only_a_scout_would_answer_is_a_full_round(
     assert rows == {"facts": "scout", "rev": "pass"}  # reviewed again, not retained
     assert loop.invocations() == 2
     assert second["loop"]["status"] == "converged"
+
+
+PASSER = """
+import json
+print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
+                  "rationale": "nothing of its lens"}))
+"""
+LISTER = """
+import os, sys
+if os.path.exists(sys.argv[1]):
+    sys.exit("the model list is unavailable")
+print("m1")
+"""
+
+
+def test_a_lane_that_cannot_be_routed_is_a_failed_attempt_of_a_recorded_round(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    (tmp_path / "pass.py").write_text(PASSER)
+    (tmp_path / "lister.py").write_text(LISTER)
+    flag = tmp_path / "lists-nothing"
+    lister = json.dumps([sys.executable, str(tmp_path / "lister.py"), str(flag)])
+    passer = json.dumps([sys.executable, str(tmp_path / "pass.py")])
+    extra = f'model = "m1"\nmodels_command = {lister}\n'  # for the lane `rev` above
+    extra += f'[[tool.bounded-review.lanes]]\nname = "sty"\nlens = "house"\ncommand = {passer}\n'
+    extra += "[tool.bounded-review.selection]\nsmall_lines = 0\n"
+    loop = Loop(pytester, project, tmp_path, extra)
+    first = loop.review({"app.py": "x = 2  # BUG 2\n"}, "--bounded-review-risk=strict")
+    assert {r["name"]: r["status"] for r in first["lanes"]} == {"rev": "revise", "sty": "pass"}
+    flag.write_text("")
+    second = loop.review({"app.py": "x = 3  # BUG 3\n"}, "--bounded-review-risk=strict")
+    rows = {r["name"]: r["status"] for r in second["lanes"]}
+    assert rows == {"rev": "unverified", "sty": "retained"}
+    assert (second["loop"]["round"], second["loop"]["repair_loops_used"]) == (2, 1)  # recorded
+    assert second["gate"]["review_clean"] == "indeterminate"
+    state = json.loads(
+        (loop.pytester.path / ".bounded-review/loops/pr-main-feature/state.json").read_text()
+    )
+    rev = next(lane for lane in state["rounds"][1]["lanes"] if lane["name"] == "rev")
+    assert [a["status"] for a in rev["attempts"]] == ["failed"]
+    assert "the model list" in rev["attempts"][0]["detail"]

@@ -472,6 +472,11 @@ def dropped_lane(d: dict[str, Any]) -> str:
     return "$.rounds[1].lanes: every round has the lanes of round 1"
 
 
+def flag_edited_away(d: dict[str, Any]) -> str:
+    d.pop("lanes_fixed")  # the begin receipt still says which lanes the loop has
+    return dropped_lane(d)
+
+
 def status_lies(d: dict[str, Any]) -> str:
     lanes_of(d, 0)["surgical"]["status"] = "pass"
     return "$.rounds[0].lanes[0].status: 'pass' is not what its last attempt says ('revise')"
@@ -500,6 +505,7 @@ def other_loop(d: dict[str, Any]) -> str:
 
 VIOLATIONS = [
     dropped_lane,
+    flag_edited_away,
     status_lies,
     open_attempt,
     affected_mismatch,
@@ -547,9 +553,10 @@ def test_a_structural_violation_is_named_by_its_path_and_refuses_every_mutation(
         assert err.startswith("BR_RECOVERY_REQUIRED: "), err
         assert where in err, err
     assert run.state_file.read_bytes() == broken
-    if violate is not other_loop:  # the generic validator applies the same structural rules
-        assert cli.main(["validate", str(run.state_file)]) == 1
-        assert where in run.capsys.readouterr().out
+    # the generic validator applies the same structural rules
+    assert cli.main(["validate", str(run.state_file)]) == 1
+    shown = run.capsys.readouterr().out
+    assert ("loop_id: 'M' is not its folder's 'L'" if violate is other_loop else where) in shown
     # reset is the way out: the state is archived as it is, and the id starts anew
     assert cli.main(["reset", "--loop-id", "L", "--state-dir", str(run.folder / "state")]) == 0
     receipt = json.loads(run.capsys.readouterr().out)
