@@ -98,8 +98,9 @@ class BoundedReview:
         reporter.write_line(f"bounded-review: {message}")
 
     def _narrowed(self) -> str | None:
-        """Why the paths on the command line run only part of the suite, if they do."""
-        if self.config.args_source != pytest.Config.ArgsSource.ARGS:
+        """Why the paths on the command line (or the folder pytest was started in) run only
+        part of the suite, if they do."""
+        if self.config.args_source == pytest.Config.ArgsSource.TESTPATHS:
             return None
         testpaths = self.config.getini("testpaths")
         return narrowed(
@@ -116,11 +117,30 @@ class BoundedReview:
         testpaths, patterns, skipped = (v if isinstance(v, list) else [] for v in listed)
         return suite_files(Path(self.config.rootpath), testpaths, patterns, skipped)
 
+    def _unseen(self) -> list[str]:
+        """What else kept collected or collectable tests from running: --lf with failures on
+        record, --ignore given, or deselection that xdist does on its workers, out of sight."""
+        option, why = self.config.option, []
+        lastfailed = self.config.pluginmanager.get_plugin("lfplugin")
+        # pytest keeps the count of failures it re-ran, whatever passes now (no public API)
+        if getattr(option, "lf", False) and getattr(lastfailed, "_previously_failed_count", 0):
+            why.append("--lf ran only the tests that failed last time")
+        given = [str(a) for a in self.config.invocation_params.args]
+        if any(a.startswith("--ignore") for a in given):
+            why.append("--ignore left paths out")
+        workers = getattr(option, "numprocesses", None) and self.config.pluginmanager.hasplugin(
+            "xdist"
+        )
+        if workers and (option.keyword or option.markexpr or getattr(option, "deselect", None)):
+            why.append("-k/-m/--deselect under xdist (deselection happens out of sight)")
+        return why
+
     def _partial(self) -> str | None:
         """Why this session ran only part of the suite, if it did."""
         deselected = self.collector.deselected
         why = [f"{deselected} test(s) deselected"] if deselected else []
-        return "; ".join([*why, *filter(None, [self._narrowed()])]) or None
+        why += [*filter(None, [self._narrowed()]), *self._unseen()]
+        return "; ".join(why) or None
 
     def _what_ran(self, session: pytest.Session) -> tuple[list[str], str | None]:
         """Limitations on what the session looked at, and why it stopped early, if it did."""
@@ -233,9 +253,16 @@ class BoundedReview:
             deselected=self.collector.deselected,
             complete=complete,
             nodeids=sorted(self.collector.nodes),
-            collected=len(session.items) + self.collector.deselected,
-            narrowed=self._narrowed(),
+            deselected_ids=sorted(self.collector.deselected_ids),
+            files=sorted(
+                {
+                    n.split("::", 1)[0]
+                    for n in [*self.collector.nodes, *self.collector.deselected_ids]
+                }
+                | self.collector.skipped_modules
+            ),
             suite_files=self._suite_files(),
+            narrowed="; ".join(self._unseen()) or None,
         )
         gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
         limitations = list(evidence.limitations)

@@ -156,7 +156,9 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
                 deselected=2,
                 complete=False,
                 nodeids=["t.py::a"],
-                collected=3,
+                deselected_ids=["t.py::b"],
+                files=["t.py"],
+                suite_files=["t.py"],
                 narrowed=text,
             )
             if shard

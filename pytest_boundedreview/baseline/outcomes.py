@@ -93,9 +93,12 @@ class OutcomeCollector:
         self.root = root
         self.nodes: dict[str, NodeOutcome] = {}
         self.deselected = 0
+        self.deselected_ids: list[str] = []
+        self.skipped_modules: set[str] = set()  # files skipped whole at collection
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
+        self.deselected_ids += [item.nodeid for item in items]
 
     def _node(self, nodeid: str) -> NodeOutcome:
         return self.nodes.setdefault(nodeid, NodeOutcome(nodeid))
@@ -111,6 +114,8 @@ class OutcomeCollector:
             node.passed_call = True
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.skipped and report.nodeid and "::" not in report.nodeid:
+            self.skipped_modules.add(report.nodeid)  # a file skipped whole at collection
         if report.failed:
             stamp = signature.from_text(str(report.longrepr), report.nodeid, self.root)
             self._node(report.nodeid).failures.add(_label(report) + stamp)

@@ -35,33 +35,28 @@ def _shown(path: Path, rootdir: Path) -> str:
 
 
 def suite_files(
-    rootdir: Path,
-    testpaths: Sequence[str],
-    patterns: Sequence[str],
-    skipped_dirs: Sequence[str],
-    limit: int = 100_000,
+    rootdir: Path, testpaths: Sequence[str], patterns: Sequence[str], skipped_dirs: Sequence[str]
 ) -> list[str]:
-    """The test files of the whole suite (``python_files`` under the suite's paths, outside
-    ``norecursedirs``), relative to ``rootdir``: what shards together must have run."""
+    """The suite's test files, relative to ``rootdir``: files git tracks under the suite's
+    paths whose names match ``python_files``, outside ``norecursedirs``. What shards together
+    must have collected."""
     import fnmatch
-    import os
+    import subprocess
 
-    found: set[str] = set()
-    roots = [Path(p) for e in testpaths or ["."] for p in glob.glob(str(rootdir / e))]
-    for root in roots or [rootdir]:
-        if root.is_file():
-            found.add(root.resolve().relative_to(rootdir.resolve()).as_posix())
+    proc = subprocess.run(
+        ["git", "ls-files", "-z", "--", *(testpaths or ["."])],
+        cwd=rootdir,
+        capture_output=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return []
+    found = []
+    for name in proc.stdout.decode("utf-8", "surrogateescape").split("\0"):
+        parts = name.split("/")
+        if not name or not any(fnmatch.fnmatch(parts[-1], p) for p in patterns):
             continue
-        for folder, dirs, files in os.walk(root):
-            dirs[:] = [
-                d
-                for d in dirs
-                if not d.startswith(".") and not any(fnmatch.fnmatch(d, p) for p in skipped_dirs)
-            ]
-            for name in files:
-                if any(fnmatch.fnmatch(name, p) for p in patterns):
-                    path = (Path(folder) / name).resolve()
-                    found.add(path.relative_to(rootdir.resolve()).as_posix())
-            if len(found) > limit:
-                return sorted(found)
+        if any(fnmatch.fnmatch(d, p) for d in parts[:-1] for p in skipped_dirs):
+            continue
+        found.append(name)
     return sorted(found)

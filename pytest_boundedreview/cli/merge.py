@@ -93,7 +93,7 @@ def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str]
     its shard) and the reasons a shard cannot count as having run to its end."""
     tests = Classification()
     seen: set[tuple[str, str]] = set()
-    passed = failed = deselected = 0
+    passed = failed = 0
     limitations: list[str] = []
     incomplete: list[str] = []
     for shard in shards:
@@ -101,7 +101,6 @@ def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str]
         assert info is not None  # checked by load()
         passed += report.tests.passed
         failed += report.tests.failed
-        deselected += info.deselected
         for bucket in ("target_related", "pre_existing", "flaky", "unknown"):
             into: list[TestFailure] = getattr(tests, bucket)
             for failure in getattr(report.tests, bucket):
@@ -114,23 +113,32 @@ def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str]
         if not info.complete:
             why = "; ".join(r for r in report.gate.reasons[1:]) or "it did not run to its end"
             incomplete.append(f"shard {shard.path.name} is incomplete: {why}")
+    infos = [shard.report.shard for shard in shards if shard.report.shard]
+    ran = {n for info in infos for n in info.nodeids}
+    deselected = len({n for info in infos for n in info.deselected_ids} - ran)
     return Counts(passed, failed, deselected), tests, limitations, incomplete
 
 
 def partial(shards: Sequence[Shard]) -> str | None:
     """Why the shards together ran only part of the suite: a test file of the suite that no
-    shard ran, or fewer tests ran than one shard collected."""
+    shard collected, a collected test no shard ran, or a shard's own blind spot (--lf, --ignore,
+    deselection under xdist)."""
     infos = [s.report.shard for s in shards if s.report.shard]
     ran = {n for info in infos for n in info.nodeids}
-    files = {n.split("::", 1)[0] for n in ran}
-    missed = sorted({f for info in infos for f in info.suite_files} - files)
-    why = []
+    missed = sorted({n for info in infos for n in info.deselected_ids} - ran)
+    files = {f for info in infos for f in info.files}
+    unseen = sorted({f for info in infos for f in info.suite_files} - files)
+    why = [
+        f"shard {s.path.name}: {s.report.shard.narrowed}"
+        for s in shards
+        if s.report.shard and s.report.shard.narrowed
+    ]
+    if unseen:
+        more = " …" if len(unseen) > 5 else ""
+        why.append(f"no shard collected {', '.join(unseen[:5])}{more}")
     if missed:
         more = " …" if len(missed) > 5 else ""
-        why.append(f"no shard ran {', '.join(missed[:5])}{more}")
-    collected = max((info.collected for info in infos), default=0)
-    if len(ran) < collected:
-        why.append(f"the shards together ran {len(ran)} of the {collected} tests collected")
+        why.append(f"{len(missed)} test(s) no shard ran ({', '.join(missed[:5])}{more})")
     return "; ".join(why) or None
 
 

@@ -37,16 +37,21 @@ def _category(report: Report, fingerprint: str, checks: dict[str, str | None]) -
     )
 
 
+def _basic(text: str) -> str:
+    """``text`` as a TOML basic string (JSON's escapes, and DEL escaped as TOML requires)."""
+    return json.dumps(text, ensure_ascii=False).replace("\x7f", "\\u007f")
+
+
 def _toml(waiver: Waiver) -> str:
-    """The waiver as a ``[[waiver]]`` table (JSON strings are TOML basic strings)."""
+    """The waiver as a ``[[waiver]]`` table."""
     lines = ["[[waiver]]"]
     for key in ("fingerprint", "disposition", "reason", "by"):
-        lines.append(f"{key} = {json.dumps(getattr(waiver, key), ensure_ascii=False)}")
+        lines.append(f"{key} = {_basic(getattr(waiver, key))}")
     if waiver.expires is not None:
         lines.append(f"expires = {waiver.expires.isoformat()}")
     if waiver.evidence is not None:
-        reference = json.dumps(waiver.evidence.reference, ensure_ascii=False)
-        revision = json.dumps(waiver.evidence.revision)
+        reference = _basic(waiver.evidence.reference)
+        revision = _basic(waiver.evidence.revision)
         lines.append(f"evidence = {{ reference = {reference}, revision = {revision} }}")
     return "\n".join(lines) + "\n"
 
@@ -70,6 +75,8 @@ def cmd_waive(args: argparse.Namespace) -> int:
             entry["expires"] = datetime.date.fromisoformat(args.expires)
         except ValueError:
             raise UsageError(f"--expires {args.expires!r} is not a date (YYYY-MM-DD)") from None
+        if entry["expires"] < datetime.datetime.now(datetime.timezone.utc).date():
+            raise UsageError(f"--expires {args.expires} is past: the waiver would be void")
     if args.evidence:
         entry["evidence"] = {"reference": args.evidence, "revision": revision}
     if not entry["by"]:
@@ -82,13 +89,15 @@ def cmd_waive(args: argparse.Namespace) -> int:
     refused = refusal(waiver, category, revision, protected)
     if refused:
         raise UsageError(f"refused: {refused}")
-    path = repo.root / settings.waivers_file
+    path = (repo.root / settings.waivers_file).resolve()  # a linked file is written through
     old = path.read_bytes() if path.exists() else b""
+    mode = path.stat().st_mode & 0o7777 if path.exists() else 0o644
     parse(old.decode("utf-8"), settings.waivers_file)  # a malformed file is not appended to
     gap = b"" if not old else (b"\n" if old.endswith(b"\n") else b"\n\n")
     new = old + gap + _toml(waiver).encode("utf-8")
     if parse(new.decode("utf-8"), settings.waivers_file)[-1] != waiver:
         raise UsageError(f"{path}: the appended waiver would not read back as written")
     write_atomic(path, new)
+    path.chmod(mode)  # the file keeps its permissions
     print(f"waived {args.fingerprint} ({args.disposition}, by {waiver.by}) in {path}")
     return 0

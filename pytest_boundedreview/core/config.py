@@ -118,6 +118,21 @@ class Settings(Model):
         return entries
 
     @model_validator(mode="after")
+    def _waivers_file_in_the_repository(self) -> Settings:
+        parts = Path(self.waivers_file).parts
+        if not parts or Path(self.waivers_file).is_absolute() or ".." in parts:
+            raise ValueError(
+                f"waivers_file {self.waivers_file!r} must be a path inside the repository, "
+                "relative to its root"
+            )
+        if Path(*parts[: len(Path(self.state_dir).parts)]) == Path(self.state_dir):
+            raise ValueError(
+                f"waivers_file {self.waivers_file!r} is inside the state folder "
+                f"{self.state_dir!r}, which holds generated state: commit it elsewhere"
+            )
+        return self
+
+    @model_validator(mode="after")
     def _model_reviewer_exists(self) -> Settings:
         named = self.loop.model_review_lane
         verdicts = [lane.name for lane in self.lanes if lane.role == "verdict"]

@@ -146,9 +146,10 @@ class ShardInfo(Model):
     deselected: int = Field(ge=0)
     complete: bool  # it ran to its end: not interrupted, stopped early or collect-only
     nodeids: list[str] = Field(default_factory=list)  # every test it ran, so no two overlap
-    collected: int = Field(default=0, ge=0)  # tests it collected, before any deselection
-    narrowed: str | None = None  # why its paths ran only part of the suite
+    deselected_ids: list[str] = Field(default_factory=list)  # collected, then deselected
+    files: list[str] = Field(default_factory=list)  # the test files it collected
     suite_files: list[str] = Field(default_factory=list)  # the suite's test files, all shards'
+    narrowed: str | None = None  # what else kept tests from running (--lf, --ignore, xdist -k)
 
 
 class Report(Model):

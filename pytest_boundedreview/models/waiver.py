@@ -35,6 +35,9 @@ class Waiver(Model):
 
     @model_validator(mode="after")
     def _evidence_by_disposition(self) -> Waiver:
+        for name in ("reason", "by"):
+            if not getattr(self, name).strip():
+                raise ValueError(f"`{name}` must say something (it is blank)")
         if self.disposition == "security-reviewer" and self.evidence is None:
             raise ValueError("a security-reviewer waiver needs `evidence` (reference, revision)")
         if self.disposition == "user" and self.evidence is not None:

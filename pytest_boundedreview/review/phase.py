@@ -95,6 +95,8 @@ class Review:
         established by construction, such as a plan's checks)."""
         settings, target = self.settings, self.target
         held = [stopped] if stopped else []  # what keeps the gate from "yes", in order
+        if partial and settings.allow_partial:  # accepted, and still said
+            limitations = [*limitations, f"a partial run, accepted (allow_partial): {partial}"]
         if partial and not settings.allow_partial:  # the clean gate needs the whole suite
             held.append(f"a partial run: {partial} (allow_partial = true accepts one)")
         checks: list[CheckResult] = []

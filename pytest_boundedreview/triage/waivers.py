@@ -108,7 +108,7 @@ def refusal(waiver: Waiver, category: str | None, revision: str, protected: set[
     if waiver.disposition == "user" and guarded:
         return f"a user waiver never waives {what}: a security-reviewer waiver may"
     evidence = waiver.evidence
-    if guarded and evidence is not None and evidence.revision != revision:
+    if evidence is not None and evidence.revision != revision:  # bound to the exact revision
         return f"its evidence ({evidence.reference}) is for {evidence.revision}, not {revision}"
     return None
 
@@ -131,9 +131,12 @@ def dispose(
             why = f"expired on {waiver.expires.isoformat()}"
             out.notes.append(_note("void", waiver, why))
             continue
-        matched = 0
+        # what it matches is decided on the review's findings, whatever earlier waivers did
+        matched = sum(f.fingerprint == waiver.fingerprint for f in findings)
+        matched += sum(
+            f.fingerprint == waiver.fingerprint for c in checks for f in c.target_related
+        )
         for finding in [f for f in out.findings if f.fingerprint == waiver.fingerprint]:
-            matched += 1
             refused = refusal(waiver, finding.category, revision, protected)
             if refused:
                 out.notes.append(_note("refused", waiver, refused))
@@ -145,7 +148,6 @@ def dispose(
             hits = [f for f in check.target_related if f.fingerprint == waiver.fingerprint]
             if not hits:
                 continue
-            matched += len(hits)
             refused = refusal(waiver, categories.get(check.name), revision, protected)
             if refused:
                 out.notes.append(_note("refused", waiver, refused))

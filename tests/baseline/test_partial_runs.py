@@ -70,3 +70,37 @@ def test_paths_that_cover_testpaths_are_the_whole_suite(
     assert report["statuses"]["local_verification"] == "passed"
     assert report["gate"]["review_clean"] == "yes"
     assert code == 0
+
+
+def test_a_run_from_a_subfolder_is_partial(
+    pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup(project)
+    monkeypatch.chdir(project.path / "tests")
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert report["statuses"]["local_verification"] == "partial"
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert "only the paths given ran" in report["gate"]["reasons"][0]
+    assert result.ret == 1
+
+
+def test_last_failed_only_is_partial(pytester: pytest.Pytester, project: GitRepo) -> None:
+    setup(project)
+    project.commit({"tests/test_b.py": "def test_one():\n    assert 0\n"}, "break b")
+    review(pytester)  # records the failure for --lf
+    project.commit({"tests/test_b.py": "def test_one():\n    pass\n"}, "fix b")
+    code, report = review(pytester, "--lf")
+    assert report["statuses"]["local_verification"] == "partial"
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert "--lf ran only the tests that failed last time" in report["gate"]["reasons"][0]
+    assert code == 1
+
+
+def test_deselection_under_xdist_is_partial(pytester: pytest.Pytester, project: GitRepo) -> None:
+    setup(project)
+    code, report = review(pytester, "-n", "2", "-k", "test_a")
+    assert report["tests"]["passed"] == 1
+    assert report["statuses"]["local_verification"] == "partial"
+    assert "under xdist" in report["gate"]["reasons"][0]
+    assert code == 1

@@ -311,6 +311,6 @@ def test_shards_that_miss_a_file_merge_into_a_partial_run(
     assert report["statuses"]["local_verification"] == "partial"
     assert report["gate"]["review_clean"] == "indeterminate"
     assert report["gate"]["reasons"][-1] == (
-        "a partial run: no shard ran tests/test_b.py (allow_partial = true accepts one)"
+        "a partial run: no shard collected tests/test_b.py (allow_partial = true accepts one)"
     )
     assert merged.returncode == 2

@@ -209,3 +209,33 @@ def test_required_confidence_demotes_a_blocker_without_one(
     (advisory,) = report["findings"]["advisory"]
     assert advisory["note"] == "no confidence given (require_confidence): advisory"
     assert report["gate"]["review_clean"] == "yes"
+
+
+def test_waive_refuses_a_blank_reason_and_a_past_expiry(app: Project) -> None:
+    first = app.review({"app.py": "x = 2  # BUG\n"})
+    fingerprint = first["findings"]["blocking"][0]["fingerprint"]
+    blank = app.cli("waive", fingerprint, "--reason", "   ", "--by", "me@x.org")
+    assert blank.returncode == 4
+    assert "`reason` must say something" in blank.stderr
+    past = app.cli(
+        "waive", fingerprint, "--reason", "r", "--by", "me@x.org", "--expires", "2020-01-01"
+    )
+    assert past.returncode == 4
+    assert "--expires 2020-01-01 is past" in past.stderr
+    assert not (app.pytester.path / "bounded-review-waivers.toml").exists()
+
+
+def test_security_reviewer_evidence_binds_every_finding_to_its_revision(app: Project) -> None:
+    first = app.review({"app.py": "x = 2  # BUG\n"})
+    fingerprint = first["findings"]["blocking"][0]["fingerprint"]
+    other = "tree:" + "0" * 40
+    waiver = (
+        f'[[waiver]]\nfingerprint = "{fingerprint}"\ndisposition = "security-reviewer"\n'
+        f'reason = "r"\nby = "sec@x.org"\n'
+        f'evidence = {{ reference = "SEC-1", revision = "{other}" }}\n'
+    )
+    report = app.review({"bounded-review-waivers.toml": waiver})
+    assert report["gate"]["review_clean"] == "no"
+    (note,) = report["waivers"]
+    assert note["state"] == "refused"
+    assert note["why"].startswith(f"its evidence (SEC-1) is for {other}, not tree:")
