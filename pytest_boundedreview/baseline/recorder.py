@@ -22,6 +22,11 @@ RESULT = "result.json"
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--bounded-review-record", default=None, help=argparse.SUPPRESS)
+    # The re-run points the cache at its own folder with `-o cache_dir=`; with the cache
+    # plugin disabled (-p no:cacheprovider) that key would be unknown, and a project with
+    # --strict-config or filterwarnings = error would fail on it. Registered here as the
+    # cache plugin registers it, the key is always known and means the same.
+    parser.addini("cache_dir", "cache directory path.", default=".pytest_cache")
 
 
 class Recorder:

@@ -11,6 +11,7 @@ import contextlib
 import importlib.util
 import json
 import os
+import shlex
 import shutil
 import sys
 from collections.abc import Iterable, Mapping, Sequence
@@ -180,6 +181,16 @@ def _within(path: Path, folder: Path) -> bool:
     return path.resolve().is_relative_to(folder)
 
 
+def disabled(plugin: str, args: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Whether the session's options (or ``PYTEST_ADDOPTS``) turn ``plugin`` off."""
+    tokens = [*args, *shlex.split(env.get("PYTEST_ADDOPTS", ""))]
+    off = f"no:{plugin}"
+    return any(
+        t == f"-p{off}" or (t == "-p" and i + 1 < len(tokens) and tokens[i + 1] == off)
+        for i, t in enumerate(tokens)
+    )
+
+
 def rerun(
     nodeids: Iterable[str],
     *,
@@ -201,7 +212,7 @@ def rerun(
         argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
         argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
         argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
-        if importlib.util.find_spec("xdist") is not None:
+        if importlib.util.find_spec("xdist") is not None and not disabled("xdist", args, env):
             argv += ["-n", "0"]
         argv += [*args, "--", *files]
         outcome = subproc.run(argv, cwd=rootdir, env=env, timeout=timeout)

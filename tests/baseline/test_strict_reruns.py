@@ -1,0 +1,45 @@
+"""The re-runs (at head and at the base) add nothing the user's own strictness could reject:
+a pre-existing failure is classified as such under --strict-config, --strict-markers,
+filterwarnings = error and -W error, each with the cache, randomly or xdist plugin disabled."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from gitrepo import GitRepo
+
+STRICTNESS = {
+    "strict-config": ("", ["--strict-config"]),
+    "strict-markers": ("", ["--strict-markers"]),
+    "filterwarnings": ('filterwarnings = ["error"]\n', []),
+    "W-error": ("", ["-W", "error"]),
+}
+DISABLED = ["cacheprovider", "randomly", "xdist"]
+
+
+@pytest.mark.parametrize("plugin", DISABLED)
+@pytest.mark.parametrize("strictness", sorted(STRICTNESS))
+def test_a_pre_existing_failure_stays_pre_existing_under_the_users_strictness(
+    pytester: pytest.Pytester, project: GitRepo, strictness: str, plugin: str
+) -> None:
+    ini, options = STRICTNESS[strictness]
+    project.commit(
+        {
+            "pyproject.toml": "[tool.pytest.ini_options]\n" + ini,
+            "test_a.py": "def test_a():\n    assert 0\n",
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_a.py": "def test_a():\n    assert 0\n# touched\n"}, "change")
+    result = pytester.runpytest_subprocess(
+        *options, "-p", f"no:{plugin}", "--bounded-review", "--bounded-review-base=main"
+    )
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_a.py::test_a"], (
+        result.stdout.str()
+    )
+    assert report["tests"]["unknown"] == []
+    assert report["gate"]["review_clean"] == "yes"
+    assert result.ret == 0
