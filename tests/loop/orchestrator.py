@@ -105,19 +105,14 @@ class Orchestrator:
         return out
 
 
-def begin(run: Orchestrator, *extra: str) -> Any:
-    code, out = run(
-        "begin",
-        "--target-kind",
-        "pr",
-        "--revision",
-        T1,
-        "--lane",
-        "rev:correctness",
-        "--lane",
-        "scout:scope:scout",
-        *extra,
-    )
+def begin(
+    run: Orchestrator,
+    *extra: str,
+    lanes: tuple[str, ...] = ("rev:correctness", "scout:scope:scout"),
+) -> Any:
+    """Round 1 of loop L on T1 with ``lanes`` (NAME:LENS[:ROLE])."""
+    flags = [arg for lane in lanes for arg in ("--lane", lane)]
+    code, out = run("begin", "--target-kind", "pr", "--revision", T1, *flags, *extra)
     assert code == 0, out
     return out
 

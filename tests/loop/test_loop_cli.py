@@ -203,15 +203,7 @@ def test_begin_and_next_round_refuse_a_malformed_revision(run: Orchestrator, rev
 def test_close_rules(
     run: Orchestrator, verdicts: tuple[str, ...], outcome: str, allowed: bool
 ) -> None:
-    code, out = run(
-        "begin",
-        "--target-kind",
-        "pr",
-        "--revision",
-        T1,
-        "--lane",
-        "rev:correctness",
-    )
+    begin(run, lanes=("rev:correctness",))
     run.answer("rev", T1, verdict=verdicts[0], rationale="r")
     run("complete-round")
     code, out = run("close", "--outcome", outcome)

@@ -18,6 +18,7 @@ from hypothesis.stateful import (
     rule,
     run_state_machine_as_test,
 )
+from orchestrator import STYLE as FINDING
 from orchestrator import T1, T2, T3, T4
 
 from pytest_boundedreview.core.errors import LedgerError
@@ -37,18 +38,6 @@ REVISIONS = (
 )
 ROUNDS_SEEN: set[int] = set()
 COVERAGE_SEEN: set[str] = set()
-
-
-FINDING = {
-    "path": "a.py",
-    "line": 1,
-    "severity": "advisory",
-    "category": "style",
-    "failure_mode": "f",
-    "evidence": "e",
-    "quote": "x = 1",
-    "remediation": "r",
-}
 
 
 def answer(verdict: str | None, found: bool = False, reconcile: Sequence[str] = ()) -> LaneResult:

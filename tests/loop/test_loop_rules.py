@@ -55,15 +55,7 @@ def round_one(run: Orchestrator, deep: str = "pass", scout: list[Any] | None = N
 
 
 def test_a_closed_loop_refuses_every_mutation_and_reset_archives_it(run: Orchestrator) -> None:
-    code, _ = run(
-        "begin",
-        "--target-kind",
-        "pr",
-        "--revision",
-        T1,
-        "--lane",
-        "rev:correctness",
-    )
+    begin(run, lanes=("rev:correctness",))
     run.answer("rev", T1, verdict="pass", rationale="ok")
     run("complete-round")
     run("close", "--outcome", "converged", op="close")
@@ -181,15 +173,7 @@ def test_next_round_without_a_flag_is_a_full_round(run: Orchestrator) -> None:
 def test_full_review_after_an_all_pass_round_reviews_the_new_revision(
     run: Orchestrator,
 ) -> None:
-    code, _ = run(
-        "begin",
-        "--target-kind",
-        "pr",
-        "--revision",
-        T1,
-        "--lane",
-        "rev:correctness",
-    )
+    begin(run, lanes=("rev:correctness",))
     run.answer("rev", T1, verdict="pass", rationale="ok")
     run("complete-round", "--blocking", "a-test-failure")  # passing lanes, a blocker elsewhere
     code, out = run("next-round", "--revision", T2, "--full-review")
