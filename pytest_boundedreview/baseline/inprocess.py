@@ -31,7 +31,13 @@ def head_rerunner(
         passed = set()
         for item in here:
             # The session has torn every fixture down; nextitem=None tears this run down too.
-            reports = runtestprotocol(item, nextitem=None, log=False)
+            # Only pass or fail counts here: no traceback is rendered for a failure again.
+            shown = getattr(item.config.option, "tbstyle", "auto")
+            item.config.option.tbstyle = "no"
+            try:
+                reports = runtestprotocol(item, nextitem=None, log=False)
+            finally:
+                item.config.option.tbstyle = shown
             if not any(r.failed for r in reports) and any(
                 r.when == "call" and r.passed for r in reports
             ):

@@ -214,7 +214,9 @@ def rerun(
         argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
         if importlib.util.find_spec("xdist") is not None and not disabled("xdist", args, env):
             argv += ["-n", "0"]
-        argv += [*args, "--", *files]
+        # The signature comes from the exception itself: no traceback is rendered (--tb=no,
+        # after the session's own options, wins), so a re-run costs about the test's own time.
+        argv += [*args, "--tb=no", "--", *files]
         outcome = subproc.run(argv, cwd=rootdir, env=env, timeout=timeout)
         if outcome.timed_out:
             return RerunResult(status="timeout", detail=f"re-run timed out after {timeout:g}s")
