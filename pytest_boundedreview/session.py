@@ -97,6 +97,7 @@ class BoundedReview:
             self._announced = True
         reporter.write_line(f"bounded-review: {message}")
 
+    @functools.cached_property
     def _narrowed(self) -> str | None:
         """Why the paths on the command line (or the folder pytest was started in) run only
         part of the suite, if they do."""
@@ -139,7 +140,7 @@ class BoundedReview:
         """Why this session ran only part of the suite, if it did."""
         deselected = self.collector.deselected
         why = [f"{deselected} test(s) deselected"] if deselected else []
-        why += [*filter(None, [self._narrowed()]), *self._unseen()]
+        why += [*filter(None, [self._narrowed]), *self._unseen()]
         return "; ".join(why) or None
 
     def _what_ran(self, session: pytest.Session) -> tuple[list[str], str | None]:
@@ -150,8 +151,8 @@ class BoundedReview:
                 f"{self.collector.deselected} test(s) deselected (-k, -m, --lf or similar) "
                 "did not run, so they were not reviewed"
             )
-        if self._narrowed():
-            limitations.append(f"{self._narrowed()}: the rest was not reviewed")
+        if self._narrowed:
+            limitations.append(f"{self._narrowed}: the rest was not reviewed")
         stopped = session.shouldfail or session.shouldstop
         if stopped:
             unrun = max(len(session.items) - len(self.collector.nodes), 0)

@@ -113,10 +113,15 @@ def combined(shards: Sequence[Shard]) -> tuple[Counts, Classification, list[str]
         if not info.complete:
             why = "; ".join(r for r in report.gate.reasons[1:]) or "it did not run to its end"
             incomplete.append(f"shard {shard.path.name} is incomplete: {why}")
+    deselected = len(_not_run(shards))
+    return Counts(passed, failed, deselected), tests, limitations, incomplete
+
+
+def _not_run(shards: Sequence[Shard]) -> list[str]:
+    """Tests some shard collected and deselected that no shard ran."""
     infos = [shard.report.shard for shard in shards if shard.report.shard]
     ran = {n for info in infos for n in info.nodeids}
-    deselected = len({n for info in infos for n in info.deselected_ids} - ran)
-    return Counts(passed, failed, deselected), tests, limitations, incomplete
+    return sorted({n for info in infos for n in info.deselected_ids} - ran)
 
 
 def partial(shards: Sequence[Shard]) -> str | None:
@@ -124,8 +129,7 @@ def partial(shards: Sequence[Shard]) -> str | None:
     shard collected, a collected test no shard ran, or a shard's own blind spot (--lf, --ignore,
     deselection under xdist)."""
     infos = [s.report.shard for s in shards if s.report.shard]
-    ran = {n for info in infos for n in info.nodeids}
-    missed = sorted({n for info in infos for n in info.deselected_ids} - ran)
+    missed = _not_run(shards)
     files = {f for info in infos for f in info.files}
     unseen = sorted({f for info in infos for f in info.suite_files} - files)
     why = [

@@ -4,14 +4,12 @@ of the repository at HEAD with the plan in it, and the plan as one added file (i
 from __future__ import annotations
 
 import hashlib
-import shutil
 from pathlib import Path
 
-from ..core import tempdirs
 from ..core.errors import UsageError
 from ..core.readfile import read_bounded
 from ..target import git
-from ..target.freeze import DIFF_OPTIONS, Target
+from ..target.freeze import DIFF_OPTIONS, Target, tree_with
 from ..target.scope import parse_scope
 
 MAX_PLAN_BYTES = 4 * 1024 * 1024
@@ -44,29 +42,14 @@ def place(repo: git.Repo, path: Path) -> str:
     return f"{OUTSIDE}/{digest[:12]}/{absolute.name}"
 
 
-def _tree(repo: git.Repo, head: str | None, where: str, blob: str | None) -> str:
-    """HEAD's tree with the plan at ``where`` (``blob``), or without anything there."""
-    folder = tempdirs.make("plan")
-    try:
-        env = {"GIT_INDEX_FILE": str(folder / "index")}
-        if head is not None:
-            git.run(["read-tree", head], repo.root, env=env)
-        git.run(["update-index", "--force-remove", "--", where], repo.root, env=env)
-        if blob is not None:
-            info = f"100644,{blob},{where}"
-            git.run(["update-index", "--add", "--cacheinfo", info], repo.root, env=env)
-        return git.text(["write-tree"], repo.root, env=env)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
-
-
 def freeze_plan(repo: git.Repo, path: Path) -> tuple[Target, str]:
     """The plan at ``path`` as a target, and its text."""
     data = read_plan(path)
     where = place(repo, path)
     head = repo.head()
     blob = git.run(["hash-object", "-w", "--stdin"], repo.root, input=data).stdout.decode().strip()
-    without, tree = _tree(repo, head, where, None), _tree(repo, head, where, blob)
+    without = tree_with(repo, head, where, None, kind="plan")
+    tree = tree_with(repo, head, where, blob, kind="plan")
     raw = git.decode(
         git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, without, tree], repo.root).stdout
     )

@@ -184,8 +184,8 @@ def run_lanes(
         outcome.rows += [unrun_row(lane, "skipped", why) for lane in rest]
         rest = []
     runs += dispatch(rest, run, budget.max_concurrent, progress)
-    kept_verdicts = [row for row in outcome.rows if row.status == "retained"]
-    if runs and not kept_verdicts and all(r.lane.role == "scout" for r in runs):
+    retained_rows = [row for row in outcome.rows if row.status == "retained"]
+    if runs and not retained_rows and all(r.lane.role == "scout" for r in runs):
         outcome.problems.append("no verdict lane reviewed this revision: scouts cast no verdict")
     if not runs:
         outcome.limitations.append("no reviewer lanes ran: every configured lane was skipped")

@@ -166,6 +166,25 @@ def tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = 
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def tree_with(
+    repo: git.Repo, base: str | None, path: str, blob: str | None, kind: str = "index"
+) -> str:
+    """The tree of ``base`` (a commit or tree; empty when ``None``) with ``path`` set to
+    ``blob``, or removed when ``blob`` is ``None``, written through a temporary index."""
+    folder = tempdirs.make(kind)
+    try:
+        env = {"GIT_INDEX_FILE": str(folder / "index")}
+        if base is not None:
+            git.run(["read-tree", base], repo.root, env=env)
+        git.run(["update-index", "--force-remove", "--", path], repo.root, env=env)
+        if blob is not None:
+            info = f"100644,{blob},{path}"
+            git.run(["update-index", "--add", "--cacheinfo", info], repo.root, env=env)
+        return git.text(["write-tree"], repo.root, env=env)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def hook_index(repo: git.Repo, env: Mapping[str, str]) -> Path | None:
     """The index a running ``git commit`` is about to record, when called from its hook.
 

@@ -12,14 +12,12 @@ the finding stays in the report with its waiver; a waiver that applies to nothin
 from __future__ import annotations
 
 import datetime
-import shutil
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from pydantic import ValidationError
 
-from ..core import tempdirs
 from ..core.config import Settings
 from ..core.errors import ConfigError
 from ..core.validation import describe_all
@@ -33,6 +31,7 @@ from ..models.waiver import (
     WaiverNote,
 )
 from ..target import git
+from ..target.freeze import tree_with
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -79,14 +78,7 @@ def code_revision(repo: git.Repo, revision: str, path: str) -> str:
     tree = revision.removeprefix("tree:")
     if tree == revision or repo.show(tree, path) is None:
         return revision
-    folder = tempdirs.make("index")
-    try:
-        env = {"GIT_INDEX_FILE": str(folder / "index")}
-        git.run(["read-tree", tree], repo.root, env=env)
-        git.run(["update-index", "--force-remove", "--", path], repo.root, env=env)
-        return "tree:" + git.text(["write-tree"], repo.root, env=env)
-    finally:
-        shutil.rmtree(folder, ignore_errors=True)
+    return "tree:" + tree_with(repo, tree, path, None)
 
 
 @dataclass

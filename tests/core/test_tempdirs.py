@@ -17,10 +17,13 @@ PACKAGE = Path(pytest_boundedreview.__file__).parent
 
 
 def made_kinds() -> list[str]:
-    """The kinds passed to ``tempdirs.make`` anywhere in the package."""
+    """The kinds passed to ``tempdirs.make`` anywhere in the package, directly or through a
+    helper's ``kind`` argument."""
     found = set()
     for source in PACKAGE.rglob("*.py"):
-        found |= set(re.findall(r'tempdirs\.make\("([^"]+)"\)', source.read_text()))
+        text = source.read_text()
+        found |= set(re.findall(r'tempdirs\.make\("([^"]+)"\)', text))
+        found |= set(re.findall(r'tree_with\([^)]*?kind(?:: str)? ?= ?"([a-z]+)"', text, re.S))
     return sorted(found)
 
 
