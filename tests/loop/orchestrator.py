@@ -66,38 +66,21 @@ class Orchestrator:
 
     def start(self, lane: str, revision: str) -> str:
         attempt = self.admitted[lane]
-        code, out = self(
-            "mark-running", "--lane", lane, "--attempt-id", attempt, "--revision", revision
-        )
+        code, out = self.on_attempt("mark-running", lane, attempt, revision)
         assert code == 0, out
         return attempt
 
+    def on_attempt(self, command: str, lane: str, attempt: str, revision: str, *rest: str) -> Any:
+        """``command`` for one attempt of ``lane``, echoing ``revision``."""
+        options = ["--lane", lane, "--attempt-id", attempt, "--revision", revision]
+        return self(command, *options, *rest)
+
     def record(self, lane: str, attempt: str, revision: str, **document: Any) -> tuple[int, Any]:
         path = self.result(f"{attempt}-{self.ops}", **document)
-        return self(
-            "record-result",
-            "--lane",
-            lane,
-            "--attempt-id",
-            attempt,
-            "--revision",
-            revision,
-            "--result",
-            path,
-        )
+        return self.on_attempt("record-result", lane, attempt, revision, "--result", path)
 
     def fail(self, lane: str, attempt: str, revision: str, kind: str = "error") -> tuple[int, Any]:
-        return self(
-            "record-failure",
-            "--lane",
-            lane,
-            "--attempt-id",
-            attempt,
-            "--revision",
-            revision,
-            "--kind",
-            kind,
-        )
+        return self.on_attempt("record-failure", lane, attempt, revision, "--kind", kind)
 
     def answer(self, lane: str, revision: str, **document: Any) -> Any:
         code, out = self.record(lane, self.start(lane, revision), revision, **document)

@@ -99,29 +99,13 @@ def test_the_retry_chain_only_grows_at_its_end(run: Orchestrator) -> None:
 
 def test_only_an_admitted_attempt_runs_and_answers_echo_the_revision(run: Orchestrator) -> None:
     begin(run)
-    code, err = run(
-        "mark-running",
-        "--lane",
-        "rev",
-        "--attempt-id",
-        "mine",
-        "--revision",
-        T1,
-    )
+    code, err = run.on_attempt("mark-running", "rev", "mine", T1)
     assert (code, err) == (
         4,
         "BR_ATTEMPT_MISMATCH: 'mine' is not an admitted attempt of lane 'rev'; "
         "its admitted attempt is 'r1-rev-1'",
     )
-    code, err = run(
-        "mark-running",
-        "--lane",
-        "rev",
-        "--attempt-id",
-        "r1-rev-1",
-        "--revision",
-        T0,
-    )
+    code, err = run.on_attempt("mark-running", "rev", "r1-rev-1", T0)
     assert (code, err) == (
         4,
         f"BR_REVISION_MISMATCH: the attempt is for {T0} but round 1 reviews {T1}",
@@ -154,15 +138,7 @@ def test_only_an_admitted_attempt_runs_and_answers_echo_the_revision(run: Orches
     code, err = run.fail("rev", attempt, T1)
     assert code == 4
     assert "is complete, not running" in err
-    code, err = run(
-        "mark-running",
-        "--lane",
-        "rev",
-        "--attempt-id",
-        attempt,
-        "--revision",
-        T1,
-    )
+    code, err = run.on_attempt("mark-running", "rev", attempt, T1)
     assert code == 4
     assert err.startswith("BR_ATTEMPT_MISMATCH: 'r1-rev-1' is not an admitted attempt")
 
@@ -327,15 +303,7 @@ def test_ctrl_c_is_exit_130_and_leaves_the_state_whole(
         raise KeyboardInterrupt
 
     monkeypatch.setattr(ledger_module.fs, "replace", interrupted)
-    code, err = run(
-        "mark-running",
-        "--lane",
-        "rev",
-        "--attempt-id",
-        "r1-rev-1",
-        "--revision",
-        T1,
-    )
+    code, err = run.on_attempt("mark-running", "rev", "r1-rev-1", T1)
     assert code == 130
     assert err.startswith("BR_CANCELLED")
     assert run.state_file.read_bytes() == before
