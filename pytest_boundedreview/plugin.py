@@ -7,9 +7,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .baseline.outcomes import SignatureStamp
-from .baseline.signature import checkout_root
-
 if TYPE_CHECKING:
     from .session import BoundedReview
 
@@ -36,7 +33,27 @@ def _flag(key: str) -> str:
     return "--bounded-review-" + key.replace("_", "-")
 
 
-def pytest_addoption(parser: pytest.Parser) -> None:
+def _engine_not_rewritten(pluginmanager: pytest.PytestPluginManager) -> None:
+    """Let Python import the engine as it imports any library.
+
+    pytest marks every package of a distribution that registers a plugin for assertion
+    rewriting. The engine holds no test whose assertions pytest should explain, and a rewritten
+    module cannot use the bytecode the installer compiled: where pytest cannot cache its own
+    (``PYTHONDONTWRITEBYTECODE``, read-only site-packages) every run would parse and compile
+    the whole engine again. pytest has no public way to unmark a package; without the hook's
+    attributes the engine is rewritten as before, only slower.
+    """
+    hook = getattr(pluginmanager, "rewrite_hook", None)
+    marked = getattr(hook, "_must_rewrite", None)
+    if isinstance(marked, set) and __package__ in marked:
+        marked.discard(__package__)
+        cache = getattr(hook, "_marked_for_rewrite_cache", None)
+        if isinstance(cache, dict):
+            cache.clear()
+
+
+def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    _engine_not_rewritten(pluginmanager)
     group = parser.getgroup("bounded-review", "bounded review (a finite evidence gate)")
     group.addoption(
         "--bounded-review",
@@ -61,6 +78,10 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if config.pluginmanager.has_plugin("pytest_boundedreview.baseline.recorder"):
         return  # a re-run started by a review: record, never review again
+    # Imported here: plain pytest runs without the flag never pay for the engine's imports.
+    from .baseline.outcomes import SignatureStamp
+    from .baseline.signature import checkout_root
+
     # Signatures are taken where tests run: here, or on each xdist worker.
     root = checkout_root(Path(config.rootpath))
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
@@ -68,7 +89,6 @@ def pytest_configure(config: pytest.Config) -> None:
         return  # workers only run tests; the controller reviews and writes
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True
-    # Imported here: plain pytest runs without the flag never pay for the engine's imports.
     from .session import BoundedReview
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+import os
 import subprocess
+import sys
+import sysconfig
+import zipfile
 from pathlib import Path
 
+import pytest
 from pre_commit.clientlib import load_manifest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -33,11 +38,10 @@ def test_readme_test_command_is_the_one_ci_runs() -> None:
     assert "bounded-review demo" in readme
 
 
-def test_the_built_wheel_holds_every_module(tmp_path: Path) -> None:
-    """A regular (non-editable) install must carry every subpackage the code imports."""
-    import sys
-    import zipfile
-
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The project built as a wheel."""
+    folder = tmp_path_factory.mktemp("wheel")
     subprocess.run(
         [
             sys.executable,
@@ -48,12 +52,17 @@ def test_the_built_wheel_holds_every_module(tmp_path: Path) -> None:
             "--no-build-isolation",
             "-q",
             "-w",
-            str(tmp_path),
+            str(folder),
             str(ROOT),
         ],
         check=True,
     )
-    (wheel,) = tmp_path.glob("*.whl")
+    (built,) = folder.glob("*.whl")
+    return built
+
+
+def test_the_built_wheel_holds_every_module(wheel: Path) -> None:
+    """A regular (non-editable) install must carry every subpackage the code imports."""
     names = set(zipfile.ZipFile(wheel).namelist())
     modules = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.py")}
     assert modules <= names, sorted(modules - names)
@@ -61,3 +70,45 @@ def test_the_built_wheel_holds_every_module(tmp_path: Path) -> None:
     prompts = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.md")}
     assert prompts, "the lens prompts ship as package data"
     assert prompts <= names, sorted(prompts - names)
+
+
+def test_pytest_does_not_assertion_rewrite_the_installed_engine(
+    wheel: Path, tmp_path: Path
+) -> None:
+    """pytest marks every package of a plugin's distribution for assertion rewriting; the
+    plugin unmarks the engine, so an install keeps using its compiled bytecode."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    code = "import sysconfig; print(sysconfig.get_paths()['purelib'])"
+    site = Path(subprocess.check_output([python, "-c", code], text=True).strip())
+    (site / "environment.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
+    install = ["install", "-q", "--no-deps", "--target", str(site), str(wheel)]
+    subprocess.run([sys.executable, "-m", "pip", *install], check=True)
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "test_loaders.py").write_text(
+        "import sys\n\n\n"
+        "def test_loaders():\n"
+        "    import pytest_boundedreview.session\n\n"
+        "    loaders = {n: type(sys.modules[n].__loader__).__name__ for n in sys.modules\n"
+        "               if n.startswith('pytest_boundedreview.')}\n"
+        "    assert loaders['pytest_boundedreview.session'] == 'SourceFileLoader', loaders\n"
+        "    rewritten = {n for n, loader in loaders.items() if loader != 'SourceFileLoader'}\n"
+        "    assert rewritten == {'pytest_boundedreview.plugin'}, loaders\n"
+    )
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    run = subprocess.run(
+        [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"],
+        cwd=folder,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert run.returncode == 0, run.stdout + run.stderr
+    shown = subprocess.check_output(
+        [python, "-c", "import pytest_boundedreview; print(pytest_boundedreview.__file__)"],
+        cwd=folder,
+        text=True,
+    )
+    assert Path(shown.strip()).is_relative_to(site), "the test did not use the installed wheel"

@@ -1,13 +1,14 @@
 """Classify the session's failures: target-related, pre-existing, flaky or unknown.
 
-Failing node ids are re-run at head (a pass there means flaky), then the rest at the base
-revision in a temporary checkout, with the base sources first on ``sys.path`` so an editable
-install of the project cannot shadow the base code.
+Failing node ids are re-run at head (a pass there means flaky) while those the base cache does
+not know re-run, at the same time, at the base revision in a temporary checkout, with the base
+sources first on ``sys.path`` so an editable install of the project cannot shadow the base code.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -17,7 +18,7 @@ from ..models import TestFailure
 from ..target import git, worktree
 from . import cache as basecache
 from .outcomes import NodeOutcome
-from .rerun import RerunResult, child_env, moved, rerun
+from .rerun import PendingRerun, RerunResult, child_env, moved, rerun, start_rerun
 
 if TYPE_CHECKING:
     from ..core.config import Settings
@@ -119,7 +120,8 @@ def _unknown(nodes: Sequence[NodeOutcome], reason: str, into: Classification) ->
 def classify(
     failed: Sequence[NodeOutcome], run: BaselineRun, progress: Callable[[str], None]
 ) -> Classification:
-    """Classify every failing node of the session."""
+    """Classify every failing node of the session. The base re-run starts first and runs
+    while the flaky check re-runs the failures at head: the two overlap."""
     result = Classification()
     if not failed:
         return result
@@ -131,7 +133,21 @@ def classify(
         _unknown(failed, reason, result)
         result.limitations.append(reason)
         return result
-    remaining = list(failed)
+    with contextlib.ExitStack() as stack:  # on any exit: the base child ends, its checkout goes
+        at_base = _start_at_base(failed, run, progress, stack)
+        remaining = _flaky_check(list(failed), run, progress, result)
+        if remaining:
+            at_base.judge(remaining, result)
+    return result
+
+
+def _flaky_check(
+    remaining: list[NodeOutcome],
+    run: BaselineRun,
+    progress: Callable[[str], None],
+    into: Classification,
+) -> list[NodeOutcome]:
+    """Re-run the failures at head; file those that pass as flaky and return the rest."""
     env = child_env()
     for attempt in range(run.reruns):
         progress(f"re-running {len(remaining)} failing test(s) at head (flaky check {attempt + 1})")
@@ -141,10 +157,10 @@ def classify(
         else:
             again = rerun(nodeids, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout)
         if again.status != "ok":
-            result.limitations.append(f"flaky check at head did not complete: {again.detail}")
+            into.limitations.append(f"flaky check at head did not complete: {again.detail}")
             break
         for node in [n for n in remaining if n.nodeid in again.passed]:
-            result.flaky.append(
+            into.flaky.append(
                 TestFailure(
                     nodeid=node.nodeid,
                     signature=node.signature,
@@ -152,18 +168,16 @@ def classify(
                 )
             )
             remaining.remove(node)
-    if remaining:
-        _at_base(remaining, run, progress, result)
-    return result
+    return remaining
 
 
 class BaseUnavailable(Exception):
     """The base could not answer: unreachable, outside the repository, or its run broke."""
 
 
-def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[RerunResult, Path]:
-    """Run ``nodeids`` in ``checkout`` (a copy of some revision of the repository), with its
-    sources first on ``sys.path``; also the rootdir the node ids are relative to there."""
+def start_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[PendingRerun, Path]:
+    """Start running ``nodeids`` in ``checkout`` (a copy of some revision of the repository),
+    with its sources first on ``sys.path``; also the rootdir the node ids are relative to."""
     try:
         relative = run.rootdir.relative_to(run.repo.root)
     except ValueError:
@@ -171,50 +185,102 @@ def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[
         raise BaseUnavailable(why) from None
     rootdir = checkout / relative
     if not rootdir.is_dir():
-        return RerunResult(status="ok"), rootdir
+        return PendingRerun(), rootdir
     sources = [p for p in (checkout / "src", checkout) if p.is_dir()]
     env = child_env(sources, (run.repo.root, checkout))
     args = moved(run.args, run.repo.root, checkout)
-    return rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout), rootdir
+    return start_rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout), rootdir
 
 
-def base_verdicts(run: BaselineRun, nodeids: Sequence[str]) -> dict[str, dict[str, str]]:
-    """What happens to each of ``nodeids`` at the base revision (see :func:`verdict_at_base`);
-    raises :class:`BaseUnavailable` when the base cannot tell."""
-    if run.base_commit is None:  # nothing existed before the change
-        return {nodeid: {"kind": "missing"} for nodeid in nodeids}
-    try:
-        with worktree.checkout(run.repo, run.base_commit) as checkout:
-            ran, rootdir = rerun_in(checkout, nodeids, run)
+def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[RerunResult, Path]:
+    """Run ``nodeids`` in ``checkout`` (see :func:`start_in`) and wait for the outcomes."""
+    pending, rootdir = start_in(checkout, nodeids, run)
+    return pending.result(), rootdir
+
+
+Verdicts = dict[str, dict[str, str]]
+
+
+@contextlib.contextmanager
+def started_at_base(run: BaselineRun, nodeids: Sequence[str]) -> Iterator[Callable[[], Verdicts]]:
+    """Start re-running ``nodeids`` at the base revision in a checkout kept for the block;
+    the function it yields waits for what happened to each (see :func:`verdict_at_base`).
+    Both raise :class:`BaseUnavailable` when the base cannot tell."""
+    base = run.base_commit
+    if base is None:  # nothing existed before the change
+        yield lambda: {nodeid: {"kind": "missing"} for nodeid in nodeids}
+        return
+    with contextlib.ExitStack() as stack:
+        try:
+            checkout = stack.enter_context(worktree.checkout(run.repo, base))
+        except GitError as exc:
+            raise BaseUnavailable(f"base {base[:12]} unreachable: {exc}") from None
+        pending, rootdir = start_in(checkout, nodeids, run)
+        stack.callback(pending.cancel)
+
+        def verdicts() -> Verdicts:
+            ran = pending.result()
             if ran.status != "ok":
                 broke = "timed out" if ran.status == "timeout" else "broke"
                 raise BaseUnavailable(f"base run {broke}: {ran.detail}")
             return {nodeid: verdict_at_base(nodeid, ran, rootdir) for nodeid in nodeids}
-    except GitError as exc:
-        raise BaseUnavailable(f"base {run.base_commit[:12]} unreachable: {exc}") from None
+
+        yield verdicts
 
 
-def _at_base(
-    nodes: list[NodeOutcome],
+def base_verdicts(run: BaselineRun, nodeids: Sequence[str]) -> Verdicts:
+    """What happens to each of ``nodeids`` at the base revision (see :func:`verdict_at_base`);
+    raises :class:`BaseUnavailable` when the base cannot tell."""
+    with started_at_base(run, nodeids) as verdicts:
+        return verdicts()
+
+
+@dataclass
+class _AtBase:
+    """The base's answers: those cached for this base, and a re-run of the rest under way."""
+
+    known: Verdicts
+    cache_file: Path | None = None
+    asked: frozenset[str] = frozenset()
+    verdicts: Callable[[], Verdicts] | None = None
+    unavailable: str | None = None
+
+    def judge(self, nodes: Sequence[NodeOutcome], into: Classification) -> None:
+        """File ``nodes`` (the failures the flaky check kept) by the base's answers."""
+        if self.asked:
+            try:
+                if self.verdicts is not None:
+                    self.known.update(self.verdicts())
+            except BaseUnavailable as exc:
+                self.unavailable = str(exc)
+            if self.unavailable is not None:
+                _unknown([n for n in nodes if n.nodeid in self.asked], self.unavailable, into)
+                into.limitations.append(self.unavailable)
+            if self.cache_file is not None:
+                basecache.store(self.cache_file, self.known)
+        for node in nodes:
+            if node.nodeid in self.known:
+                _judge(node, self.known[node.nodeid], into)
+
+
+def _start_at_base(
+    nodes: Sequence[NodeOutcome],
     run: BaselineRun,
     progress: Callable[[str], None],
-    into: Classification,
-) -> None:
+    stack: contextlib.ExitStack,
+) -> _AtBase:
+    """The cached base answers for ``nodes``, and a base re-run started for the others (only
+    cache misses are run), kept until ``stack`` closes."""
     if run.base_commit is None:
-        for node in nodes:
-            _judge(node, {"kind": "missing"}, into)
-        return
+        return _AtBase(known={n.nodeid: {"kind": "missing"} for n in nodes})
     cache_file = basecache.cache_path(run.state, run.base_commit, run.args)
-    known = basecache.load(cache_file)
-    todo = [n for n in nodes if n.nodeid not in known]
+    at = _AtBase(known=basecache.load(cache_file), cache_file=cache_file)
+    todo = [n.nodeid for n in nodes if n.nodeid not in at.known]
     if todo:
+        at.asked = frozenset(todo)
         progress(f"re-running {len(todo)} failing test(s) at base {run.base_commit[:12]}")
         try:
-            known.update(base_verdicts(run, [n.nodeid for n in todo]))
+            at.verdicts = stack.enter_context(started_at_base(run, todo))
         except BaseUnavailable as exc:
-            _unknown(todo, str(exc), into)
-            into.limitations.append(str(exc))
-        basecache.store(cache_file, known)
-    for node in nodes:
-        if node.nodeid in known:
-            _judge(node, known[node.nodeid], into)
+            at.unavailable = str(exc)
+    return at

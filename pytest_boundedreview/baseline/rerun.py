@@ -191,36 +191,41 @@ def disabled(plugin: str, args: Sequence[str], env: Mapping[str, str]) -> bool:
     )
 
 
-def rerun(
-    nodeids: Iterable[str],
-    *,
-    rootdir: Path,
-    args: Sequence[str],
-    env: Mapping[str, str],
-    timeout: float,
-) -> RerunResult:
-    """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped."""
-    wanted = sorted(set(nodeids))
-    files = sorted({nodeid.split("::", 1)[0] for nodeid in wanted})
-    inside = rootdir.resolve()
-    files = [f for f in files if (rootdir / f).exists() and _within(rootdir / f, inside)]
-    if not files:
-        return RerunResult(status="ok")
-    folder = tempdirs.make("rerun")
-    try:
-        (folder / recorder.SELECT).write_text(json.dumps(wanted), encoding="utf-8")
-        argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
-        argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
-        argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
-        if importlib.util.find_spec("xdist") is not None and not disabled("xdist", args, env):
-            argv += ["-n", "0"]
-        # The signature comes from the exception itself: no traceback is rendered (--tb=no,
-        # after the session's own options, wins), so a re-run costs about the test's own time.
-        argv += [*args, "--tb=no", "--", *files]
-        outcome = subproc.run(argv, cwd=rootdir, env=env, timeout=timeout)
+class PendingRerun:
+    """A re-run started by :func:`start_rerun`: :meth:`result` waits for its outcomes,
+    :meth:`cancel` ends it. Either removes its folder; both are safe to call twice."""
+
+    def __init__(
+        self,
+        folder: Path | None = None,
+        child: subproc.Started | subproc.Outcome | None = None,
+        timeout: float = 0,
+    ) -> None:
+        self._folder, self._child, self._timeout = folder, child, timeout
+        self._result: RerunResult | None = None
+
+    def result(self) -> RerunResult:
+        if self._result is None:
+            try:
+                self._result = self._read()
+            finally:
+                self.cancel()
+        return self._result
+
+    def cancel(self) -> None:
+        if isinstance(self._child, subproc.Started):
+            self._child.stop()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+
+    def _read(self) -> RerunResult:
+        if self._folder is None or self._child is None:
+            return RerunResult(status="ok")  # nothing to run
+        outcome = self._child if isinstance(self._child, subproc.Outcome) else self._child.finish()
         if outcome.timed_out:
-            return RerunResult(status="timeout", detail=f"re-run timed out after {timeout:g}s")
-        result_file = folder / recorder.RESULT
+            detail = f"re-run timed out after {self._timeout:g}s"
+            return RerunResult(status="timeout", detail=detail)
+        result_file = self._folder / recorder.RESULT
         if outcome.returncode not in (0, 1, 5) or not result_file.exists():
             tail = (outcome.stderr or outcome.stdout).decode("utf-8", "replace").strip()
             tail = outcome.start_error or "\n".join(tail.splitlines()[-5:])
@@ -232,8 +237,52 @@ def rerun(
             failed={k: " | ".join(v) for k, v in data["failed"].items()},
             passed=frozenset(data["passed"]),
         )
-    finally:
+
+
+def start_rerun(
+    nodeids: Iterable[str],
+    *,
+    rootdir: Path,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float,
+) -> PendingRerun:
+    """Start running ``nodeids`` (relative to ``rootdir``) once, in a pytest child; files
+    missing there are skipped."""
+    wanted = sorted(set(nodeids))
+    files = sorted({nodeid.split("::", 1)[0] for nodeid in wanted})
+    inside = rootdir.resolve()
+    files = [f for f in files if (rootdir / f).exists() and _within(rootdir / f, inside)]
+    if not files:
+        return PendingRerun()
+    folder = tempdirs.make("rerun")
+    try:
+        (folder / recorder.SELECT).write_text(json.dumps(wanted), encoding="utf-8")
+        argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
+        argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
+        argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
+        if importlib.util.find_spec("xdist") is not None and not disabled("xdist", args, env):
+            argv += ["-n", "0"]
+        # The signature comes from the exception itself: no traceback is rendered (--tb=no,
+        # after the session's own options, wins), so a re-run costs about the test's own time.
+        argv += [*args, "--tb=no", "--", *files]
+        child = subproc.start(argv, cwd=rootdir, env=env, timeout=timeout)
+        return PendingRerun(folder, child, timeout)
+    except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
+        raise
+
+
+def rerun(
+    nodeids: Iterable[str],
+    *,
+    rootdir: Path,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float,
+) -> RerunResult:
+    """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped."""
+    return start_rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=timeout).result()
 
 
 def merged(first: RerunResult, second: RerunResult) -> RerunResult:

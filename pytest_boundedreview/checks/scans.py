@@ -130,13 +130,21 @@ def _is_test_file(path: str) -> bool:
     return name.endswith(".py") and (name.startswith("test_") or name.endswith("_test.py"))
 
 
-def _test_scans(
-    change: FileChange, target: Target, repo: git.Repo, levels: dict[str, str]
-) -> Iterator[ReportFinding]:
+def _sides(change: FileChange, target: Target) -> tuple[str | None, str | None]:
+    """The objects holding a changed file at the base and in the snapshot, where it exists."""
     base = target.base_commit
+    before = f"{base}:{change.old_path or change.path}" if base else None
+    after = f"{target.tree}:{change.path}" if change.status != "deleted" else None
+    return before, after
+
+
+def _test_scans(
+    change: FileChange, target: Target, sources: dict[str, bytes | None], levels: dict[str, str]
+) -> Iterator[ReportFinding]:
     old_path = change.old_path or change.path
-    before_source = repo.show(base, old_path) or "" if base else ""
-    after_source = repo.show(target.tree, change.path) or "" if change.status != "deleted" else ""
+    before_source, after_source = (
+        git.decode(sources.get(side) or b"") if side else "" for side in _sides(change, target)
+    )
     before, after = _functions(before_source), _functions(after_source)
     owners_before = _functions(before_source, classes=True)
     owners_after = _functions(after_source, classes=True)
@@ -179,6 +187,14 @@ def _test_scans(
 def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportFinding]:
     """Every scan finding of ``target``; ``levels`` maps scan name → severity or ``off``."""
     findings: list[ReportFinding] = []
+    tests = [
+        c
+        for c in target.scope
+        if _is_test_file(c.path) or (c.old_path is not None and _is_test_file(c.old_path))
+    ]
+    tested = {id(change) for change in tests}
+    sides = [side for change in tests for side in _sides(change, target) if side]
+    sources = git.read_objects(repo.root, sides) if sides else {}
     for change in target.scope:
         # A bare "=======" is a conflict marker only beside "<<<<<<<" or ">>>>>>>" lines;
         # alone it is a heading underline.
@@ -208,6 +224,6 @@ def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportF
                             quote=rule.show_text,
                         )
                     )
-        if _is_test_file(change.path) or (change.old_path and _is_test_file(change.old_path)):
-            findings.extend(_test_scans(change, target, repo, levels))
+        if id(change) in tested:
+            findings.extend(_test_scans(change, target, sources, levels))
     return sorted(findings, key=lambda f: (f.path, f.line))

@@ -11,10 +11,12 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import os
+import select
 import signal
 import subprocess
 import sys
 import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -112,7 +114,72 @@ def _kill_strays(token: str) -> None:
                 os.kill(int(entry.name), signal.SIGKILL)
 
 
-def run(
+def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> None:
+    """``proc.wait(timeout)``, woken by the kernel the moment the child exits (a pidfd on
+    Linux) rather than by ``Popen.wait``'s polling, which notices an exit up to 50 ms late."""
+    try:
+        handle = os.pidfd_open(proc.pid)
+    except (AttributeError, OSError):  # not Linux 5.3+, or the child is already reaped
+        proc.wait(timeout=timeout)
+        return
+    try:
+        ready, _, _ = select.select([handle], [], [], timeout)
+    finally:
+        os.close(handle)
+    if not ready:
+        raise subprocess.TimeoutExpired(proc.args, timeout or 0)
+    proc.wait()
+
+
+class Started:
+    """A child started by :func:`start`: :meth:`finish` waits for it (and, on any exit,
+    ends what it left running); :meth:`stop` ends it at once."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], token: str, timeout: float, cap: int) -> None:
+        assert proc.stdout is not None
+        assert proc.stderr is not None
+        self._proc, self._token = proc, token
+        self._deadline = time.monotonic() + timeout
+        self._timeout = timeout
+        self._out, self._err = _Capped(proc.stdout, cap), _Capped(proc.stderr, cap)
+        self._done = False
+
+    def finish(self) -> Outcome:
+        """Wait until the child exits or its time is up (counted from its start)."""
+        proc, timed_out = self._proc, False
+        try:
+            _wait(proc, max(self._deadline - time.monotonic(), 0))
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc.pid, signal.SIGTERM)
+            try:
+                _wait(proc, GRACE_SECONDS)
+            except subprocess.TimeoutExpired:
+                _kill_group(proc.pid, signal.SIGKILL)
+                proc.wait()
+        except BaseException:
+            self.stop()
+            raise
+        self.stop()  # whatever the child left running goes too
+        return Outcome(
+            returncode=None if timed_out else proc.returncode,
+            stdout=self._out.result(),
+            stderr=self._err.result(),
+            timed_out=timed_out,
+            truncated=self._out.truncated,  # stderr is diagnostics: cut quietly, never a failure
+        )
+
+    def stop(self) -> None:
+        """End the child, its group and any stray that left it; idempotent."""
+        if self._done:
+            return
+        self._done = True
+        _kill_group(self._proc.pid, signal.SIGKILL)
+        _kill_strays(self._token)
+        self._proc.wait()
+
+
+def start(
     argv: Sequence[str],
     *,
     cwd: Path,
@@ -120,9 +187,8 @@ def run(
     timeout: float,
     stdin: bytes | None = None,
     cap: int = DEFAULT_CAP,
-) -> Outcome:
-    """Run ``argv`` to completion or until ``timeout`` seconds; never raises for the child's
-    own failures (a missing program is reported in ``start_error``)."""
+) -> Started | Outcome:
+    """Start ``argv``; an :class:`Outcome` with ``start_error`` when it cannot start."""
     token = uuid.uuid4().hex
     try:
         proc = subprocess.Popen(
@@ -137,37 +203,25 @@ def run(
         )
     except OSError as exc:
         return Outcome(returncode=None, start_error=f"{argv[0]}: {exc.strerror or exc}")
-    assert proc.stdout is not None
-    assert proc.stderr is not None
-    out, err = _Capped(proc.stdout, cap), _Capped(proc.stderr, cap)
+    started = Started(proc, token, timeout, cap)
     if stdin is not None and proc.stdin is not None:
         threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
-    timed_out = False
-    try:
-        proc.wait(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        timed_out = True
-        _kill_group(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc.pid, signal.SIGKILL)
-            proc.wait()
-    except BaseException:
-        _kill_group(proc.pid, signal.SIGKILL)
-        _kill_strays(token)
-        proc.wait()
-        raise
-    # Whatever the child left running goes too: its group, then any stray that left it.
-    _kill_group(proc.pid, signal.SIGKILL)
-    _kill_strays(token)
-    return Outcome(
-        returncode=None if timed_out else proc.returncode,
-        stdout=out.result(),
-        stderr=err.result(),
-        timed_out=timed_out,
-        truncated=out.truncated,  # stderr is diagnostics: cut quietly, never a failure
-    )
+    return started
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float,
+    stdin: bytes | None = None,
+    cap: int = DEFAULT_CAP,
+) -> Outcome:
+    """Run ``argv`` to completion or until ``timeout`` seconds; never raises for the child's
+    own failures (a missing program is reported in ``start_error``)."""
+    child = start(argv, cwd=cwd, env=env, timeout=timeout, stdin=stdin, cap=cap)
+    return child if isinstance(child, Outcome) else child.finish()
 
 
 def _feed(pipe: IO[bytes], data: bytes) -> None:

@@ -5,14 +5,13 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..core.errors import EXIT_INDETERMINATE, GitError, LedgerError
 from ..core.statefile import utc_now
 from ..models.lane import Manifestation, ModelReviewPacket
 from ..models.loop import LaneState, LoopState, Mark, RoundState
-from ..models.report import Findings, Gate, LaneReport, LoopInfo
+from ..models.report import Findings, Gate, LoopInfo
 from ..target import git
 from ..target.freeze import DIFF_OPTIONS, Target
 from ..triage import Triaged
@@ -20,6 +19,7 @@ from .coverage import attempt_id
 from .ledger import Ledger, new_state
 from .machine import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
 from .mismatch import after_round, answered
+from .result import RoundResult
 
 
 def issued(lane: LaneState, round_number: int) -> LaneState:
@@ -42,19 +42,6 @@ def _where(state: LoopState | None) -> tuple[object, ...]:
         return ()
     last = state.rounds[-1] if state.rounds else None
     return (state.status, len(state.rounds), last.revision if last else None, state.created_at)
-
-
-@dataclass
-class RoundResult:
-    """What the session reports about its round."""
-
-    rows: list[LaneReport] = field(default_factory=list)
-    triaged: Triaged = field(default_factory=Triaged)
-    problems: list[str] = field(default_factory=list)
-    limitations: list[str] = field(default_factory=list)
-    lane_states: list[LaneState] = field(default_factory=list)
-    loop: LoopInfo | None = None
-    blockers_fixed: list[str] = field(default_factory=list)
 
 
 class LoopRound:

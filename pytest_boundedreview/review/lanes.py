@@ -35,6 +35,7 @@ from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
 from ..triage.merge import Candidate
 from .choice import candidates, choose, retained, with_reviewer
 from .lanerows import lane_row, lane_states, unrun_row
+from .possible import none_ran
 
 
 @dataclass(frozen=True)
@@ -81,7 +82,7 @@ def run_lanes(
     plugin_objects = found.plugin_objects
     if settings.no_lanes or not found.lanes:
         why = "--bounded-review-no-lanes" if settings.no_lanes else "no reviewer lanes configured"
-        outcome.limitations.append(f"no reviewer lanes ran ({why}): the gate is deterministic")
+        outcome.limitations.append(none_ran(why))
         return outcome
     chosen, skipped = choose(settings, target, found.lanes, tier, budget, deterministic_clean)
     reviewer = next(

@@ -24,7 +24,8 @@ from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:
     from ..baseline.classify import BaselineRun
-    from ..loop.rounds import LoopRound, RoundResult
+    from ..loop.result import RoundResult
+    from ..loop.rounds import LoopRound
 
 
 @dataclass(frozen=True)
@@ -155,13 +156,20 @@ class Review:
     ) -> tuple[RoundResult, LoopRound | None]:
         """The reviewer lanes phase as one round of the loop, within the budget of the
         change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
+        from ..loop.result import RoundResult
+        from .possible import lanes_possible, none_ran
+
+        settings = self.settings
+        if not (settings.no_lanes or lanes_possible(settings, self.plugins)):
+            why = none_ran("no reviewer lanes configured")
+            return RoundResult(limitations=[why]), None  # the lanes machinery stays unloaded
+
         from ..core.errors import LedgerError
         from ..loop.coverage import still_valid as retainable
-        from ..loop.rounds import LoopRound, RoundResult
+        from ..loop.rounds import LoopRound
         from ..triage.reproduce import Reproducer
         from .lanes import Carried, LanesOutcome, run_lanes
 
-        settings = self.settings
         tier, reasons = self.risk
         budget = effective_budget(tier, settings.mode, settings.lowered_ceilings)
 

@@ -208,8 +208,8 @@ def freeze(
 ) -> Target:
     """Resolve ``requested`` to a concrete target and freeze its snapshot and scope."""
     env = os.environ if env is None else env
-    head = repo.head()
-    head_tree = repo.tree_of(head) if head else repo.empty_tree()
+    head, head_tree = repo.head_and_tree()
+    head_tree = head_tree or repo.empty_tree()
     kind: TargetKind
     live_tree = tree = tree_via_temp_index(repo, add_all=True)
     if requested == "staged":

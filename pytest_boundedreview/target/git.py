@@ -93,6 +93,27 @@ def decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
+    """The contents of the objects ``names`` (ids, or ``rev:path``) read in one batch;
+    ``None`` for a name that names nothing (or a line break the batch cannot carry)."""
+    found: dict[str, bytes | None] = {name: None for name in names}
+    asked = sorted({name for name in names if "\n" not in name})
+    if not asked:
+        return found
+    request = "".join(f"{name}\n" for name in asked).encode("utf-8", "surrogateescape")
+    out = run(["cat-file", "--batch"], root, input=request).stdout
+    at = 0
+    for name in asked:
+        header_end = out.index(b"\n", at)
+        header = out[at:header_end].split()
+        at = header_end + 1
+        if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag"):
+            size = int(header[2])
+            found[name] = out[at : at + size] if header[1] == b"blob" else None
+            at += size + 1
+    return found
+
+
 @dataclass(frozen=True)
 class Repo:
     """A git work tree: its top-level folder and what git knows about it."""
@@ -100,6 +121,8 @@ class Repo:
     root: Path
     git_dir: Path
     shallow: bool
+    common_dir: Path  # shared by every checkout of the repository (linked ones too)
+    index: Path  # the user's index file
 
     def git(self, *args: str, env: Mapping[str, str] | None = None) -> str:
         return text(args, self.root, env=env)
@@ -114,6 +137,14 @@ class Repo:
     def head(self) -> str | None:
         """The HEAD commit, or ``None`` on an unborn branch."""
         return self.resolve("HEAD")
+
+    def head_and_tree(self) -> tuple[str, str] | tuple[None, None]:
+        """The HEAD commit and its tree in one call, or ``(None, None)`` on an unborn branch."""
+        proc = run(["rev-parse", "HEAD^{commit}", "HEAD^{tree}", "--"], self.root, check=False)
+        if proc.returncode != 0:
+            return None, None
+        commit, tree = proc.stdout.decode().split()[:2]
+        return commit, tree
 
     def branch(self) -> str | None:
         """The checked-out branch name, or ``None`` when HEAD is detached."""
@@ -132,13 +163,14 @@ class Repo:
         return decode(proc.stdout) if proc.returncode == 0 else None
 
     def index_path(self) -> Path:
-        return Path(self.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
+        return self.index
 
 
 def open_repo(path: Path) -> Repo:
     """The repository containing ``path``; :class:`NotARepositoryError` when there is none."""
+    asked = ["--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "index"]
     proc = run(
-        ["rev-parse", "--path-format=absolute", "--show-toplevel", "--git-dir"],
+        ["rev-parse", "--path-format=absolute", *asked, "--is-shallow-repository"],
         path,
         check=False,
     )
@@ -147,6 +179,11 @@ def open_repo(path: Path) -> Repo:
             f"{path} is not inside a git work tree; bounded review compares a change with its "
             "base, so run it inside a git repository (git init, or cd into one)"
         )
-    root, git_dir = decode(proc.stdout).splitlines()[:2]
-    shallow = text(["rev-parse", "--is-shallow-repository"], path) == "true"
-    return Repo(root=Path(root), git_dir=Path(git_dir), shallow=shallow)
+    root, git_dir, common_dir, index, shallow = decode(proc.stdout).splitlines()[:5]
+    return Repo(
+        root=Path(root),
+        git_dir=Path(git_dir),
+        shallow=shallow == "true",
+        common_dir=Path(common_dir),
+        index=Path(index),
+    )

@@ -104,17 +104,5 @@ class TreeFiles:
     def _read(self, oids: list[str]) -> dict[str, bytes | None]:
         missing = sorted({oid for oid in oids if oid not in self._blobs})
         if missing:
-            request = "".join(f"{oid}\n" for oid in missing).encode()
-            out = git.run(["cat-file", "--batch"], self.repo.root, input=request).stdout
-            at = 0
-            for oid in missing:
-                header_end = out.index(b"\n", at)
-                header = out[at:header_end].split()
-                if len(header) == 3:
-                    size = int(header[2])
-                    self._blobs[oid] = out[header_end + 1 : header_end + 1 + size]
-                    at = header_end + 1 + size + 1
-                else:  # "<oid> missing"
-                    self._blobs[oid] = None
-                    at = header_end + 1
+            self._blobs.update(git.read_objects(self.repo.root, missing))
         return {oid: self._blobs[oid] for oid in oids}

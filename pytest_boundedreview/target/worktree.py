@@ -18,6 +18,8 @@ from . import git
 
 
 def _listed(repo: git.Repo) -> list[Path]:
+    if not (repo.common_dir / "worktrees").is_dir():
+        return []  # no linked checkout at all: nothing for git to list
     out = git.text(["worktree", "list", "--porcelain"], repo.root)
     prefix = "worktree "
     return [Path(line[len(prefix) :]) for line in out.splitlines() if line.startswith(prefix)]
@@ -44,8 +46,7 @@ def remove(repo: git.Repo, path: Path) -> None:
 
 
 def _drop_registration(repo: git.Repo, path: Path) -> None:
-    common = Path(git.text(["rev-parse", "--path-format=absolute", "--git-common-dir"], repo.root))
-    for admin in (common / "worktrees").glob("*"):
+    for admin in (repo.common_dir / "worktrees").glob("*"):
         with contextlib.suppress(OSError):
             if Path((admin / "gitdir").read_text(encoding="utf-8").strip()).parent == path:
                 shutil.rmtree(admin, ignore_errors=True)

@@ -16,7 +16,8 @@ from pytest_boundedreview.loop.machine import (
     loop_id_for,
     plan,
 )
-from pytest_boundedreview.loop.rounds import LoopRound, RoundResult
+from pytest_boundedreview.loop.result import RoundResult
+from pytest_boundedreview.loop.rounds import LoopRound
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.loop import LoopState, RoundState
 from pytest_boundedreview.models.report import Findings, Gate, LaneReport

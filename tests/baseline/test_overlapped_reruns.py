@@ -1,0 +1,50 @@
+"""The flaky check at head and the base re-run overlap: the base re-run starts first and runs
+while the failures are re-run at head, in this process or (under xdist) in a child."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+
+# Each run of the test appends where it ran and when it started and ended.
+TEST = """import json, os, time
+
+
+def test_slow():
+    start = time.time()
+    time.sleep(1.5)
+    with open(os.environ["RUNS_LOG"], "a") as log:
+        log.write(json.dumps([os.getcwd(), start, time.time()]) + "\\n")
+    assert 0
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+def test_the_head_and_base_reruns_run_at_the_same_time(
+    pytester: pytest.Pytester,
+    project: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: list[str],
+) -> None:
+    project.commit({"test_slow.py": TEST}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_slow.py": TEST + "# touched\n"}, "change")
+    log = tmp_path / "runs.log"
+    monkeypatch.setenv("RUNS_LOG", str(log))
+    result = pytester.runpytest_subprocess(
+        *workers, "--bounded-review", "--bounded-review-base=main"
+    )
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_slow.py::test_slow"]
+    runs = [json.loads(line) for line in log.read_text().splitlines()]
+    at_head = [(s, e) for where, s, e in runs if Path(where) == pytester.path]
+    at_base = [(s, e) for where, s, e in runs if Path(where) != pytester.path]
+    assert len(at_head) == 2, (runs, result.stdout.str())  # the session's run and the re-run
+    assert len(at_base) == 1, (runs, result.stdout.str())
+    (base_start, base_end), (rerun_start, rerun_end) = at_base[0], sorted(at_head)[1]
+    assert rerun_start < base_end, "the re-run at head began after the base re-run ended"
+    assert base_start < rerun_end, "the base re-run began after the re-run at head ended"
