@@ -1,7 +1,7 @@
 """Benchmark: a real project's suite, from its published sdist, with and without the bounded
 review, in the same run: the ratio a user sees.
 
-    python bench/project.py [--project idna==3.20] [--repeat 3] [--out bench/RESULTS.md]
+    python bench/project.py [--project idna==3.20] [--repeat 2] [--out bench/RESULTS.md]
 
 The sdist (downloaded from the package index) is the base commit. Two changes are reviewed:
 a comment (every test passes) and a regression that makes labels of 63 characters invalid
@@ -65,7 +65,7 @@ def repository(source: Path, folder: Path, name: str, broken: bool) -> Path:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--project", default="idna==3.20")
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
     plain = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]

@@ -246,8 +246,9 @@ class _AtBase:
     unavailable: str | None = None
 
     def judge(self, nodes: Sequence[NodeOutcome], into: Classification) -> None:
-        """File ``nodes`` (the failures the flaky check kept) by the base's answers."""
-        if self.asked:
+        """File ``nodes`` (the failures the flaky check kept) by the base's answers; a base
+        re-run none of them needs is not waited for (it ends with the classification)."""
+        if any(n.nodeid in self.asked for n in nodes):
             try:
                 if self.verdicts is not None:
                     self.known.update(self.verdicts())

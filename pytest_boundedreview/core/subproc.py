@@ -123,7 +123,9 @@ def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> None:
         proc.wait(timeout=timeout)
         return
     try:
-        ready, _, _ = select.select([handle], [], [], timeout)
+        poller = select.poll()  # not select.select: it refuses descriptors past 1023
+        poller.register(handle, select.POLLIN)
+        ready = poller.poll(None if timeout is None else timeout * 1000)
     finally:
         os.close(handle)
     if not ready:
@@ -152,15 +154,10 @@ class Started:
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc.pid, signal.SIGTERM)
-            try:
+            with contextlib.suppress(subprocess.TimeoutExpired):
                 _wait(proc, GRACE_SECONDS)
-            except subprocess.TimeoutExpired:
-                _kill_group(proc.pid, signal.SIGKILL)
-                proc.wait()
-        except BaseException:
-            self.stop()
-            raise
-        self.stop()  # whatever the child left running goes too
+        finally:
+            self.stop()  # on every exit, Ctrl-C included: the child and what it left running
         return Outcome(
             returncode=None if timed_out else proc.returncode,
             stdout=self._out.result(),

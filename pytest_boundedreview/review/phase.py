@@ -157,10 +157,10 @@ class Review:
         """The reviewer lanes phase as one round of the loop, within the budget of the
         change's risk tier: run, reused (unchanged snapshot) or refused (loop stopped)."""
         from ..loop.result import RoundResult
-        from .possible import lanes_possible, none_ran
+        from .possible import none_ran, phase_needed
 
         settings = self.settings
-        if not (settings.no_lanes or lanes_possible(settings, self.plugins)):
+        if not (settings.no_lanes or phase_needed(settings, self.plugins, self.state)):
             why = none_ran("no reviewer lanes configured")
             return RoundResult(limitations=[why]), None  # the lanes machinery stays unloaded
 

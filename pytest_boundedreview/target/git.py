@@ -94,10 +94,14 @@ def decode(raw: bytes) -> str:
 
 
 def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
-    """The contents of the objects ``names`` (ids, or ``rev:path``) read in one batch;
-    ``None`` for a name that names nothing (or a line break the batch cannot carry)."""
-    found: dict[str, bytes | None] = {name: None for name in names}
+    """The contents of the blobs ``names`` (ids, or ``rev:path``) read in one batch; ``None``
+    for a name that names no blob. A name with a line break, which the batch cannot carry,
+    is read on its own."""
+    found: dict[str, bytes | None] = {}
     asked = sorted({name for name in names if "\n" not in name})
+    for name in {name for name in names if "\n" in name}:
+        alone = run(["cat-file", "blob", name], root, check=False)
+        found[name] = alone.stdout if alone.returncode == 0 else None
     if not asked:
         return found
     request = "".join(f"{name}\n" for name in asked).encode("utf-8", "surrogateescape")
@@ -107,6 +111,7 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
         header_end = out.index(b"\n", at)
         header = out[at:header_end].split()
         at = header_end + 1
+        found[name] = None
         if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag"):
             size = int(header[2])
             found[name] = out[at : at + size] if header[1] == b"blob" else None

@@ -5,6 +5,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from pytest_boundedreview.core.subproc import Outcome, run
 
 ENV = dict(os.environ)
@@ -61,3 +63,23 @@ def test_a_missing_program_is_a_start_error() -> None:
     assert out.returncode is None
     assert out.start_error is not None
     assert "no-such-program-here" in out.start_error
+
+
+def test_a_child_is_waited_for_with_more_than_1024_descriptors_open(tmp_path: Path) -> None:
+    """The wait uses poll(2): select(2) refuses a descriptor numbered past 1023."""
+    import resource
+
+    soft, _ = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < 1200:
+        pytest.skip(f"the descriptor limit ({soft}) is below what the test opens")
+    pipes = [os.pipe() for _ in range(550)]
+    try:
+        out = run(
+            [sys.executable, "-c", "print('ran')"], cwd=tmp_path, env=dict(os.environ), timeout=30
+        )
+    finally:
+        for read, write in pipes:
+            os.close(read)
+            os.close(write)
+    assert out.returncode == 0
+    assert out.stdout.strip() == b"ran"

@@ -324,3 +324,16 @@ def test_a_same_size_edit_right_after_a_commit_is_seen(repo: GitRepo) -> None:
         repo.commit({"app.py": f"x = {i % 10}\n"}, f"c{i}")
         repo.write("app.py", f"x = {(i + 1) % 10}\n")
         assert frozen(repo, "local-diff").files == ["app.py"], i
+
+
+def test_objects_are_read_in_a_batch_and_a_name_with_a_line_break_alone(tmp_path: Path) -> None:
+    repo = GitRepo.init(tmp_path)
+    repo.commit({"a b.py": "spaces\n", "line\nbreak.py": "newline\n"}, "base")
+    root = git.open_repo(tmp_path).root
+    found = git.read_objects(root, ["HEAD:a b.py", "HEAD:line\nbreak.py", "HEAD:gone.py", "HEAD:"])
+    assert found == {
+        "HEAD:a b.py": b"spaces\n",
+        "HEAD:line\nbreak.py": b"newline\n",
+        "HEAD:gone.py": None,
+        "HEAD:": None,  # a tree, not a blob
+    }
