@@ -53,7 +53,7 @@ def live_fingerprint(repo: git.Repo) -> dict[str, str]:
         code, path = entries[i][:2], entries[i][3:]
         paths.append(path)
         i += 2 if code[0] in "RC" else 1  # renames carry the old path as the next entry
-    index = repo.index_path()
+    index = repo.index
     head = git.run(["rev-parse", "--verify", "--quiet", "HEAD"], repo.root, check=False)
     branch = git.run(["symbolic-ref", "--quiet", "HEAD"], repo.root, check=False)
     refs = git.run(["for-each-ref", "--format=%(refname) %(objectname)"], repo.root).stdout

@@ -24,6 +24,7 @@ from ..lanes.prompt import lens_prompt
 from ..lanes.result import Attempt, with_retries
 from ..lanes.routing import route, routing_tier
 from ..lanes.snapshot import live_fingerprint, mutated, snapshot_copy
+from ..loop.result import RoundResult
 from ..models.finding import ReportFinding
 from ..models.lane import ModelReviewPacket
 from ..models.loop import LaneState
@@ -31,7 +32,7 @@ from ..models.report import LaneReport, TestFailure
 from ..target import git
 from ..target.freeze import Target
 from ..target.treefiles import TreeFiles
-from ..triage import Answer, Raised, Reproduce_, Triaged, screened, triage
+from ..triage import Answer, Raised, Reproduce_, screened, triage
 from ..triage.merge import Candidate
 from .choice import candidates, choose, retained, with_reviewer
 from .lanerows import lane_row, lane_states, unrun_row
@@ -52,14 +53,10 @@ class Carried:
 
 
 @dataclass
-class LanesOutcome:
-    rows: list[LaneReport] = field(default_factory=list)
-    triaged: Triaged = field(default_factory=Triaged)
-    problems: list[str] = field(default_factory=list)
-    limitations: list[str] = field(default_factory=list)
-    dispatched: int = 0
+class LanesOutcome(RoundResult):
+    """The round as the lanes phase ran it (``lane_states``: attempt chains, for the ledger)."""
+
     ran: bool = False  # whether any lane was configured and considered at all
-    lane_states: list[LaneState] = field(default_factory=list)  # attempt chains, for the ledger
 
 
 def run_lanes(
@@ -205,7 +202,6 @@ def run_lanes(
     raised, answers = [], []
     for lane_run in runs:
         outcome.rows.append(lane_row(lane_run, notes.get(lane_run.lane.name)))
-        outcome.dispatched += 1
         last = lane_run.attempts[-1] if lane_run.attempts else None
         if last is None or last.result is None:
             detail = last.detail if last else "no attempt"

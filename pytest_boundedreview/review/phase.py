@@ -188,18 +188,9 @@ class Review:
                 carried,
             )
 
-        def plain(outcome: LanesOutcome, *problems: str) -> RoundResult:
-            return RoundResult(
-                rows=outcome.rows,
-                triaged=outcome.triaged,
-                problems=[*outcome.problems, *problems],
-                limitations=outcome.limitations,
-                lane_states=outcome.lane_states,
-            )
-
         try:
             if settings.no_lanes:
-                return plain(run(None)), None
+                return run(None), None
             loop = LoopRound(
                 self.repo,
                 self.target,
@@ -216,7 +207,9 @@ class Review:
             try:
                 plan = loop.prepare()
             except LedgerError as exc:  # never overwritten: the lanes run, the gate stays open
-                return plain(run(None), f"the loop state cannot be used: {exc}"), None
+                outcome = run(None)
+                outcome.problems.append(f"the loop state cannot be used: {exc}")
+                return outcome, None
             for note in plan.notes:
                 self.progress(note)
             if plan.action == "reuse":
@@ -251,6 +244,6 @@ class Review:
                     },
                 )
             outcome = run(carried)
-            return plain(outcome), loop if outcome.ran else None
+            return outcome, loop if outcome.ran else None
         except Exception as exc:  # the report must still be written: fail closed instead
             return RoundResult(problems=[f"the reviewer lanes could not run: {exc!r}"]), None

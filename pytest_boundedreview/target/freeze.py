@@ -152,7 +152,7 @@ def tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = 
     folder = tempdirs.make("index")
     try:
         temp_index = folder / "index"
-        user_index = source or repo.index_path()
+        user_index = source or repo.index
         if user_index.exists():
             # A copy keeps the stat cache, so `git add -A` only rehashes changed files, and keeps
             # the timestamp, so git still re-checks entries written in the same second ("racy").

@@ -167,9 +167,6 @@ class Repo:
         proc = run(["cat-file", "blob", f"{rev}:{path}"], self.root, check=False)
         return decode(proc.stdout) if proc.returncode == 0 else None
 
-    def index_path(self) -> Path:
-        return self.index
-
 
 def open_repo(path: Path) -> Repo:
     """The repository containing ``path``; :class:`NotARepositoryError` when there is none."""
