@@ -24,7 +24,7 @@ from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
 from .review.phase import Counts, Review
-from .target import git, worktree
+from .target import git, kept, worktree
 from .target.freeze import Target, freeze
 from .triage.waivers import load as load_waivers
 
@@ -75,6 +75,7 @@ class BoundedReview:
                     config.invocation_params.dir,
                 ),
             )
+            kept.sweep(repo, keep=settings.reuse_base_checkout)
             target = freeze(repo, settings.target, settings.base)
             waivers = load_waivers(repo, target.tree, settings)
         except FatalError as exc:
@@ -155,7 +156,7 @@ class BoundedReview:
             limitations.append(f"{self._narrowed}: the rest was not reviewed")
         stopped = session.shouldfail or session.shouldstop
         if stopped:
-            unrun = max(len(session.items) - len(self.collector.nodes), 0)
+            unrun = max(len(session.items) - len(self.collector.seen), 0)
             stopped = f"the session stopped early ({stopped}): {unrun} test(s) did not run"
             limitations.append(stopped)
         return limitations, stopped or None
@@ -176,7 +177,7 @@ class BoundedReview:
 
     def _counts(self) -> Counts:
         collector = self.collector
-        return Counts(collector.passed_count, len(collector.failed), collector.deselected)
+        return Counts(len(collector.passed), len(collector.failed), collector.deselected)
 
     def _classified(self, session: pytest.Session) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
@@ -253,12 +254,12 @@ class BoundedReview:
             args=self._replayable(),
             deselected=self.collector.deselected,
             complete=complete,
-            nodeids=sorted(self.collector.nodes),
+            nodeids=sorted(self.collector.seen),
             deselected_ids=sorted(self.collector.deselected_ids),
             files=sorted(
                 {
                     n.split("::", 1)[0]
-                    for n in [*self.collector.nodes, *self.collector.deselected_ids]
+                    for n in [*self.collector.seen, *self.collector.deselected_ids]
                 }
                 | self.collector.skipped_modules
             ),

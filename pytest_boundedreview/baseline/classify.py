@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import GitError
 from ..models import TestFailure
-from ..target import git, worktree
+from ..target import git, kept, worktree
 from . import cache as basecache
 from .outcomes import NodeOutcome
 from .rerun import PendingRerun, RerunResult, child_env, moved, rerun, start_rerun
@@ -45,6 +45,7 @@ class BaselineRun:
     max_base_reruns: int
     timeout: float
     state: Path
+    reuse_checkout: bool = False  # a kept checkout of the base (reuse_base_checkout)
     # Re-runs at head; the session passes an in-process runner when it can (no xdist).
     rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
 
@@ -69,6 +70,7 @@ class BaselineRun:
             max_base_reruns=settings.max_base_reruns,
             timeout=settings.base_timeout,
             state=state,
+            reuse_checkout=settings.reuse_base_checkout,
             rerun_at_head=rerun_at_head,
         )
 
@@ -212,7 +214,8 @@ def started_at_base(run: BaselineRun, nodeids: Sequence[str]) -> Iterator[Callab
         return
     with contextlib.ExitStack() as stack:
         try:
-            checkout = stack.enter_context(worktree.checkout(run.repo, base))
+            checkouts = kept.checkout if run.reuse_checkout else worktree.checkout
+            checkout = stack.enter_context(checkouts(run.repo, base))
         except GitError as exc:
             raise BaseUnavailable(f"base {base[:12]} unreachable: {exc}") from None
         pending, rootdir = start_in(checkout, nodeids, run)

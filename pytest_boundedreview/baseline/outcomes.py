@@ -26,11 +26,6 @@ class NodeOutcome:
 
     nodeid: str
     failures: set[str] = field(default_factory=set)
-    passed_call: bool = False
-
-    @property
-    def failed(self) -> bool:
-        return bool(self.failures)
 
     @property
     def signature(self) -> str:
@@ -87,11 +82,14 @@ def _label(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 
 class OutcomeCollector:
-    """Keeps every test's outcome; registered on the controller only."""
+    """Keeps every test's outcome; registered on the controller only. Only a failing test gets
+    an object of its own; every other test is a string in a set."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.nodes: dict[str, NodeOutcome] = {}
+        self.seen: set[str] = set()  # every node id a report named
+        self.passed_calls: set[str] = set()  # tests whose call phase passed (outside subtests)
+        self.failing: dict[str, NodeOutcome] = {}
         self.deselected = 0
         self.deselected_ids: list[str] = []
         self.skipped_modules: set[str] = set()  # files skipped whole at collection
@@ -100,30 +98,35 @@ class OutcomeCollector:
         self.deselected += len(items)
         self.deselected_ids += [item.nodeid for item in items]
 
-    def _node(self, nodeid: str) -> NodeOutcome:
-        return self.nodes.setdefault(nodeid, NodeOutcome(nodeid))
+    def _fail(self, nodeid: str, failure: str) -> None:
+        node = self.failing.get(nodeid)
+        if node is None:
+            node = self.failing[nodeid] = NodeOutcome(nodeid)
+        node.failures.add(failure)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        node = self._node(report.nodeid)
+        self.seen.add(report.nodeid)
         if report.failed:
             stamp = getattr(report, STAMP, None) or signature.normalise_message(
                 str(report.longrepr), self.root
             )
-            node.failures.add(_label(report) + stamp)
+            self._fail(report.nodeid, _label(report) + stamp)
         elif report.when == "call" and report.passed and getattr(report, "context", None) is None:
-            node.passed_call = True
+            self.passed_calls.add(report.nodeid)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.skipped and report.nodeid and "::" not in report.nodeid:
             self.skipped_modules.add(report.nodeid)  # a file skipped whole at collection
         if report.failed:
+            self.seen.add(report.nodeid)
             stamp = signature.from_text(str(report.longrepr), report.nodeid, self.root)
-            self._node(report.nodeid).failures.add(_label(report) + stamp)
+            self._fail(report.nodeid, _label(report) + stamp)
 
     @property
     def failed(self) -> list[NodeOutcome]:
-        return [node for node in self.nodes.values() if node.failed]
+        return list(self.failing.values())
 
     @property
-    def passed_count(self) -> int:
-        return sum(1 for node in self.nodes.values() if node.passed_call and not node.failed)
+    def passed(self) -> set[str]:
+        """The tests that passed: their call passed and no phase or subtest failed."""
+        return self.passed_calls.difference(self.failing)

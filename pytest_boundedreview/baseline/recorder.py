@@ -52,9 +52,7 @@ class Recorder:
         result = {
             "found": sorted(self.found),
             "failed": {n.nodeid: sorted(n.failures) for n in self.collector.failed},
-            "passed": sorted(
-                n.nodeid for n in self.collector.nodes.values() if n.passed_call and not n.failed
-            ),
+            "passed": sorted(self.collector.passed),
         }
         (self.folder / RESULT).write_text(json.dumps(result), encoding="utf-8")
 

@@ -16,7 +16,7 @@ from ..models.report import Gate, GateAnswer, Report, TestFailure
 from ..report.build import NO_LANES, assess_risk, build
 from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
-from ..target import git, worktree
+from ..target import git, kept, worktree
 from ..target.freeze import freeze
 from ..triage.waivers import load as load_waivers
 
@@ -172,6 +172,7 @@ def merge(
             **overrides,
         },
     )
+    kept.sweep(repo, keep=settings.reuse_base_checkout)
     kind = first.target.kind
     if kind == "plan":
         raise UsageError(f"{shards[0].path} is a plan's report: only test shards are merged")

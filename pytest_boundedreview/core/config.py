@@ -67,6 +67,8 @@ class Settings(Model):
     reruns: int = Field(default=1, ge=0, le=10)
     max_base_reruns: int = Field(default=50, ge=0, le=10_000)
     base_timeout: Seconds = 900
+    # Keep base checkouts in the user's cache folder for later cold runs (target/kept.py).
+    reuse_base_checkout: bool = False
     require_reproduction: bool = False
     require_assurances: bool = False
     # Typed dispositions: the committed waivers file (read from the reviewed snapshot), and

@@ -25,7 +25,7 @@ def _listed(repo: git.Repo) -> list[Path]:
     return [Path(line[len(prefix) :]) for line in out.splitlines() if line.startswith(prefix)]
 
 
-def _admin_dir(path: Path) -> Path | None:
+def admin_dir(path: Path) -> Path | None:
     """The ``.git/worktrees/<id>`` folder of a linked checkout, from its ``.git`` file."""
     try:
         pointer = (path / ".git").read_text(encoding="utf-8").strip()
@@ -36,7 +36,7 @@ def _admin_dir(path: Path) -> Path | None:
 
 def remove(repo: git.Repo, path: Path) -> None:
     """Remove one of our checkouts and its registration; never raises."""
-    admin = _admin_dir(path)
+    admin = admin_dir(path)
     proc = git.run(["worktree", "remove", "--force", "--force", str(path)], repo.root, check=False)
     if proc.returncode != 0 and admin is not None and admin.parent.name == "worktrees":
         shutil.rmtree(admin, ignore_errors=True)

@@ -1,0 +1,138 @@
+"""Base checkouts kept between runs, for ``reuse_base_checkout = true``.
+
+Each repository gets a folder in the user's cache folder
+(``$XDG_CACHE_HOME/bounded-review/checkouts/<key>``, by default under ``~/.cache``) holding at
+most :data:`KEEP` checkouts, one per base commit and named after it, so a later cold run skips
+``git worktree add`` and finds the base's bytecode and pytest's rewritten modules in place.
+
+A kept checkout is used only for its own commit, and only by the run that holds the folder's
+lock. Before each use it is reset to its commit and cleaned of every untracked or ignored file
+except ``__pycache__`` folders, so what a previous run changed or left there never reaches this
+one. A run that finds the lock taken falls back to a temporary checkout. With the setting off,
+the next run removes the repository's kept checkouts.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+from . import git, worktree
+
+KEEP = 3
+_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+
+
+def cache_root() -> Path:
+    """Where kept checkouts of every repository live."""
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    home = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    return home / "bounded-review" / "checkouts"
+
+
+def folder(repo: git.Repo) -> Path:
+    """The folder of ``repo``'s kept checkouts, keyed by its git folder."""
+    key = hashlib.sha256(os.fsencode(repo.common_dir.resolve())).hexdigest()[:16]
+    return cache_root() / key
+
+
+@contextlib.contextmanager
+def _locked(home: Path) -> Iterator[bool]:
+    """Try to take ``home``'s lock without waiting; yield whether this run holds it."""
+    home.mkdir(parents=True, exist_ok=True)
+    fd = os.open(home / "lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield False
+        else:
+            yield True
+    finally:
+        os.close(fd)  # releases the lock
+
+
+def _kept(home: Path) -> list[Path]:
+    """The kept checkouts in ``home``, most recently used first."""
+    paths = [p for p in home.iterdir() if _COMMIT.fullmatch(p.name) and p.is_dir()]
+    return sorted(paths, key=lambda p: p.stat().st_mtime, reverse=True)
+
+
+def _ours(repo: git.Repo, path: Path) -> bool:
+    """Whether ``path`` is a checkout registered in ``repo``."""
+    admin = worktree.admin_dir(path)
+    return (
+        admin is not None
+        and admin.is_dir()
+        and admin.resolve().parent == (repo.common_dir / "worktrees").resolve()
+    )
+
+
+def _ready(repo: git.Repo, path: Path, commit: str) -> bool:
+    """Whether ``path`` is a checkout of ``repo`` that was brought back to ``commit``,
+    exactly as committed (bar ``__pycache__`` folders)."""
+    if not _ours(repo, path):
+        return False
+    steps = (
+        ["reset", "--hard", "--quiet", commit],
+        ["clean", "-ffdxq", "-e", "__pycache__"],
+    )
+    return all(git.run(step, path, check=False).returncode == 0 for step in steps)
+
+
+@contextlib.contextmanager
+def checkout(repo: git.Repo, commit: str) -> Iterator[Path]:
+    """A checkout of ``commit`` kept for later runs; a temporary one (removed on exit) when
+    another run holds the kept ones."""
+    home = folder(repo)
+    with _locked(home) as held:
+        if not held:
+            with worktree.checkout(repo, commit) as path:
+                yield path
+            return
+        path = home / commit
+        if not _ready(repo, path, commit):
+            if _ours(repo, path):
+                worktree.remove(repo, path)
+            shutil.rmtree(path, ignore_errors=True)
+            _drop_missing(repo)  # a registration left without its folder blocks the add
+            git.run(["worktree", "add", "--detach", "--quiet", str(path), commit], repo.root)
+        os.utime(path)  # most recently used
+        for old in _kept(home)[KEEP:]:
+            worktree.remove(repo, old)
+        yield path
+
+
+def _drop_missing(repo: git.Repo) -> list[Path]:
+    """Drop ``repo``'s registrations of kept checkouts whose folder is gone (a cleared
+    cache); return their paths."""
+    dropped = []
+    admins = repo.common_dir / "worktrees"
+    if admins.is_dir():
+        ours = cache_root()
+        for admin in admins.iterdir():
+            with contextlib.suppress(OSError):
+                path = Path((admin / "gitdir").read_text(encoding="utf-8").strip()).parent
+                if path.is_relative_to(ours) and not path.exists():
+                    shutil.rmtree(admin, ignore_errors=True)
+                    dropped.append(path)
+    return dropped
+
+
+def sweep(repo: git.Repo, keep: bool) -> list[Path]:
+    """Drop the registrations of kept checkouts whose folder is gone and, unless ``keep``,
+    remove every kept checkout of ``repo``. Return the checkouts dropped."""
+    dropped = _drop_missing(repo)
+    home = folder(repo)
+    if not keep and home.is_dir():
+        with _locked(home) as held:
+            for path in _kept(home) if held else []:
+                worktree.remove(repo, path)
+                dropped.append(path)
+    return dropped
