@@ -101,6 +101,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
+        session.close()
         config.pluginmanager.unregister(session.collector)
         config.pluginmanager.unregister(session)
         del config.stash[SESSION_KEY]

@@ -30,6 +30,7 @@ from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
     from .baseline.classify import BaselineRun
+    from .baseline.early import EarlyBase
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 _COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
@@ -56,6 +57,7 @@ class BoundedReview:
         self._announced = False
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._workflow: list[str] = []
+        self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
 
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
@@ -192,25 +194,52 @@ class BoundedReview:
             self._counts(), tests, limitations, stopped, partial=self._partial()
         )
 
+    def _base_run(self) -> BaselineRun:
+        """How to re-run tests at the base as this session ran them."""
+        from .baseline.classify import BaselineRun
+
+        rootdir, args = Path(self.config.rootpath), self._replayable()
+        return BaselineRun.configured(
+            self.repo, rootdir, self.target.base_commit, args, self.settings, self._state()
+        )
+
     def _baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
-        from .baseline.classify import BaselineRun
         from .baseline.inprocess import head_rerunner
         from .baseline.rerun import child_env, rerun
 
-        settings, rootdir, args = self.settings, Path(self.config.rootpath), self._replayable()
+        run = self._base_run()
         in_a_new_process = partial(
-            rerun, rootdir=rootdir, args=args, env=child_env(), timeout=settings.base_timeout
+            rerun, rootdir=run.rootdir, args=run.args, env=child_env(), timeout=run.timeout
         )
-        return BaselineRun.configured(
-            self.repo,
-            rootdir,
-            self.target.base_commit,
-            args,
-            settings,
-            self._state(),
+        return dataclasses.replace(
+            run,
             rerun_at_head=head_rerunner(self._items, in_a_new_process),
+            started_early=self._early.hand if self._early is not None else None,
         )
+
+    def _failed(self, nodeid: str) -> None:
+        """A test (or a file's collection) failed: the base re-run may start now."""
+        if self.target.empty or self.config.option.collectonly:
+            return
+        if self._early is None:
+            from .baseline.early import EarlyBase
+
+            self._early = EarlyBase(self._base_run)
+        self._early.failed(nodeid)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        if report.failed:
+            self._failed(report.nodeid)
+
+    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.failed:
+            self._failed(report.nodeid)
+
+    def close(self) -> None:
+        """End what the session started early; safe to call more than once."""
+        if self._early is not None:
+            self._early.close()
 
     def _replayable(self) -> list[str]:
         """The session's options that a re-run of some of its tests repeats."""
@@ -277,6 +306,12 @@ class BoundedReview:
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        try:
+            self._finish(session, exitstatus)
+        finally:
+            self.close()  # on every exit: the early base child ends, its checkout goes
+
+    def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         interrupted = False
         try:
             try:

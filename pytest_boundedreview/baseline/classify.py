@@ -18,7 +18,16 @@ from ..models import TestFailure
 from ..target import git, kept, worktree
 from . import cache as basecache
 from .outcomes import NodeOutcome
-from .rerun import PendingRerun, RerunResult, child_env, moved, rerun, start_rerun
+from .rerun import (
+    PendingRerun,
+    RerunResult,
+    WaitingRerun,
+    child_env,
+    moved,
+    rerun,
+    start_rerun,
+    start_waiting,
+)
 
 if TYPE_CHECKING:
     from ..core.config import Settings
@@ -48,6 +57,8 @@ class BaselineRun:
     reuse_checkout: bool = False  # a kept checkout of the base (reuse_base_checkout)
     # Re-runs at head; the session passes an in-process runner when it can (no xdist).
     rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
+    # The base re-run the session started early, handed the node ids (see early.py).
+    started_early: Callable[[Sequence[str]], tuple[PendingRerun, Path] | None] | None = None
 
     @classmethod
     def configured(
@@ -59,6 +70,7 @@ class BaselineRun:
         settings: Settings,
         state: Path,
         rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None,
+        started_early: Callable[[Sequence[str]], tuple[PendingRerun, Path] | None] | None = None,
     ) -> BaselineRun:
         """Re-runs within the limits ``settings`` sets."""
         return cls(
@@ -72,6 +84,7 @@ class BaselineRun:
             state=state,
             reuse_checkout=settings.reuse_base_checkout,
             rerun_at_head=rerun_at_head,
+            started_early=started_early,
         )
 
 
@@ -177,21 +190,36 @@ class BaseUnavailable(Exception):
     """The base could not answer: unreachable, outside the repository, or its run broke."""
 
 
-def start_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[PendingRerun, Path]:
-    """Start running ``nodeids`` in ``checkout`` (a copy of some revision of the repository),
-    with its sources first on ``sys.path``; also the rootdir the node ids are relative to."""
+def _at(checkout: Path, run: BaselineRun) -> tuple[Path, list[str], dict[str, str]]:
+    """Where and how a re-run in ``checkout`` (a copy of some revision of the repository)
+    runs: the rootdir the node ids are relative to, the session's options moved there, and
+    an environment with its sources first on ``sys.path``."""
     try:
         relative = run.rootdir.relative_to(run.repo.root)
     except ValueError:
         why = f"pytest's rootdir {run.rootdir} is outside the repository {run.repo.root}"
         raise BaseUnavailable(why) from None
-    rootdir = checkout / relative
-    if not rootdir.is_dir():
-        return PendingRerun(), rootdir
     sources = [p for p in (checkout / "src", checkout) if p.is_dir()]
     env = child_env(sources, (run.repo.root, checkout))
-    args = moved(run.args, run.repo.root, checkout)
+    return checkout / relative, moved(run.args, run.repo.root, checkout), env
+
+
+def start_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[PendingRerun, Path]:
+    """Start running ``nodeids`` in ``checkout`` (see :func:`_at`); also the rootdir the node
+    ids are relative to."""
+    rootdir, args, env = _at(checkout, run)
+    if not rootdir.is_dir():
+        return PendingRerun(), rootdir
     return start_rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout), rootdir
+
+
+def start_waiting_in(checkout: Path, run: BaselineRun) -> WaitingRerun | None:
+    """A re-run child in ``checkout`` (see :func:`_at`) waiting for its node ids; ``None``
+    when there is nothing to wait in (the rootdir is not there) or it cannot start."""
+    rootdir, args, env = _at(checkout, run)
+    if not rootdir.is_dir():
+        return None
+    return start_waiting(rootdir=rootdir, args=args, env=env, timeout=run.timeout)
 
 
 def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[RerunResult, Path]:
@@ -201,6 +229,18 @@ def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[
 
 
 Verdicts = dict[str, dict[str, str]]
+
+
+def enter_checkout(run: BaselineRun, stack: contextlib.ExitStack) -> Path:
+    """A checkout of the base kept until ``stack`` closes (and, with ``reuse_base_checkout``,
+    for later runs); :class:`BaseUnavailable` when git cannot make it."""
+    base = run.base_commit
+    assert base is not None
+    checkouts = kept.checkout if run.reuse_checkout else worktree.checkout
+    try:
+        return stack.enter_context(checkouts(run.repo, base))
+    except GitError as exc:
+        raise BaseUnavailable(f"base {base[:12]} unreachable: {exc}") from None
 
 
 @contextlib.contextmanager
@@ -213,12 +253,11 @@ def started_at_base(run: BaselineRun, nodeids: Sequence[str]) -> Iterator[Callab
         yield lambda: {nodeid: {"kind": "missing"} for nodeid in nodeids}
         return
     with contextlib.ExitStack() as stack:
-        try:
-            checkouts = kept.checkout if run.reuse_checkout else worktree.checkout
-            checkout = stack.enter_context(checkouts(run.repo, base))
-        except GitError as exc:
-            raise BaseUnavailable(f"base {base[:12]} unreachable: {exc}") from None
-        pending, rootdir = start_in(checkout, nodeids, run)
+        early = run.started_early(nodeids) if run.started_early is not None else None
+        if early is None:
+            pending, rootdir = start_in(enter_checkout(run, stack), nodeids, run)
+        else:
+            pending, rootdir = early
         stack.callback(pending.cancel)
 
         def verdicts() -> Verdicts:

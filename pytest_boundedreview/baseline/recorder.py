@@ -1,14 +1,22 @@
 """A pytest plugin for re-runs:
 ``-p pytest_boundedreview.baseline.recorder --bounded-review-record=DIR``.
 
-It runs only the node ids listed in ``DIR/select.json`` and writes every outcome with its
-failure signature to ``DIR/result.json``. The folder is the tool's own temporary folder.
+It runs only the node ids listed in ``DIR/select.json`` (``{"nodeids": [...], "files":
+[...]}``) and writes every outcome with its failure signature to ``DIR/result.json``. The folder
+is the tool's own temporary folder.
+
+With ``--bounded-review-wait`` the child is started before its node ids are known: it starts
+pytest, loads the plugins and the conftest files, writes ``DIR/ready`` and waits for
+``select.json`` to appear, then collects the files listed there. It ends when the process that
+started it is gone.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
+import time
 from pathlib import Path
 
 import pytest
@@ -18,10 +26,15 @@ from .signature import checkout_root
 
 SELECT = "select.json"
 RESULT = "result.json"
+READY = "ready"
+POLL_SECONDS = 0.005
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--bounded-review-record", default=None, help=argparse.SUPPRESS)
+    parser.addoption(
+        "--bounded-review-wait", action="store_true", default=False, help=argparse.SUPPRESS
+    )
     # The re-run points the cache at its own folder with `-o cache_dir=`; with the cache
     # plugin disabled (-p no:cacheprovider) that key would be unknown, and a project with
     # --strict-config or filterwarnings = error would fail on it. Registered here as the
@@ -29,12 +42,36 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("cache_dir", "cache directory path.", default=".pytest_cache")
 
 
+def _selection(folder: Path) -> dict[str, list[str]]:
+    data: dict[str, list[str]] = json.loads((folder / SELECT).read_text(encoding="utf-8"))
+    return data
+
+
+def _await_selection(folder: Path) -> dict[str, list[str]]:
+    """Say this child is ready, then wait for its node ids; exit when its starter is gone."""
+    starter = os.getppid()
+    (folder / READY).touch()
+    while not (folder / SELECT).exists():
+        if os.getppid() != starter:
+            os._exit(3)  # orphaned: nobody will ever read the result
+        time.sleep(POLL_SECONDS)
+    return _selection(folder)
+
+
 class Recorder:
-    def __init__(self, folder: Path, root: Path) -> None:
+    def __init__(self, folder: Path, root: Path, waiting: bool) -> None:
         self.folder = folder
-        self.wanted = set(json.loads((folder / SELECT).read_text(encoding="utf-8")))
+        self.waiting = waiting
+        self.wanted = set() if waiting else set(_selection(folder)["nodeids"])
         self.found: set[str] = set()
         self.collector = OutcomeCollector(root)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self, session: pytest.Session) -> None:
+        if self.waiting:
+            selection = _await_selection(self.folder)
+            self.wanted = set(selection["nodeids"])
+            session.config.args = selection["files"]
 
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
@@ -64,6 +101,6 @@ def pytest_configure(config: pytest.Config) -> None:
     root = checkout_root(config.rootpath)
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
     if not hasattr(config, "workerinput"):  # workers stamp; the controller records
-        recorder = Recorder(Path(folder), root)
+        recorder = Recorder(Path(folder), root, config.getoption("bounded_review_wait"))
         config.pluginmanager.register(recorder.collector, "bounded-review-collector")
         config.pluginmanager.register(recorder, "bounded-review-recorder")

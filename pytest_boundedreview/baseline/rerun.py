@@ -14,6 +14,7 @@ import os
 import shlex
 import shutil
 import sys
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -239,6 +240,43 @@ class PendingRerun:
         )
 
 
+def _files(nodeids: Iterable[str], rootdir: Path) -> list[str]:
+    """The files of ``nodeids`` that exist in ``rootdir`` (and do not lead out of it)."""
+    files = sorted({nodeid.split("::", 1)[0] for nodeid in nodeids})
+    inside = rootdir.resolve()
+    return [f for f in files if (rootdir / f).exists() and _within(rootdir / f, inside)]
+
+
+def _select(folder: Path, nodeids: Iterable[str], files: list[str]) -> None:
+    """Write what the child runs, whole or not at all (a waiting child watches for it)."""
+    partial = folder / (recorder.SELECT + ".part")
+    data = {"nodeids": sorted(set(nodeids)), "files": files}
+    partial.write_text(json.dumps(data), encoding="utf-8")
+    os.replace(partial, folder / recorder.SELECT)
+
+
+def _start_child(
+    folder: Path,
+    rootdir: Path,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float,
+    files: Sequence[str] | None,
+) -> subproc.Started | subproc.Outcome:
+    """A pytest child recording into ``folder``: running ``files``, or waiting for its
+    selection when ``files`` is ``None``."""
+    argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
+    argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
+    argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
+    if importlib.util.find_spec("xdist") is not None and not disabled("xdist", args, env):
+        argv += ["-n", "0"]
+    # The signature comes from the exception itself: no traceback is rendered (--tb=no,
+    # after the session's own options, wins), so a re-run costs about the test's own time.
+    argv += [*args, "--tb=no"]
+    argv += ["--bounded-review-wait"] if files is None else ["--", *files]
+    return subproc.start(argv, cwd=rootdir, env=env, timeout=timeout)
+
+
 def start_rerun(
     nodeids: Iterable[str],
     *,
@@ -250,27 +288,65 @@ def start_rerun(
     """Start running ``nodeids`` (relative to ``rootdir``) once, in a pytest child; files
     missing there are skipped."""
     wanted = sorted(set(nodeids))
-    files = sorted({nodeid.split("::", 1)[0] for nodeid in wanted})
-    inside = rootdir.resolve()
-    files = [f for f in files if (rootdir / f).exists() and _within(rootdir / f, inside)]
+    files = _files(wanted, rootdir)
     if not files:
         return PendingRerun()
     folder = tempdirs.make("rerun")
     try:
-        (folder / recorder.SELECT).write_text(json.dumps(wanted), encoding="utf-8")
-        argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
-        argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
-        argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
-        if importlib.util.find_spec("xdist") is not None and not disabled("xdist", args, env):
-            argv += ["-n", "0"]
-        # The signature comes from the exception itself: no traceback is rendered (--tb=no,
-        # after the session's own options, wins), so a re-run costs about the test's own time.
-        argv += [*args, "--tb=no", "--", *files]
-        child = subproc.start(argv, cwd=rootdir, env=env, timeout=timeout)
+        _select(folder, wanted, files)
+        child = _start_child(folder, rootdir, args, env, timeout, files)
         return PendingRerun(folder, child, timeout)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+class WaitingRerun:
+    """A pytest child started before its node ids are known (see :func:`start_waiting`):
+    its start overlaps whatever the starter does meanwhile."""
+
+    def __init__(self, folder: Path, child: subproc.Started, rootdir: Path, timeout: float):
+        self._folder, self._child, self._timeout = folder, child, timeout
+        self.rootdir = rootdir
+
+    def hand(self, nodeids: Iterable[str]) -> PendingRerun | None:
+        """Give the child ``nodeids`` to run; ``None`` when it ended before it was ready for
+        them (then the caller starts a re-run of its own)."""
+        wanted = sorted(set(nodeids))
+        files = _files(wanted, self.rootdir)
+        if not files:
+            self.cancel()
+            return PendingRerun()
+        deadline = time.monotonic() + self._timeout
+        while not (self._folder / recorder.READY).exists():
+            if not self._child.running() or time.monotonic() > deadline:
+                self.cancel()
+                return None
+            time.sleep(recorder.POLL_SECONDS)
+        _select(self._folder, wanted, files)
+        self._child.restart_clock()
+        return PendingRerun(self._folder, self._child, self._timeout)
+
+    def cancel(self) -> None:
+        self._child.stop()
+        shutil.rmtree(self._folder, ignore_errors=True)
+
+
+def start_waiting(
+    *, rootdir: Path, args: Sequence[str], env: Mapping[str, str], timeout: float
+) -> WaitingRerun | None:
+    """Start a pytest child in ``rootdir`` that waits for the node ids it is to run (see
+    :meth:`WaitingRerun.hand`); ``None`` when it cannot start."""
+    folder = tempdirs.make("rerun")
+    try:
+        child = _start_child(folder, rootdir, args, env, timeout, None)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    if isinstance(child, subproc.Outcome):
+        shutil.rmtree(folder, ignore_errors=True)
+        return None
+    return WaitingRerun(folder, child, rootdir, timeout)
 
 
 def rerun(

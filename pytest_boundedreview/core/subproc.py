@@ -146,8 +146,16 @@ class Started:
         self._out, self._err = _Capped(proc.stdout, cap), _Capped(proc.stderr, cap)
         self._done = False
 
+    def running(self) -> bool:
+        return not self._done and self._proc.poll() is None
+
+    def restart_clock(self) -> None:
+        """Count the child's time from now: it was waiting for its work until now."""
+        self._deadline = time.monotonic() + self._timeout
+
     def finish(self) -> Outcome:
-        """Wait until the child exits or its time is up (counted from its start)."""
+        """Wait until the child exits or its time is up (counted from its start, or from the
+        last :meth:`restart_clock`)."""
         proc, timed_out = self._proc, False
         try:
             _wait(proc, max(self._deadline - time.monotonic(), 0))

@@ -1,0 +1,193 @@
+"""The base re-run starts at the session's first failure the base cache does not know, runs
+its pytest start while the session goes on, and is cleaned up on every exit."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+from test_base_isolation_e2e import _processes_in
+
+# The root conftest notes every process that imports it in the base checkout.
+CONFTEST = """\
+import os
+
+if os.environ.get("BASE_STAMPS") and not os.getcwd().startswith(os.environ["HEAD_DIR"]):
+    with open(os.environ["BASE_STAMPS"], "a") as stamps:
+        stamps.write(f"{os.getpid()}\\n")
+"""
+# test_a fails first; test_b then holds the session until the file GO exists.
+TESTS = """\
+import os, time
+
+
+def test_a():
+    assert {value}
+
+
+def test_b():
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.environ["GO"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+"""
+
+
+@pytest.fixture
+def change(project: GitRepo, tmp_path: Path) -> tuple[GitRepo, dict[str, str]]:
+    """``test_a`` passes at base and fails at head; temporary folders go to ``scratch``."""
+    project.commit({"conftest.py": CONFTEST, "test_ab.py": TESTS.format(value=1)}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_ab.py": TESTS.format(value=0)}, "regression")
+    (tmp_path / "scratch").mkdir()
+    env = {
+        **os.environ,
+        "TMPDIR": str(tmp_path / "scratch"),
+        "GO": str(tmp_path / "go"),
+        "BASE_STAMPS": str(tmp_path / "stamps"),
+        "HEAD_DIR": str(project.path),
+    }
+    return project, env
+
+
+def start(repo: GitRepo, env: dict[str, str], *extra: str) -> subprocess.Popen[bytes]:
+    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", *extra]
+    argv += ["--bounded-review", "--bounded-review-base=main"]
+    log = Path(env["TMPDIR"]).parent / "run.log"
+    with log.open("wb") as out:
+        return subprocess.Popen(argv, cwd=repo.path, env=env, stdout=out, stderr=subprocess.STDOUT)
+
+
+def wait_for_base_child(run: subprocess.Popen[bytes], scratch: Path) -> list[int]:
+    """The base re-run's pytest, waiting in its checkout while the session still runs."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and run.poll() is None:
+        found = _processes_in(scratch, "pytest")
+        if found:
+            return found
+        time.sleep(0.05)
+    run.kill()
+    run.wait()
+    log = (scratch.parent / "run.log").read_text(errors="replace")
+    raise AssertionError(f"no base re-run started during the session:\n{log}")
+
+
+def finish(run: subprocess.Popen[bytes], env: dict[str, str]) -> dict[str, Any]:
+    Path(env["GO"]).touch()
+    run.wait(timeout=300)
+    report = Path(env["HEAD_DIR"]) / ".bounded-review" / "report.json"
+    log = (Path(env["TMPDIR"]).parent / "run.log").read_text(errors="replace")
+    assert report.exists(), log
+    data: dict[str, Any] = json.loads(report.read_text())
+    return data
+
+
+def stamps(env: dict[str, str]) -> list[str]:
+    path = Path(env["BASE_STAMPS"])
+    return path.read_text().split() if path.exists() else []
+
+
+@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_the_base_rerun_starts_while_the_session_still_runs(
+    change: tuple[GitRepo, dict[str, str]], extra: list[str]
+) -> None:
+    repo, env = change
+    scratch = Path(env["TMPDIR"])
+    with repo.untouched():
+        run = start(repo, env, *extra)
+        wait_for_base_child(run, scratch)
+        assert run.poll() is None, "the session is still holding in test_b"
+        report = finish(run, env)
+    assert run.returncode == 1
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_ab.py::test_a"]
+    assert report["tests"]["target_related"][0]["reason"] == "passes at base"
+    assert len(stamps(env)) == 1, "one base child: the early one did the re-run"
+    assert len(repo.git("worktree", "list").splitlines()) == 1
+    assert _processes_in(scratch) == []
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_failure_the_base_cache_knows_starts_nothing(
+    change: tuple[GitRepo, dict[str, str]],
+) -> None:
+    repo, env = change
+    Path(env["GO"]).touch()
+    first = start(repo, env)
+    assert finish(first, env)["tests"]["target_related"]
+    assert len(stamps(env)) == 1
+    Path(env["GO"]).unlink()
+
+    second = start(repo, env)
+    window = time.monotonic() + 5  # the early child imports the base conftest within this
+    while time.monotonic() < window and not stamps(env)[1:] and second.poll() is None:
+        time.sleep(0.05)
+    report = finish(second, env)
+    assert len(stamps(env)) == 1, "the cached failure started no base child"
+    assert report["tests"]["target_related"][0]["reason"] == "passes at base"
+
+
+def test_an_early_child_that_cannot_start_is_replaced(
+    project: GitRepo, tmp_path: Path, change: tuple[GitRepo, dict[str, str]]
+) -> None:
+    """An option only a sub-folder's conftest defines: the early child, started without the
+    session's paths, does not know it and exits; a re-run started the usual way replaces it."""
+    repo, env = change
+    option = 'def pytest_addoption(parser):\n    parser.addoption("--speed", default="x")\n'
+    repo.git("checkout", "--quiet", "main")
+    repo.commit({"sub/conftest.py": option, "sub/test_s.py": "def test_s():\n    pass\n"}, "s")
+    repo.git("checkout", "--quiet", "feature")
+    repo.git("rebase", "--quiet", "main")
+    repo.commit({"sub/test_s.py": "def test_s():\n    assert 0\n"}, "break s")
+    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "sub", "--speed=fast"]
+    argv += ["--bounded-review", "--bounded-review-base=main"]
+    done = subprocess.run(
+        argv, cwd=repo.path, env=env, capture_output=True, text=True, check=False, timeout=300
+    )
+    report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["sub/test_s.py::test_s"]
+    assert report["tests"]["unknown"] == [], done.stdout
+    assert len(set(stamps(env))) == 2, "the early child and the one that replaced it"
+    assert list(Path(env["TMPDIR"]).iterdir()) == []
+
+
+def test_ctrl_c_after_the_early_start_leaves_nothing(
+    change: tuple[GitRepo, dict[str, str]],
+) -> None:
+    repo, env = change
+    scratch = Path(env["TMPDIR"])
+    run = start(repo, env)
+    wait_for_base_child(run, scratch)
+    run.send_signal(signal.SIGINT)
+    run.wait(timeout=120)
+    assert run.returncode == 2
+    assert _processes_in(scratch) == []
+    assert len(repo.git("worktree", "list").splitlines()) == 1
+    assert list(scratch.iterdir()) == []
+
+
+def test_a_killed_session_takes_its_early_child_along_and_the_next_run_sweeps(
+    change: tuple[GitRepo, dict[str, str]],
+) -> None:
+    repo, env = change
+    scratch = Path(env["TMPDIR"])
+    run = start(repo, env)
+    wait_for_base_child(run, scratch)
+    run.kill()
+    run.wait()
+    deadline = time.monotonic() + 10
+    while _processes_in(scratch) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert _processes_in(scratch) == []
+    assert len(repo.git("worktree", "list").splitlines()) == 2  # the leftover
+
+    report = finish(start(repo, env), env)
+    assert report["tests"]["target_related"][0]["reason"] == "passes at base"
+    assert len(repo.git("worktree", "list").splitlines()) == 1
+    assert list(scratch.iterdir()) == []
