@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from .baseline.classify import Classification
-from .models.finding import ReportFinding
 from .models.report import CheckResult, Gate
+
+if TYPE_CHECKING:
+    from .models.finding import ReportFinding
 
 
 def decide(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import os
 from collections.abc import Sequence
 from functools import partial
 from pathlib import Path
@@ -19,7 +20,6 @@ from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo
-from .models.waiver import Waiver
 from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
@@ -31,6 +31,7 @@ from .triage.waivers import load as load_waivers
 if TYPE_CHECKING:
     from .baseline.classify import BaselineRun
     from .baseline.early import EarlyBase
+    from .models.waiver import Waiver
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 _COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
@@ -58,6 +59,7 @@ class BoundedReview:
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._workflow: list[str] = []
         self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
+        self._environ: dict[str, str] | None = None  # as the test loop started
 
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
@@ -195,13 +197,23 @@ class BoundedReview:
         )
 
     def _base_run(self) -> BaselineRun:
-        """How to re-run tests at the base as this session ran them."""
+        """How to re-run tests at the base as this session ran them, in the environment it
+        had before its tests ran (a failing test's monkeypatching is still in place when its
+        report arrives)."""
         from .baseline.classify import BaselineRun
 
         rootdir, args = Path(self.config.rootpath), self._replayable()
-        return BaselineRun.configured(
+        run = BaselineRun.configured(
             self.repo, rootdir, self.target.base_commit, args, self.settings, self._state()
         )
+        given = self.config.invocation_params.dir
+        paths = [Path(given, str(arg).split("::", 1)[0]).absolute() for arg in self.config.args]
+        environ = self._environ if self._environ is not None else dict(os.environ)
+        return dataclasses.replace(run, environ=environ, paths=paths)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self) -> None:
+        self._environ = dict(os.environ)  # before any test changes it
 
     def _baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""

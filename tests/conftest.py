@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,31 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for name in (*CI_BASE_VARIABLES, "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "PYTEST_ADDOPTS"):
         monkeypatch.delenv(name, raising=False)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _every_emitted_report_is_valid(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Sessions write their reports without pydantic (plain dataclasses, ``json``): every
+    report any test's session wrote must validate against the Report model all the same."""
+    yield
+    from pytest_boundedreview.models.plain import validate
+    from pytest_boundedreview.models.report import REPORT_SCHEMA, Report
+
+    invalid = []
+    for top, _, files in os.walk(tmp_path_factory.getbasetemp()):  # symlinks not followed
+        for path in [Path(top, name) for name in files if name.endswith(".json")]:
+            try:
+                data = b"" if path.is_symlink() else path.read_bytes()
+            except OSError:  # gone, or unreadable on purpose
+                continue
+            marker = f'"schema": "{REPORT_SCHEMA}"'.encode()
+            if marker not in data[:100] or b"  " not in data[:10]:
+                continue  # not a report the tool wrote (it writes them indented)
+            try:
+                validate(Report, data)
+            except ValueError as exc:
+                invalid.append(f"{path}: {exc}")
+    assert not invalid, "\n".join(invalid)
 
 
 @pytest.fixture

@@ -77,8 +77,8 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
             expires=datetime.date(2027, 1, 31),
         )
 
-    return Report.model_validate(
-        {
+    return Report(
+        **{
             "schema": "bounded-review/report/v1",
             "tool_version": "0.1.0",
             "generated_at": "2026-12-01T00:00:00+00:00",

@@ -4,6 +4,7 @@ whatever the untrusted text holds, and capped on huge reports; the `report` comm
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import unicodedata
 from pathlib import Path
@@ -14,6 +15,7 @@ from reports import EVIL, report
 
 from pytest_boundedreview import cli
 from pytest_boundedreview.models.finding import CheckFinding
+from pytest_boundedreview.models.plain import dumps
 from pytest_boundedreview.models.report import CheckResult, Gate
 from pytest_boundedreview.render.formats import render
 from pytest_boundedreview.render.github import workflow_commands
@@ -167,8 +169,9 @@ def test_code_spans_and_odd_lines() -> None:
     assert markdown_code("src/my_mod-1.py:3") == "`src/my_mod-1.py:3`"
     assert markdown_code("a`b") == "``a`b``"
     assert markdown_code("`x") == "`` `x ``"
-    odd = report(0).model_copy(
-        update={
+    odd = dataclasses.replace(
+        report(0),
+        **{
             "checks": [
                 CheckResult(
                     name="t",
@@ -179,7 +182,7 @@ def test_code_spans_and_odd_lines() -> None:
                     ],
                 )
             ]
-        }
+        },
     )
     region = sarif(odd)["runs"][1]["results"][0]["locations"][0]["physicalLocation"]
     assert "region" not in region
@@ -189,13 +192,13 @@ def test_the_report_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) 
     path = tmp_path / "report.json"
     assert cli.main(["report", "--report", str(path)]) == 2
     assert "no report at" in capsys.readouterr().err
-    path.write_text(report().model_dump_json())
+    path.write_text(dumps(report()))
     for fmt in ("text", "json", "markdown", "sarif", "github"):
         assert cli.main(["report", "--report", str(path), "--format", fmt]) == 1
         out = capsys.readouterr().out
         assert out.strip()
-    clean = report(0).model_copy(update={"gate": Gate(review_clean="yes")})
-    path.write_text(clean.model_dump_json())
+    clean = dataclasses.replace(report(0), gate=Gate(review_clean="yes"))
+    path.write_text(dumps(clean))
     assert cli.main(["report", "--report", str(path)]) == 0
 
 

@@ -55,6 +55,10 @@ class BaselineRun:
     timeout: float
     state: Path
     reuse_checkout: bool = False  # a kept checkout of the base (reuse_base_checkout)
+    # The session's environment before its tests changed it (else the process's, read when
+    # a re-run starts), and the paths it was given (absolute), for an early base re-run.
+    environ: Mapping[str, str] | None = None
+    paths: Sequence[Path] = ()
     # Re-runs at head; the session passes an in-process runner when it can (no xdist).
     rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
     # The base re-run the session started early, handed the node ids (see early.py).
@@ -190,17 +194,20 @@ class BaseUnavailable(Exception):
     """The base could not answer: unreachable, outside the repository, or its run broke."""
 
 
-def _at(checkout: Path, run: BaselineRun) -> tuple[Path, list[str], dict[str, str]]:
+def _at(
+    checkout: Path, run: BaselineRun, made: bool = True
+) -> tuple[Path, list[str], dict[str, str]]:
     """Where and how a re-run in ``checkout`` (a copy of some revision of the repository)
     runs: the rootdir the node ids are relative to, the session's options moved there, and
-    an environment with its sources first on ``sys.path``."""
+    an environment with its sources first on ``sys.path`` (``src/`` and the top; both when
+    the checkout is not ``made`` yet, as a missing folder on the path is no harm)."""
     try:
         relative = run.rootdir.relative_to(run.repo.root)
     except ValueError:
         why = f"pytest's rootdir {run.rootdir} is outside the repository {run.repo.root}"
         raise BaseUnavailable(why) from None
-    sources = [p for p in (checkout / "src", checkout) if p.is_dir()]
-    env = child_env(sources, (run.repo.root, checkout))
+    sources = [p for p in (checkout / "src", checkout) if p.is_dir() or not made]
+    env = child_env(sources, (run.repo.root, checkout), run.environ)
     return checkout / relative, moved(run.args, run.repo.root, checkout), env
 
 
@@ -213,13 +220,20 @@ def start_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[
     return start_rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout), rootdir
 
 
-def start_waiting_in(checkout: Path, run: BaselineRun) -> WaitingRerun | None:
-    """A re-run child in ``checkout`` (see :func:`_at`) waiting for its node ids; ``None``
-    when there is nothing to wait in (the rootdir is not there) or it cannot start."""
-    rootdir, args, env = _at(checkout, run)
-    if not rootdir.is_dir():
-        return None
-    return start_waiting(rootdir=rootdir, args=args, env=env, timeout=run.timeout)
+def start_waiting_in(
+    checkout: Path, run: BaselineRun, first: Sequence[str] = ()
+) -> WaitingRerun | None:
+    """A re-run child in ``checkout`` (see :func:`_at`) waiting for its node ids, started
+    with the session's paths, once the command ``first`` (if any) made the checkout; ``None``
+    when it cannot start. A path the base lacks is one pytest skips while waiting."""
+    rootdir, args, env = _at(checkout, run, made=not first)
+    paths = []
+    for path in run.paths:
+        with contextlib.suppress(ValueError):
+            paths.append(str(checkout / path.relative_to(run.repo.root)))
+    return start_waiting(
+        rootdir=rootdir, args=args, env=env, timeout=run.timeout, paths=paths, first=first
+    )
 
 
 def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[RerunResult, Path]:

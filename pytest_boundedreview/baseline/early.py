@@ -1,15 +1,18 @@
 """The base re-run started during the session, at the first failure the base cache does not
 know.
 
-The base checkout is made and a re-run child started in it at once: the child loads pytest,
-the plugins and the base's conftest files, then waits for its node ids while the session goes
-on, so by the time the session ends the child's start is behind it. The classification hands
-it the failures that need the base (see :func:`classify.started_at_base`). A child that ended
-before it was ready (an option the base's conftest files do not know, say) is replaced by a
-re-run started the usual way in the same checkout. Only cache misses start one; a child that
-is never needed costs its start and nothing else. :meth:`EarlyBase.close` ends the child and
-removes the checkout; the session calls it on every exit, and a killed session's leftovers go
-with the next run's sweep.
+At that failure one background process starts: ``git worktree add`` of the base, then, in
+the new checkout, a re-run child that loads pytest, the plugins and the base's conftest files
+for the session's paths, and waits for its node ids while the session goes on. By the time
+the session ends the checkout and the child's start are behind it. (A kept checkout,
+``reuse_base_checkout``, is brought back to its commit at once instead: that is quick.) The
+classification hands the child the failures that need the base (see
+:func:`classify.started_at_base`). A child that ended early or broke is replaced by a re-run
+started the usual way, in the same checkout if it was made. Only cache misses start
+anything; what is never needed costs its start and nothing else.
+
+:meth:`EarlyBase.close` ends the child and removes the checkout; the session calls it on every
+exit, and a killed session's leftovers go with the next run's sweep (the child dies with it).
 """
 
 from __future__ import annotations
@@ -18,9 +21,32 @@ import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ..target import worktree
 from . import cache as basecache
 from .classify import BaselineRun, BaseUnavailable, enter_checkout, start_in, start_waiting_in
-from .rerun import PendingRerun, WaitingRerun
+from .rerun import PendingRerun, RerunResult, WaitingRerun
+
+
+class _OrUsual(PendingRerun):
+    """The early child's re-run; when it broke (an error, not a timeout), a re-run started
+    the usual way in its place."""
+
+    def __init__(self, early: PendingRerun, usual: Callable[[], PendingRerun]) -> None:
+        super().__init__()
+        self._early, self._usual = early, usual
+        self._replaced: PendingRerun | None = None
+
+    def result(self) -> RerunResult:
+        ran = self._early.result()
+        if ran.status != "error":
+            return ran
+        self._replaced = self._usual()
+        return self._replaced.result()
+
+    def cancel(self) -> None:
+        self._early.cancel()
+        if self._replaced is not None:
+            self._replaced.cancel()
 
 
 class EarlyBase:
@@ -52,27 +78,41 @@ class EarlyBase:
             return
         self._settled = True
         try:
-            self._checkout = enter_checkout(run, self._stack)
-            self._waiting = start_waiting_in(self._checkout, run)
+            if run.reuse_checkout:
+                self._checkout = enter_checkout(run, self._stack)
+                self._stack.callback(self._end_child)  # before the checkout is given back
+                self._waiting = start_waiting_in(self._checkout, run)
+            else:
+                self._checkout, add = worktree.add_command(run.repo, run.base_commit)
+                self._stack.callback(worktree.remove, run.repo, self._checkout)
+                self._stack.callback(self._end_child)  # before the checkout is removed
+                self._waiting = start_waiting_in(self._checkout, run, first=add)
         except (BaseUnavailable, OSError):
             self.close()  # the classification tries the usual way, and says why it failed
-            return
-        if self._waiting is not None:
-            self._stack.callback(self._waiting.cancel)
 
     def hand(self, nodeids: Sequence[str]) -> tuple[PendingRerun, Path] | None:
         """The base re-run of ``nodeids`` in the early checkout, and the rootdir the node ids
-        are relative to; ``None`` when nothing was started early."""
+        are relative to; ``None`` when no checkout was made early."""
         run, checkout, waiting = self._run, self._checkout, self._waiting
         self._waiting = None
         if run is None or checkout is None:
             return None
         pending = waiting.hand(nodeids) if waiting is not None else None
-        if pending is None or waiting is None:
-            return start_in(checkout, nodeids, run)
-        return pending, waiting.rootdir
+        if pending is None or waiting is None:  # the child ended, or the add before it
+            made = waiting is None or waiting.made  # a half-made checkout is never used
+            return start_in(checkout, nodeids, run) if made else None
+        there, usual = checkout, run  # for the closure: neither is None
+
+        def started_usually() -> PendingRerun:
+            return start_in(there, nodeids, usual)[0]  # handed: the checkout was made
+
+        return _OrUsual(pending, started_usually), waiting.rootdir
+
+    def _end_child(self) -> None:
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     def close(self) -> None:
         """End the child and remove the checkout; safe to call more than once."""
-        self._waiting, self._checkout = None, None
         self._stack.close()
+        self._waiting, self._checkout = None, None

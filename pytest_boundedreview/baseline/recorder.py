@@ -6,7 +6,7 @@ It runs only the node ids listed in ``DIR/select.json`` (``{"nodeids": [...], "f
 is the tool's own temporary folder.
 
 With ``--bounded-review-wait`` the child is started before its node ids are known: it starts
-pytest, loads the plugins and the conftest files, writes ``DIR/ready`` and waits for
+pytest, loads the plugins and the conftest files of the paths it was given, waits for
 ``select.json`` to appear, then collects the files listed there. It ends when the process that
 started it is gone.
 """
@@ -26,7 +26,6 @@ from .signature import checkout_root
 
 SELECT = "select.json"
 RESULT = "result.json"
-READY = "ready"
 POLL_SECONDS = 0.005
 
 
@@ -48,9 +47,8 @@ def _selection(folder: Path) -> dict[str, list[str]]:
 
 
 def _await_selection(folder: Path) -> dict[str, list[str]]:
-    """Say this child is ready, then wait for its node ids; exit when its starter is gone."""
+    """Wait for this child's node ids; exit when its starter is gone."""
     starter = os.getppid()
-    (folder / READY).touch()
     while not (folder / SELECT).exists():
         if os.getppid() != starter:
             os._exit(3)  # orphaned: nobody will ever read the result

@@ -160,11 +160,14 @@ def moved(args: Sequence[str], old_root: Path, new_root: Path) -> list[str]:
 
 
 def child_env(
-    extra_path: Iterable[Path] = (), mapping: tuple[Path, Path] | None = None
+    extra_path: Iterable[Path] = (),
+    mapping: tuple[Path, Path] | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The session's environment without ``GIT_*``; ``extra_path`` goes first on PYTHONPATH
-    and entries inside ``mapping[0]`` are moved to the same place inside ``mapping[1]``."""
-    env = git.without_git_variables(os.environ)
+    """The session's environment (``environ``, else the process's) without ``GIT_*``;
+    ``extra_path`` goes first on PYTHONPATH and entries inside ``mapping[0]`` are moved to the
+    same place inside ``mapping[1]``."""
+    env = git.without_git_variables(os.environ if environ is None else environ)
     entries = [str(p) for p in extra_path]
     for entry in filter(None, env.get("PYTHONPATH", "").split(os.pathsep)):
         if mapping is not None:
@@ -262,9 +265,12 @@ def _start_child(
     env: Mapping[str, str],
     timeout: float,
     files: Sequence[str] | None,
+    paths: Sequence[str] = (),
+    first: Sequence[str] = (),
 ) -> subproc.Started | subproc.Outcome:
-    """A pytest child recording into ``folder``: running ``files``, or waiting for its
-    selection when ``files`` is ``None``."""
+    """A pytest child recording into ``folder``: running ``files``, or, when ``files`` is
+    ``None``, starting with ``paths`` (for their conftest files) and waiting for its
+    selection; after the command ``first`` succeeds, if one is given (it makes ``rootdir``)."""
     argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
     argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
     argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
@@ -273,7 +279,11 @@ def _start_child(
     # The signature comes from the exception itself: no traceback is rendered (--tb=no,
     # after the session's own options, wins), so a re-run costs about the test's own time.
     argv += [*args, "--tb=no"]
-    argv += ["--bounded-review-wait"] if files is None else ["--", *files]
+    argv += ["--bounded-review-wait", "--", *paths] if files is None else ["--", *files]
+    if first:  # then say so (MADE), and become the pytest child
+        made, there = shlex.quote(str(folder / MADE)), shlex.quote(str(rootdir))
+        script = f"{shlex.join(first)} && : > {made} && cd {there} && exec {shlex.join(argv)}"
+        return subproc.start(["sh", "-c", script], cwd=folder, env=env, timeout=timeout)
     return subproc.start(argv, cwd=rootdir, env=env, timeout=timeout)
 
 
@@ -301,28 +311,39 @@ def start_rerun(
         raise
 
 
+MADE = "made"  # the command a waiting child runs first has succeeded
+
+
 class WaitingRerun:
     """A pytest child started before its node ids are known (see :func:`start_waiting`):
     its start overlaps whatever the starter does meanwhile."""
 
-    def __init__(self, folder: Path, child: subproc.Started, rootdir: Path, timeout: float):
+    def __init__(
+        self, folder: Path, child: subproc.Started, rootdir: Path, timeout: float, first: bool
+    ) -> None:
         self._folder, self._child, self._timeout = folder, child, timeout
         self.rootdir = rootdir
+        self._first = first  # whether it runs a command first (that makes ``rootdir``)
+        self.made = not first  # whether that command is known to have succeeded
 
     def hand(self, nodeids: Iterable[str]) -> PendingRerun | None:
-        """Give the child ``nodeids`` to run; ``None`` when it ended before it was ready for
-        them (then the caller starts a re-run of its own)."""
+        """Give the child ``nodeids`` to run, its time counted from now; ``None`` when it has
+        already ended (then the caller starts a re-run of its own)."""
+        deadline = time.monotonic() + self._timeout
+        while not self.made:  # rootdir is being made
+            self.made = (self._folder / MADE).exists()
+            if not self.made and (not self._child.running() or time.monotonic() > deadline):
+                self.cancel()
+                return None
+            time.sleep(0 if self.made else recorder.POLL_SECONDS)
+        if not self._child.running():
+            self.cancel()
+            return None
         wanted = sorted(set(nodeids))
         files = _files(wanted, self.rootdir)
         if not files:
             self.cancel()
             return PendingRerun()
-        deadline = time.monotonic() + self._timeout
-        while not (self._folder / recorder.READY).exists():
-            if not self._child.running() or time.monotonic() > deadline:
-                self.cancel()
-                return None
-            time.sleep(recorder.POLL_SECONDS)
         _select(self._folder, wanted, files)
         self._child.restart_clock()
         return PendingRerun(self._folder, self._child, self._timeout)
@@ -333,20 +354,28 @@ class WaitingRerun:
 
 
 def start_waiting(
-    *, rootdir: Path, args: Sequence[str], env: Mapping[str, str], timeout: float
+    *,
+    rootdir: Path,
+    args: Sequence[str],
+    env: Mapping[str, str],
+    timeout: float,
+    paths: Sequence[str] = (),
+    first: Sequence[str] = (),
 ) -> WaitingRerun | None:
-    """Start a pytest child in ``rootdir`` that waits for the node ids it is to run (see
-    :meth:`WaitingRerun.hand`); ``None`` when it cannot start."""
+    """Start a pytest child in ``rootdir`` that loads the conftest files of ``paths`` (as a
+    session given them does) and waits for the node ids it is to run (see
+    :meth:`WaitingRerun.hand`), once the command ``first`` (if any) made ``rootdir``; ``None``
+    when it cannot start."""
     folder = tempdirs.make("rerun")
     try:
-        child = _start_child(folder, rootdir, args, env, timeout, None)
+        child = _start_child(folder, rootdir, args, env, timeout, None, paths, first)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     if isinstance(child, subproc.Outcome):
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return WaitingRerun(folder, child, rootdir, timeout)
+    return WaitingRerun(folder, child, rootdir, timeout, bool(first))
 
 
 def rerun(

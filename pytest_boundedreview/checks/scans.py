@@ -11,12 +11,15 @@ import ast
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from ..core.fingerprint import finding_fingerprint
-from ..models.finding import ReportFinding
 from ..target import git
 from ..target.freeze import Target
 from ..target.scope import FileChange
+
+if TYPE_CHECKING:
+    from ..models.finding import ReportFinding
 
 
 @dataclass(frozen=True)
@@ -84,6 +87,8 @@ def _finding(
     rule: str,
     quote: bool = True,
 ) -> ReportFinding:
+    from ..models.finding import ReportFinding  # only for a scan that found something
+
     return ReportFinding(
         path=path,
         line=line,
@@ -168,6 +173,8 @@ def _test_scans(
                 )
     if levels["deleted_tests"] != "off":
         for name in sorted(set(before) - set(after)):
+            from ..models.finding import ReportFinding  # only for a test that was deleted
+
             line = before[name][0]
             yield ReportFinding(
                 path=change.path,

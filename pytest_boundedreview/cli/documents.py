@@ -29,7 +29,7 @@ def _validate_one(path: Path, forced: str | None) -> list[str]:
 
     from ..core import strictjson
     from ..core.validation import describe_all
-    from ..models import SCHEMA_IDS, Finding, model
+    from ..models import SCHEMA_IDS, Finding, validate
 
     try:
         data = path.read_bytes()
@@ -50,13 +50,13 @@ def _validate_one(path: Path, forced: str | None) -> list[str]:
                 "(or pass --schema NAME)"
             ]
     try:
-        validated = model(name).model_validate(document)
+        validated = validate(name, document)
     except ValidationError as exc:
         return describe_all(exc)
     if name == "loop-state":  # the structural rules every load of the ledger checks
         from ..loop.structure import violations
 
-        found = [f"{where}: {why}" for where, why in violations(validated)]  # type: ignore[arg-type]
+        found = [f"{where}: {why}" for where, why in violations(validated)]
         folder = path.absolute().parent
         loop_id = getattr(validated, "loop_id", None)
         in_place = path.name == "state.json" and folder.parent.name == "loops"
@@ -92,6 +92,7 @@ def last_report(given: str | None) -> Report:
     from pydantic import ValidationError
 
     from ..core.validation import describe_all
+    from ..models.plain import validate
     from ..models.report import Report
     from .paths import default_state_folder
 
@@ -103,7 +104,7 @@ def last_report(given: str | None) -> Report:
             f"no report at {path} ({exc.strerror}): run pytest --bounded-review"
         ) from None
     try:
-        return Report.model_validate_json(data)
+        return validate(Report, data)
     except ValidationError as exc:
         raise NoReportError(f"{path} is not a report: {'; '.join(describe_all(exc)[:3])}") from None
 

@@ -6,6 +6,7 @@ reviewer."""
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from collections.abc import Iterator
@@ -56,7 +57,7 @@ def _readiness(lane: LaneConfig, settings: Settings, repo: git.Repo, tier: str) 
         named = f"model {lane.model}: " if lane.model else ""
         yield named + note + ("" if usable else " (the lane would be unverified)")
     elif lane.kind == "openai":
-        probe = lane.model_copy(update={"timeout": min(lane.timeout, PROBE_TIMEOUT)})
+        probe = dataclasses.replace(lane, timeout=min(lane.timeout, PROBE_TIMEOUT))
         key = lane_env([lane.api_key_env] if lane.api_key_env else []).get(lane.api_key_env or "")
         try:
             chosen = openai.choose_model(probe, openai.listed_models(probe, key))

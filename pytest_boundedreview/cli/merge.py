@@ -12,6 +12,7 @@ from ..core.config import load_settings
 from ..core.errors import UsageError
 from ..core.readfile import read_bounded
 from ..core.statefile import state_folder
+from ..models.plain import validate
 from ..models.report import Gate, GateAnswer, Report, TestFailure
 from ..report.build import NO_LANES, assess_risk, build
 from ..report.publish import progress, publish
@@ -42,7 +43,7 @@ def load(paths: Sequence[Path]) -> list[Shard]:
     for path in paths:
         data = read_bounded(path, MAX_SHARD_BYTES, "shard report")
         try:
-            report = Report.model_validate_json(data)
+            report = validate(Report, data)
         except ValidationError as exc:
             why = "; ".join(describe_all(exc)[:3])
             raise UsageError(f"{path} is not a bounded-review report: {why}") from None

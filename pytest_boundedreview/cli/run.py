@@ -83,6 +83,7 @@ def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:
 
 
 def run_code(args: argparse.Namespace) -> int:
+    from ..models.plain import validate
     from ..models.report import Report
 
     report = _report_path(args)
@@ -94,7 +95,7 @@ def run_code(args: argparse.Namespace) -> int:
         return status
     if not report.exists() or report.stat().st_mtime_ns == before:
         raise NoReportError(f"pytest exited {status} without writing a report to {report}")
-    gate = Report.model_validate_json(report.read_bytes()).gate.review_clean
+    gate = validate(Report, report.read_bytes()).gate.review_clean
     return _BY_GATE.get(gate, EXIT_INDETERMINATE)
 
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import difflib
+import hashlib
+import importlib.util
+import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
-
-from ..models.base import Model
+from ..models import plain as plain_models
+from ..models.plain import Check, Limits, build, plain, validate_data
 from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .errors import ConfigError
 from .tables import (
@@ -24,9 +29,9 @@ from .tables import (
     ScanConfig,
     Seconds,
     SelectionConfig,
+    Share,
     TriggerConfig,
 )
-from .validation import describe
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -49,7 +54,33 @@ def option_overrides(values: Mapping[str, object], cwd: Path) -> dict[str, objec
     }
 
 
-class Settings(Model):
+def _never_raised(key: str) -> Callable[[int | None], int | None]:
+    ceiling = (HARD_CEILINGS._asdict() | {"max_retries": MAX_RETRIES})[key]
+
+    def check(value: int | None) -> int | None:
+        if value is not None and value > ceiling:
+            raise ValueError(
+                f"{value} would raise the ceiling of {ceiling}; "
+                "ceilings may be lowered, never raised"
+            )
+        return value
+
+    return check
+
+
+def _unique_names(entries: list[Any]) -> list[Any]:
+    names = [entry.name for entry in entries]
+    duplicated = sorted({name for name in names if names.count(name) > 1})
+    if duplicated:
+        raise ValueError(f"names must be unique; repeated: {', '.join(duplicated)}")
+    return entries
+
+
+Count = Annotated[int, Limits(ge=0)]
+
+
+@plain
+class Settings:
     """Every setting; each option of the pytest face is also a key here (CLI wins)."""
 
     state_dir: str = ".bounded-review"
@@ -64,8 +95,8 @@ class Settings(Model):
     full: bool = False
     reset: bool = False
     shard: bool = False
-    reruns: int = Field(default=1, ge=0, le=10)
-    max_base_reruns: int = Field(default=50, ge=0, le=10_000)
+    reruns: Annotated[int, Limits(ge=0, le=10)] = 1
+    max_base_reruns: Annotated[int, Limits(ge=0, le=10_000)] = 50
     base_timeout: Seconds = 900
     # Keep base checkouts in the user's cache folder for later cold runs (target/kept.py).
     reuse_base_checkout: bool = False
@@ -75,52 +106,36 @@ class Settings(Model):
     # categories a `user` waiver never waives, beyond security, data-loss, authorization and
     # cryptography (the list only grows).
     waivers_file: str = "bounded-review-waivers.toml"
-    protected_categories: list[Category] = Field(default_factory=list)
+    protected_categories: list[Category] = field(default_factory=list)
     # A lane's blocking finding below this confidence (or without one, when required) is
     # advisory, with a note; a lane's own `min_confidence` wins.
-    min_confidence: float | None = Field(default=None, ge=0, le=1)
+    min_confidence: Share | None = None
     require_confidence: bool = False
     # A run of part of the suite (paths narrower than testpaths, -k, -m, shards that missed
     # tests) may be clean only when this is set.
     allow_partial: bool = False
-    instructions: list[str] = Field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
-    max_lanes: int | None = Field(default=None, ge=0)
-    max_concurrent: int | None = Field(default=None, ge=1)
-    max_repair_loops: int | None = Field(default=None, ge=0)
-    max_retries: int = Field(default=MAX_RETRIES, ge=0)
-    checks: list[CheckConfig] = Field(default_factory=list)
-    lanes: list[LaneConfig] = Field(default_factory=list)
-    scans: ScanConfig = Field(default_factory=ScanConfig)
-    risk_rules: RiskRules = Field(default_factory=RiskRules)
-    selection: SelectionConfig = Field(default_factory=SelectionConfig)
-    loop: LoopConfig = Field(default_factory=LoopConfig)
-    plan: PlanConfig = Field(default_factory=PlanConfig)
-    routing: RoutingConfig = Field(default_factory=RoutingConfig)
-    blocked_plugins: list[str] = Field(default_factory=list)
+    instructions: list[str] = field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
+    max_lanes: Annotated[Count | None, Check(_never_raised("max_lanes"))] = None
+    max_concurrent: Annotated[
+        Annotated[int, Limits(ge=1)] | None, Check(_never_raised("max_concurrent"))
+    ] = None
+    max_repair_loops: Annotated[Count | None, Check(_never_raised("max_repair_loops"))] = None
+    max_retries: Annotated[Count, Check(_never_raised("max_retries"))] = MAX_RETRIES
+    checks: Annotated[list[CheckConfig], Check(_unique_names)] = field(default_factory=list)
+    lanes: Annotated[list[LaneConfig], Check(_unique_names)] = field(default_factory=list)
+    scans: ScanConfig = field(default_factory=ScanConfig)
+    risk_rules: RiskRules = field(default_factory=RiskRules)
+    selection: SelectionConfig = field(default_factory=SelectionConfig)
+    loop: LoopConfig = field(default_factory=LoopConfig)
+    plan: PlanConfig = field(default_factory=PlanConfig)
+    routing: RoutingConfig = field(default_factory=RoutingConfig)
+    blocked_plugins: list[str] = field(default_factory=list)
 
-    @field_validator("max_lanes", "max_concurrent", "max_repair_loops", "max_retries")
-    @classmethod
-    def _never_raised(cls, value: int | None, info: Any) -> int | None:
-        limits = HARD_CEILINGS._asdict() | {"max_retries": MAX_RETRIES}
-        ceiling = limits[info.field_name]
-        if value is not None and value > ceiling:
-            raise ValueError(
-                f"{value} would raise the ceiling of {ceiling}; "
-                "ceilings may be lowered, never raised"
-            )
-        return value
+    def __post_init__(self) -> None:
+        self._waivers_file_in_the_repository()
+        self._model_reviewer_exists()
 
-    @field_validator("checks", "lanes")
-    @classmethod
-    def _unique_names(cls, entries: list[Any]) -> list[Any]:
-        names = [entry.name for entry in entries]
-        duplicated = sorted({name for name in names if names.count(name) > 1})
-        if duplicated:
-            raise ValueError(f"names must be unique; repeated: {', '.join(duplicated)}")
-        return entries
-
-    @model_validator(mode="after")
-    def _waivers_file_in_the_repository(self) -> Settings:
+    def _waivers_file_in_the_repository(self) -> None:
         parts = Path(self.waivers_file).parts
         if not parts or Path(self.waivers_file).is_absolute() or ".." in parts:
             raise ValueError(
@@ -132,17 +147,14 @@ class Settings(Model):
                 f"waivers_file {self.waivers_file!r} is inside the state folder "
                 f"{self.state_dir!r}, which holds generated state: commit it elsewhere"
             )
-        return self
 
-    @model_validator(mode="after")
-    def _model_reviewer_exists(self) -> Settings:
+    def _model_reviewer_exists(self) -> None:
         named = self.loop.model_review_lane
         verdicts = [lane.name for lane in self.lanes if lane.role == "verdict"]
         if named is not None and named not in verdicts:
             known = ", ".join(verdicts) or "none configured"
             why = f"loop.model_review_lane {named!r} names no verdict lane (verdict lanes: {known})"
             raise ValueError(why)
-        return self
 
     @property
     def model_reviewer(self) -> str | None:
@@ -172,7 +184,7 @@ class Settings(Model):
         )
 
 
-_SECTION_MODELS: dict[str, type[Model]] = {
+_SECTION_MODELS: dict[str, type] = {
     "checks": CheckConfig,
     "lanes": LaneConfig,
     "scans": ScanConfig,
@@ -223,15 +235,17 @@ def find_config(start: Path, stop: Path | None = None) -> tuple[Path | None, dic
 
 
 def _explain(error: Any, overrides: Mapping[str, object]) -> str:
+    from .validation import UNKNOWN_KEY, describe
+
     loc = error["loc"]
     line = describe(error)
-    if error["type"] == "extra_forbidden":
-        model: type[Model] = Settings
+    if error["type"] in UNKNOWN_KEY:
+        model: type = Settings
         if len(loc) > 1 and isinstance(loc[0], str) and loc[0] in _SECTION_MODELS:
             model = _SECTION_MODELS[loc[0]]
         if tuple(loc[:2]) == ("risk_rules", "triggers") and len(loc) > 3:
             model = TriggerConfig
-        known = sorted(model.model_fields)
+        known = sorted(f.name for f in dataclasses.fields(model))
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         line += f"; {hint}known keys: {', '.join(known)}"
@@ -246,12 +260,81 @@ def load_settings(
     overrides: Mapping[str, object] | None = None,
 ) -> tuple[Settings, Path | None]:
     """Settings from the nearest config, with ``overrides`` (non-``None`` option values) on
-    top; :class:`ConfigError` naming the file, key, bad value and allowed values."""
+    top; :class:`ConfigError` naming the file, key, bad value and allowed values.
+
+    A configuration (with its overrides) is validated by pydantic once: its digest, with the
+    package's version, is then noted in the state folder's cache under ``stop``, and later
+    runs with the same one build the settings without pydantic."""
     path, table = find_config(start, stop)
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
+    data = {**table, **overrides}
+    marker = _validated_marker(stop, data)
+    if marker is not None and marker.exists():
+        return build(Settings, data), path
+    from pydantic import ValidationError
+
     try:
-        return Settings.model_validate({**table, **overrides}), path
+        settings = validate_data(Settings, data)
     except ValidationError as exc:
         lines = [_explain(error, overrides) for error in exc.errors(include_url=False)]
         source = f"{path}: [{TABLE}]" if path else "options"
         raise ConfigError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None
+    if marker is not None:
+        _note_validated(marker)
+    return settings, path
+
+
+_MARKER_PREFIX = "config-valid-"
+
+
+def _validated_marker(stop: Path | None, data: Mapping[str, Any]) -> Path | None:
+    """Where a validated configuration is noted: in the state folder's ``cache`` (the
+    configured one, if it names one), under the repository root ``stop``. ``None`` (always
+    validate) for one with values JSON has no word for (a TOML date): its text would be
+    ambiguous."""
+    state_dir = data.get("state_dir", Settings.state_dir)
+    if stop is None or not isinstance(state_dir, str):
+        return None
+    try:
+        text = json.dumps(data, sort_keys=True)
+    except (TypeError, ValueError):
+        return None
+    digest = hashlib.sha256(f"{_rules_stamp()}\0{text}".encode()).hexdigest()
+    return stop / state_dir / "cache" / f"{_MARKER_PREFIX}{digest}"
+
+
+def _rules_stamp() -> str:
+    """What validation depends on: the package's version, the modules holding the rules and
+    the installed pydantic (size and time of each), so an upgrade or an edited install
+    validates again."""
+    version = getattr(sys.modules[__name__.partition(".")[0]], "__version__", "")
+    files = [
+        Path(str(module.__file__))
+        for module in (sys.modules[__name__], sys.modules[CheckConfig.__module__], plain_models)
+    ]
+    files.append(Path(str(sys.modules[Ceilings.__module__].__file__)))
+    spec = importlib.util.find_spec("pydantic")
+    if spec is not None and spec.origin is not None:
+        files.append(Path(spec.origin).with_name("version.py"))
+    stamps = []
+    for file in files:
+        with contextlib.suppress(OSError):
+            info = file.stat()
+            stamps.append(f"{file.name}:{info.st_size}:{info.st_mtime_ns}")
+    return f"{version} {' '.join(stamps)}"
+
+
+def _note_validated(marker: Path) -> None:
+    """Leave ``marker`` (and no older one) when the state folder is there to hold it."""
+    from .statefile import write_atomic
+
+    if not marker.parent.parent.is_dir():
+        return  # no state folder yet: the run that makes one notes it
+    try:
+        marker.parent.mkdir(exist_ok=True)
+        for old in marker.parent.glob(f"{_MARKER_PREFIX}*"):
+            if old != marker:
+                old.unlink(missing_ok=True)
+        write_atomic(marker, b"")
+    except OSError:
+        pass  # an unwritable cache only costs the next run a validation

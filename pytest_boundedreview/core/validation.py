@@ -3,9 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-from pydantic_core import ErrorDetails
+if TYPE_CHECKING:
+    from pydantic import ValidationError
+    from pydantic_core import ErrorDetails
+
+# A key no model knows: pydantic's word for models, and for the plain dataclasses.
+UNKNOWN_KEY = ("extra_forbidden", "unexpected_keyword_argument")
 
 
 def location(loc: Sequence[int | str], root: str = "") -> str:
@@ -34,9 +39,9 @@ def describe(error: ErrorDetails, root: str = "") -> str:
     loc = [part for part in error["loc"] if not (isinstance(part, str) and "[" in part)]
     where = location(loc, root)
     kind = error["type"]
-    if kind == "extra_forbidden":
+    if kind in UNKNOWN_KEY:
         return f"{where}: unknown key"
-    if kind == "missing":
+    if kind in ("missing", "missing_argument"):
         return f"{where}: required key is missing"
     message = error["msg"].removeprefix("Value error, ")
     if kind == "literal_error":

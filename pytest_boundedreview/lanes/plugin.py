@@ -16,6 +16,7 @@ from .. import hookspec
 from ..core.tables import LaneConfig
 from ..core.validation import describe_all
 from ..hookspec import PluginLane
+from ..models.plain import validate
 from .result import Attempt, read_result
 
 
@@ -67,16 +68,19 @@ def plugin_lanes(
 
 
 def _config_of(lane: PluginLane) -> LaneConfig:
-    return LaneConfig.model_validate(
-        {
-            "name": lane.name,
-            "lens": lane.lens,
-            "role": getattr(lane, "role", "verdict"),
-            "kind": "plugin",
-            "model": getattr(lane, "model", None),
-            "timeout": getattr(lane, "timeout", 600),
-        }
-    )
+    described = {
+        "name": lane.name,
+        "lens": lane.lens,
+        "role": getattr(lane, "role", "verdict"),
+        "kind": "plugin",
+        "model": getattr(lane, "model", None),
+        "timeout": getattr(lane, "timeout", 600),
+    }
+    try:
+        text = json.dumps(described)
+    except (TypeError, ValueError) as exc:  # not JSON data at all: name what is wrong
+        raise AttributeError(f"its description is not plain data: {exc}") from None
+    return validate(LaneConfig, text)
 
 
 def run_once(config: LaneConfig, lane: PluginLane, packet: bytes, workdir: Path) -> Attempt:

@@ -8,6 +8,7 @@ the model is passed through unchecked, and the report says so.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
@@ -82,7 +83,7 @@ def route(
         ordered = list(tier_models(routing, tier))
         if not ordered:
             return Route(None, note="no model configured: the reviewer picks its own")
-        lane = lane.model_copy(update={"model": ordered[0], "fallback_models": ordered[1:]})
+        lane = dataclasses.replace(lane, model=ordered[0], fallback_models=ordered[1:])
         assert lane.model is not None
     if command is None:
         return Route(lane.model, note=UNVERIFIED_NOTE)

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ..models.report import LaneReport, LoopInfo
-from ..triage import Triaged
+from ..triage.triaged import Triaged
 
 if TYPE_CHECKING:
     from ..models.loop import LaneState

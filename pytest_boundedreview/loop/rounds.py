@@ -3,6 +3,7 @@ the lanes, and record the round once the gate is known."""
 
 from __future__ import annotations
 
+import dataclasses
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -14,7 +15,7 @@ from ..models.loop import LaneState, LoopState, Mark, RoundState
 from ..models.report import Findings, Gate, LoopInfo
 from ..target import git
 from ..target.freeze import DIFF_OPTIONS, Target
-from ..triage import Triaged
+from ..triage.triaged import Triaged
 from .coverage import attempt_id
 from .ledger import Ledger, new_state
 from .machine import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
@@ -172,7 +173,7 @@ class LoopRound:
         rows = [
             row
             if row.status == "skipped"
-            else row.model_copy(update={"status": "reused", "note": note, "usage": None})
+            else dataclasses.replace(row, status="reused", note=note, usage=None)
             for row in previous.rows
         ]
         found = previous.findings or Findings()

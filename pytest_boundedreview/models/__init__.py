@@ -7,7 +7,10 @@ needs the report and configuration models.
 from __future__ import annotations
 
 import importlib
+import json
 from typing import TYPE_CHECKING, Any
+
+from . import plain
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -58,16 +61,35 @@ SCHEMA_IDS: dict[str, str] = {
 }
 
 
-def model(name: str) -> type[BaseModel]:
-    """The model class of the document kind ``name`` (a key of :data:`SCHEMA_NAMES`)."""
+def model(name: str) -> type[BaseModel] | type:
+    """The class of the document kind ``name`` (a key of :data:`SCHEMA_NAMES`): a pydantic
+    model, or a plain dataclass (see ``plain.py``)."""
     module, _, cls = SCHEMA_NAMES[name].partition(".")
-    found: type[BaseModel] = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
+    found: type = getattr(importlib.import_module(f"{__name__}.{module}"), cls)
     return found
+
+
+def validate(name: str, document: object) -> Any:
+    """The document kind ``name`` from JSON data, validated as JSON (a date is its ISO text);
+    pydantic's ``ValidationError`` if it is not one."""
+    from pydantic import BaseModel
+
+    found = model(name)
+    text = json.dumps(document)
+    if issubclass(found, BaseModel):
+        return found.model_validate_json(text)
+    return plain.validate(found, text)
 
 
 def json_schema(name: str) -> dict[str, Any]:
     """The JSON Schema of the document kind ``name``."""
-    schema = model(name).model_json_schema(by_alias=True)
+    from pydantic import BaseModel
+
+    found = model(name)
+    if issubclass(found, BaseModel):
+        schema = found.model_json_schema(by_alias=True)
+    else:
+        schema = plain.adapter(found).json_schema(by_alias=True)
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     return schema
 
@@ -99,4 +121,5 @@ __all__ = [
     "TestFailure",
     "json_schema",
     "model",
+    "validate",
 ]

@@ -7,7 +7,7 @@ from typing import Annotated, Any, Final, Literal
 from pydantic import Field
 
 from .base import Model
-from .report import Findings, Gate, LaneReport
+from .report import Findings, Gate, LaneReport, provide_names
 
 LOOP_STATE_SCHEMA: Final = "bounded-review/loop-state/v1"
 LOOP_ID_PATTERN = r"^[A-Za-z0-9._-]{1,128}$"
@@ -112,3 +112,8 @@ class LoopState(Model):
     model_review_lane: str | None = None  # who reviews the model on ``model-mismatch``
     lanes_fixed: bool = False  # the loop commands: every round has the lanes of round 1
     model_review: ModelReview | None = None  # the last model review the loop asked for
+
+
+# The report's Findings hold pydantic findings by name only: name them, for when pydantic
+# builds these models.
+provide_names()

@@ -2,20 +2,41 @@
 
 from __future__ import annotations
 
-from typing import Final, Literal
+import dataclasses
+from dataclasses import field
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
-from pydantic import Field
+from .plain import Limits, plain
 
-from .base import Model
-from .finding import CheckFinding, RejectedFinding, ReportFinding
-from .waiver import WaivedCheckFinding, WaivedFinding, WaiverNote
+if TYPE_CHECKING:  # pydantic models: the report holds them, given to pydantic by plain.py
+    from .finding import CheckFinding, RejectedFinding, ReportFinding
+    from .waiver import WaivedCheckFinding, WaivedFinding, WaiverNote
+
+
+def provide_names() -> None:
+    """Give this module the pydantic models its dataclasses hold, which it imports for the
+    type checker only: pydantic needs them to validate a report or give its schema."""
+    from . import finding, waiver
+
+    names = globals()
+    names.update(
+        CheckFinding=finding.CheckFinding,
+        RejectedFinding=finding.RejectedFinding,
+        ReportFinding=finding.ReportFinding,
+        WaivedCheckFinding=waiver.WaivedCheckFinding,
+        WaivedFinding=waiver.WaivedFinding,
+        WaiverNote=waiver.WaiverNote,
+    )
+
 
 REPORT_SCHEMA: Final = "bounded-review/report/v1"
+Count = Annotated[int, Limits(ge=0)]
 GateAnswer = Literal["yes", "no", "indeterminate"]
 Observed = Literal["not-checked", "yes", "no"]
 
 
-class TargetInfo(Model):
+@plain
+class TargetInfo:
     kind: Literal["pr", "local-diff", "staged", "plan"]
     base: str | None
     head: str | None
@@ -24,65 +45,73 @@ class TargetInfo(Model):
     empty: bool
 
 
-class RiskReason(Model):
+@plain
+class RiskReason:
     path: str | None
     rule: str
 
 
-class RiskInfo(Model):
+@plain
+class RiskInfo:
     tier: Literal["economy", "standard", "strict"]
-    reasons: list[RiskReason] = Field(default_factory=list)
+    reasons: list[RiskReason] = field(default_factory=list)
 
 
-class Budget(Model):
-    max_lanes: int = Field(ge=0)
-    max_concurrent: int = Field(ge=0)
-    max_repair_loops: int = Field(ge=0)
+@plain
+class Budget:
+    max_lanes: Count
+    max_concurrent: Count
+    max_repair_loops: Count
 
 
-class LoopInfo(Model):
+@plain
+class LoopInfo:
     loop_id: str | None
-    round: int = Field(ge=0)
-    repair_loops_used: int = Field(ge=0)
+    round: Count
+    repair_loops_used: Count
     status: Literal["not-started", "open", "converged", "deadlock", "drift", "closed"]
     stop_reason: str | None = None
-    flags: list[str] = Field(default_factory=list)
+    flags: list[str] = field(default_factory=list)
 
 
-class CheckResult(Model):
+@plain
+class CheckResult:
     name: str
     required: bool
     status: Literal["pass", "fail", "not-run"]
-    target_related: list[CheckFinding] = Field(default_factory=list)
-    pre_existing: list[CheckFinding] = Field(default_factory=list)
-    waived: list[WaivedCheckFinding] = Field(default_factory=list)  # out of the gate, kept
+    target_related: list[CheckFinding] = field(default_factory=list)
+    pre_existing: list[CheckFinding] = field(default_factory=list)
+    waived: list[WaivedCheckFinding] = field(default_factory=list)  # out of the gate, kept
     detail: str = ""
 
 
-class TestFailure(Model):
+@plain
+class TestFailure:
     nodeid: str
     signature: str
     base_signature: str | None = None
     reason: str | None = None
 
 
-class Tests(Model):
-    passed: int = Field(ge=0)
-    failed: int = Field(ge=0)
-    target_related: list[TestFailure] = Field(default_factory=list)
-    pre_existing: list[TestFailure] = Field(default_factory=list)
-    flaky: list[TestFailure] = Field(default_factory=list)
-    unknown: list[TestFailure] = Field(default_factory=list)
+@plain
+class Tests:
+    passed: Count
+    failed: Count
+    target_related: list[TestFailure] = field(default_factory=list)
+    pre_existing: list[TestFailure] = field(default_factory=list)
+    flaky: list[TestFailure] = field(default_factory=list)
+    unknown: list[TestFailure] = field(default_factory=list)
 
 
-class Usage(Model):
+@plain
+class Usage:
     """What reviewer attempts cost, as far as their tools reported it; a field no attempt
     reported stays ``None``, never ``0``."""
 
-    input_tokens: int | None = Field(default=None, ge=0)
-    output_tokens: int | None = Field(default=None, ge=0)
-    cost_usd: float | None = Field(default=None, ge=0)
-    turns: int | None = Field(default=None, ge=0)
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cost_usd: Annotated[float, Limits(ge=0)] | None = None
+    turns: Count | None = None
 
 
 def summed(usages: list[Usage]) -> Usage | None:
@@ -91,23 +120,25 @@ def summed(usages: list[Usage]) -> Usage | None:
         return None
     totals: dict[str, float] = {}
     for usage in usages:
-        for key, value in usage.model_dump(exclude_none=True).items():
-            totals[key] = totals.get(key, 0) + value
+        for key, value in dataclasses.asdict(usage).items():
+            if value is not None:
+                totals[key] = totals.get(key, 0) + value
     if not totals:
         return None
     if "cost_usd" in totals:
         totals["cost_usd"] = round(totals["cost_usd"], 6)
-    return Usage.model_validate(totals)
+    return Usage(**totals)  # type: ignore[arg-type]
 
 
-class LaneReport(Model):
+@plain
+class LaneReport:
     name: str
     lens: str
     role: Literal["verdict", "scout"]
     model: str | None = None
     reasoning: str | None = None
     status: Literal["pass", "revise", "scout", "unverified", "retained", "reused", "skipped"]
-    attempts: int = Field(ge=0)
+    attempts: Count
     rationale: str | None = None
     note: str | None = None
     # Agent lanes: the program that reviewed, its version, and what its attempts cost.
@@ -116,19 +147,22 @@ class LaneReport(Model):
     usage: Usage | None = None
 
 
-class Findings(Model):
-    blocking: list[ReportFinding] = Field(default_factory=list)
-    advisory: list[ReportFinding] = Field(default_factory=list)
-    rejected: list[RejectedFinding] = Field(default_factory=list)
-    waived: list[WaivedFinding] = Field(default_factory=list)  # out of the gate, never gone
+@plain
+class Findings:
+    blocking: list[ReportFinding] = field(default_factory=list)
+    advisory: list[ReportFinding] = field(default_factory=list)
+    rejected: list[RejectedFinding] = field(default_factory=list)
+    waived: list[WaivedFinding] = field(default_factory=list)  # out of the gate, never gone
 
 
-class Gate(Model):
+@plain
+class Gate:
     review_clean: GateAnswer
-    reasons: list[str] = Field(default_factory=list)
+    reasons: list[str] = field(default_factory=list)
 
 
-class Statuses(Model):
+@plain
+class Statuses:
     local_verification: Literal["passed", "failed", "partial", "not-run"]
     review_clean: GateAnswer
     pr_ci: Literal["not-checked", "passed", "failed", "pending"] = "not-checked"
@@ -138,24 +172,26 @@ class Statuses(Model):
     production_verified: Observed = "not-checked"
 
 
-class ShardInfo(Model):
+@plain
+class ShardInfo:
     """How one CI shard ran, for ``bounded-review merge``."""
 
     rootdir: str  # pytest's rootdir, relative to the repository's top
     args: list[str]  # the options a re-run of its tests repeats
-    deselected: int = Field(ge=0)
+    deselected: Count
     complete: bool  # it ran to its end: not interrupted, stopped early or collect-only
-    nodeids: list[str] = Field(default_factory=list)  # every test it ran, so no two overlap
-    deselected_ids: list[str] = Field(default_factory=list)  # collected, then deselected
-    files: list[str] = Field(default_factory=list)  # the test files it collected
-    suite_files: list[str] = Field(default_factory=list)  # the suite's test files, all shards'
+    nodeids: list[str] = field(default_factory=list)  # every test it ran, so no two overlap
+    deselected_ids: list[str] = field(default_factory=list)  # collected, then deselected
+    files: list[str] = field(default_factory=list)  # the test files it collected
+    suite_files: list[str] = field(default_factory=list)  # the suite's test files, all shards'
     narrowed: str | None = None  # what else kept tests from running (--lf, --ignore, xdist -k)
 
 
-class Report(Model):
+@plain
+class Report:
     """Everything one review established, and what it did not look at."""
 
-    schema_: Literal["bounded-review/report/v1"] = Field(alias="schema")
+    schema: Literal["bounded-review/report/v1"]
     tool_version: str
     generated_at: str
     target: TargetInfo
@@ -163,15 +199,15 @@ class Report(Model):
     risk: RiskInfo
     budget: Budget
     loop: LoopInfo
-    checks: list[CheckResult] = Field(default_factory=list)
+    checks: list[CheckResult] = field(default_factory=list)
     tests: Tests
-    lanes: list[LaneReport] = Field(default_factory=list)
-    findings: Findings = Field(default_factory=Findings)
-    blockers_fixed: list[str] = Field(default_factory=list)
+    lanes: list[LaneReport] = field(default_factory=list)
+    findings: Findings = field(default_factory=Findings)
+    blockers_fixed: list[str] = field(default_factory=list)
     gate: Gate
     statuses: Statuses
-    limitations: list[str] = Field(default_factory=list)
+    limitations: list[str] = field(default_factory=list)
     next_action: str
     usage: Usage | None = None  # summed over the lane attempts that reported it
-    waivers: list[WaiverNote] = Field(default_factory=list)  # waivers that did not apply
+    waivers: list[WaiverNote] = field(default_factory=list)  # waivers that did not apply
     shard: ShardInfo | None = None  # set on a shard's report only

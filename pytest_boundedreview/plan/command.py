@@ -51,7 +51,7 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
     overrides = option_overrides({key: getattr(args, key) for key in keys}, cwd)
     settings, _ = load_settings(cwd, repo.root, overrides)
     # Plan verdicts must say how they know (CONTRACT §6); code checks do not apply to a plan.
-    settings = settings.model_copy(update={"require_assurances": True, "checks": []})
+    settings = dataclasses.replace(settings, require_assurances=True, checks=[])
     target, text = freeze_plan(repo, Path(cwd, args.plan))
     where = target.files[0]
     plan_lines = split_lines(text)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+from ..models.plain import dumps
 from ..models.report import Report
 from .github import workflow_commands
 from .markdown import markdown_report
@@ -16,7 +17,7 @@ FORMATS = ("text", "json", "markdown", "sarif", "github")
 def render(report: Report, fmt: str) -> str:
     """``report`` in format ``fmt`` (one of :data:`FORMATS`), ending with a newline."""
     if fmt == "json":
-        return report.model_dump_json(indent=2) + "\n"
+        return dumps(report, indent=2) + "\n"
     if fmt == "markdown":
         return markdown_report(report)
     if fmt == "sarif":

@@ -4,13 +4,17 @@ Every untrusted string goes through :func:`escape.markdown`."""
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from ..models.finding import ReportFinding
 from ..models.report import Report, TestFailure
 from .escape import markdown as md
 from .escape import markdown_code as code
 from .terminal import spent, tool_of
+
+if TYPE_CHECKING:
+    from ..models.finding import ReportFinding
 
 CAP = 1024 * 1024 - 4096  # below GitHub's 1 MiB summary limit, with room for the last line
 VERDICT = {"yes": "✅ review clean", "no": "❌ not clean", "indeterminate": "⚠️ indeterminate"}
@@ -40,7 +44,7 @@ def _lines(report: Report) -> Iterator[str]:
     yield ""
     yield "| status | value |"
     yield "| --- | --- |"
-    for name, value in statuses.model_dump().items():
+    for name, value in dataclasses.asdict(statuses).items():
         yield f"| {name.replace('_', ' ')} | {md(str(value))} |"
     yield ""
     base = md(target.base or "-")

@@ -5,12 +5,14 @@ pre-existing results are carried with a suppression rather than dropped."""
 from __future__ import annotations
 
 import hashlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from ..models.finding import CheckFinding, ReportFinding
 from ..models.report import Report, TestFailure
-from ..models.waiver import WaivedFinding, Waiver
+
+if TYPE_CHECKING:
+    from ..models.finding import CheckFinding, ReportFinding
+    from ..models.waiver import Waiver
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 BASE_ID = "SRCROOT"
@@ -134,6 +136,8 @@ def sarif(report: Report) -> dict[str, Any]:
     found = [*report.findings.blocking, *report.findings.advisory, *waived]
 
     def result(finding: ReportFinding) -> dict[str, Any]:
+        from ..models.waiver import WaivedFinding  # a finding exists: the models are loaded
+
         shown = _finding(finding)
         return _waived(shown, finding.waiver) if isinstance(finding, WaivedFinding) else shown
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..baseline.classify import Classification
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..core.statefile import utc_now
-from ..models.finding import RejectedFinding, ReportFinding
 from ..models.report import (
     REPORT_SCHEMA,
     Budget,
@@ -29,9 +29,12 @@ from ..models.report import (
     Tests,
     summed,
 )
-from ..models.waiver import WaivedFinding, WaiverNote
 from ..risk import DOCS_PATHS, assess, rules_from
 from ..target.freeze import Target
+
+if TYPE_CHECKING:
+    from ..models.finding import RejectedFinding, ReportFinding
+    from ..models.waiver import WaivedFinding, WaiverNote
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..core.ceilings import Ceilings
 from ..core.config import Settings
@@ -32,8 +33,8 @@ from ..models.report import LaneReport, TestFailure
 from ..target import git
 from ..target.freeze import Target
 from ..target.treefiles import TreeFiles
-from ..triage import Answer, Raised, Reproduce_, screened, triage
 from ..triage.merge import Candidate
+from ..triage.steps import Answer, Raised, Reproduce_, screened, triage
 from .choice import candidates, choose, retained, with_reviewer
 from .lanerows import lane_row, lane_states, unrun_row
 from .possible import none_ran
@@ -97,8 +98,8 @@ def run_lanes(
         kept = retained(chosen, carried.redispatch, carried.rows, named)
         for lane in kept:
             # Its spend belongs to the round that ran it, not this one.
-            update = {"status": "retained", "note": note, "usage": None}
-            outcome.rows.append(carried.rows[lane.name].model_copy(update=update))
+            update: dict[str, Any] = {"status": "retained", "note": note, "usage": None}
+            outcome.rows.append(dataclasses.replace(carried.rows[lane.name], **update))
         chosen = [lane for lane in chosen if lane not in kept]
     notes: dict[str, str | None] = {}
     unroutable: dict[str, str] = {}
@@ -114,7 +115,7 @@ def run_lanes(
             routed.append(lane)
             continue
         notes[lane.name] = decision.note
-        routed.append(lane.model_copy(update={"model": decision.model}))
+        routed.append(dataclasses.replace(lane, model=decision.model))
     instructions = requirements(repo, target, settings.instructions)
     retries = settings.max_retries
     before = live_fingerprint(repo)

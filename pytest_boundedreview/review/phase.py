@@ -14,9 +14,7 @@ from ..checks.scans import scan
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..gate import decide
-from ..models.finding import ReportFinding
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
-from ..models.waiver import Waiver
 from ..report.build import Evidence
 from ..target import git
 from ..target.freeze import Target
@@ -26,6 +24,8 @@ if TYPE_CHECKING:
     from ..baseline.classify import BaselineRun
     from ..loop.result import RoundResult
     from ..loop.rounds import LoopRound
+    from ..models.finding import ReportFinding
+    from ..models.waiver import Waiver
 
 
 @dataclass(frozen=True)
@@ -107,7 +107,7 @@ class Review:
             checks = run_all(
                 settings.checks, self.repo, target.base_commit, self.progress, target.scope
             )
-        findings = [*deterministic, *scan(target, self.repo, settings.scans.model_dump())]
+        findings = [*deterministic, *scan(target, self.repo, dataclasses.asdict(settings.scans))]
         limitations = [*limitations, *tests.limitations]
         limitations += [
             f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"

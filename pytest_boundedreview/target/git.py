@@ -47,6 +47,14 @@ def scrubbed_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     return env
 
 
+def command(args: Sequence[str]) -> list[str]:
+    """The argv of ``git args`` with our pinned configuration (hooks off, no colour, ...)."""
+    argv = ["git"]
+    for item in _PINNED_CONFIG:
+        argv += ["-c", item]
+    return argv + list(args)
+
+
 def run(
     args: Sequence[str],
     cwd: Path,
@@ -58,10 +66,7 @@ def run(
 ) -> subprocess.CompletedProcess[bytes]:
     """Run ``git args`` in ``cwd`` (``input`` on stdin); raise :class:`GitError` on failure
     when ``check``."""
-    argv = ["git"]
-    for item in _PINNED_CONFIG:
-        argv += ["-c", item]
-    argv += list(args)
+    argv = command(args)
     try:
         proc = subprocess.run(
             argv,

@@ -6,10 +6,12 @@ most :data:`KEEP` checkouts, one per base commit and named after it, so a later 
 ``git worktree add`` and finds the base's bytecode and pytest's rewritten modules in place.
 
 A kept checkout is used only for its own commit, and only by the run that holds the folder's
-lock. Before each use it is reset to its commit and cleaned of every untracked or ignored file
-except ``__pycache__`` folders, so what a previous run changed or left there never reaches this
-one. A run that finds the lock taken falls back to a temporary checkout. With the setting off,
-the next run removes the repository's kept checkouts.
+lock. Before each use it is checked out afresh at its commit (detached, whatever branch someone
+switched it to, which stays as it was) and cleaned of every untracked or ignored file except
+``__pycache__`` folders inside the commit's own folders, so what a previous run changed or left
+there never reaches this one. A run that finds the lock taken, or no home folder to keep them
+in, uses a temporary checkout. With the setting off, the next run removes the repository's kept
+checkouts.
 """
 
 from __future__ import annotations
@@ -29,17 +31,22 @@ KEEP = 3
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
-def cache_root() -> Path:
-    """Where kept checkouts of every repository live."""
+def cache_root() -> Path | None:
+    """Where kept checkouts of every repository live; ``None`` without a home folder."""
     base = os.environ.get("XDG_CACHE_HOME", "")
-    home = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    try:
+        home = Path(base) if os.path.isabs(base) else Path.home() / ".cache"
+    except (RuntimeError, KeyError):  # no HOME and no passwd entry for this user
+        return None
     return home / "bounded-review" / "checkouts"
 
 
-def folder(repo: git.Repo) -> Path:
+def folder(repo: git.Repo) -> Path | None:
     """The folder of ``repo``'s kept checkouts, keyed by its git folder."""
-    key = hashlib.sha256(os.fsencode(repo.common_dir.resolve())).hexdigest()[:16]
-    return cache_root() / key
+    root = cache_root()
+    if root is None:
+        return None
+    return root / hashlib.sha256(os.fsencode(repo.common_dir.resolve())).hexdigest()[:16]
 
 
 @contextlib.contextmanager
@@ -80,10 +87,26 @@ def _ready(repo: git.Repo, path: Path, commit: str) -> bool:
     if not _ours(repo, path):
         return False
     steps = (
-        ["reset", "--hard", "--quiet", commit],
+        ["checkout", "--quiet", "--force", "--detach", commit],  # never moves a branch
         ["clean", "-ffdxq", "-e", "__pycache__"],
     )
-    return all(git.run(step, path, check=False).returncode == 0 for step in steps)
+    if not all(git.run(step, path, check=False).returncode == 0 for step in steps):
+        return False
+    _drop_bytecode_only_folders(path)
+    return True
+
+
+def _drop_bytecode_only_folders(path: Path) -> None:
+    """Remove the folders the clean kept for their ``__pycache__`` alone: folders the commit
+    does not have, which would otherwise import as namespace packages."""
+    for top, folders, files in os.walk(path, topdown=False):
+        here = Path(top)
+        if here == path or ".git" in here.relative_to(path).parts:
+            continue
+        if not files and all(
+            name == "__pycache__" or not (here / name).exists() for name in folders
+        ):
+            shutil.rmtree(here, ignore_errors=True)
 
 
 @contextlib.contextmanager
@@ -91,6 +114,10 @@ def checkout(repo: git.Repo, commit: str) -> Iterator[Path]:
     """A checkout of ``commit`` kept for later runs; a temporary one (removed on exit) when
     another run holds the kept ones."""
     home = folder(repo)
+    if home is None:
+        with worktree.checkout(repo, commit) as path:
+            yield path
+        return
     with _locked(home) as held:
         if not held:
             with worktree.checkout(repo, commit) as path:
@@ -112,10 +139,9 @@ def checkout(repo: git.Repo, commit: str) -> Iterator[Path]:
 def _drop_missing(repo: git.Repo) -> list[Path]:
     """Drop ``repo``'s registrations of kept checkouts whose folder is gone (a cleared
     cache); return their paths."""
-    dropped = []
-    admins = repo.common_dir / "worktrees"
-    if admins.is_dir():
-        ours = cache_root()
+    dropped: list[Path] = []
+    admins, ours = repo.common_dir / "worktrees", cache_root()
+    if admins.is_dir() and ours is not None:
         for admin in admins.iterdir():
             with contextlib.suppress(OSError):
                 path = Path((admin / "gitdir").read_text(encoding="utf-8").strip()).parent
@@ -130,7 +156,7 @@ def sweep(repo: git.Repo, keep: bool) -> list[Path]:
     remove every kept checkout of ``repo``. Return the checkouts dropped."""
     dropped = _drop_missing(repo)
     home = folder(repo)
-    if not keep and home.is_dir():
+    if not keep and home is not None and home.is_dir():
         with _locked(home) as held:
             for path in _kept(home) if held else []:
                 worktree.remove(repo, path)

@@ -70,6 +70,15 @@ def sweep(repo: git.Repo) -> list[Path]:
     return removed
 
 
+def add_command(repo: git.Repo, commit: str) -> tuple[Path, list[str]]:
+    """Where a detached checkout of ``commit`` outside the repository will be, and the git
+    command that makes it, for a caller that runs it in the background (and removes the path
+    with :func:`remove` on every exit, whether the command ran or not)."""
+    path = tempdirs.make("base") / "tree"
+    add = ["-C", str(repo.root), "worktree", "add", "--detach", "--quiet", str(path), commit]
+    return path, git.command(add)
+
+
 @contextlib.contextmanager
 def checkout(repo: git.Repo, commit: str) -> Iterator[Path]:
     """A detached checkout of ``commit`` outside the repository, removed on any exit."""

@@ -11,38 +11,44 @@ the finding stays in the report with its waiver; a waiver that applies to nothin
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
-from ..core.config import Settings
 from ..core.errors import ConfigError
-from ..core.validation import describe_all
-from ..models.finding import ADVISORY_CATEGORIES, BLOCKING_CATEGORIES, ReportFinding
-from ..models.report import CheckResult
-from ..models.waiver import (
-    PROTECTED_CATEGORIES,
-    WaivedCheckFinding,
-    WaivedFinding,
-    Waiver,
-    WaiverNote,
-)
 from ..target import git
 from ..target.freeze import tree_with
+
+if TYPE_CHECKING:  # the finding and waiver models load only when a waivers file exists
+    from ..core.config import Settings
+    from ..models.finding import ReportFinding
+    from ..models.report import CheckResult
+    from ..models.waiver import WaivedFinding, Waiver, WaiverNote
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # pragma: no cover
     import tomli as tomllib
 
-KNOWN = {*BLOCKING_CATEGORIES, *ADVISORY_CATEGORIES, *PROTECTED_CATEGORIES}
+
+def known_categories() -> set[str]:
+    """Every category of the taxonomy, protected ones included."""
+    from ..models.finding import ADVISORY_CATEGORIES, BLOCKING_CATEGORIES
+    from ..models.waiver import PROTECTED_CATEGORIES
+
+    return {*BLOCKING_CATEGORIES, *ADVISORY_CATEGORIES, *PROTECTED_CATEGORIES}
 
 
 def parse(text: str, where: str) -> list[Waiver]:
     """The waivers of a file's text, or a :class:`ConfigError` naming file, entry and field."""
+    from pydantic import ValidationError
+
+    from ..core.validation import describe_all
+    from ..models.waiver import Waiver
+
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -94,7 +100,7 @@ class Disposed:
 
 def refusal(waiver: Waiver, category: str | None, revision: str, protected: set[str]) -> str | None:
     """Why ``waiver`` may not waive a finding of ``category`` on ``revision``, or ``None``."""
-    unclassified = category is None or category not in KNOWN | protected
+    unclassified = category is None or category not in known_categories() | protected
     guarded = unclassified or category in protected
     what = "an unclassified finding" if unclassified else f"a protected finding ({category})"
     if waiver.disposition == "user" and guarded:
@@ -114,6 +120,8 @@ def dispose(
     today: datetime.date | None = None,
 ) -> Disposed:
     """Apply ``waivers`` to ``findings`` and the checks' target-related findings."""
+    from ..models.waiver import PROTECTED_CATEGORIES, WaivedCheckFinding, WaivedFinding
+
     today = today or datetime.datetime.now(datetime.timezone.utc).date()
     protected = {*PROTECTED_CATEGORIES, *settings.protected_categories}
     categories: Mapping[str, str | None] = {c.name: c.category for c in settings.checks}
@@ -151,14 +159,17 @@ def dispose(
                 for hit in hits
             ]
             left = [f for f in check.target_related if f.fingerprint != waiver.fingerprint]
-            update = {"target_related": left, "waived": [*check.waived, *waived]}
-            out.checks[index] = check.model_copy(update=update)
+            out.checks[index] = dataclasses.replace(
+                check, target_related=left, waived=[*check.waived, *waived]
+            )
         if not matched:
             out.notes.append(_note("stale", waiver, "matches no finding of this review"))
     return out
 
 
 def _note(state: str, waiver: Waiver, why: str) -> WaiverNote:
+    from ..models.waiver import WaiverNote
+
     return WaiverNote.model_validate(
         {
             "state": state,

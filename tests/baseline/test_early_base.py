@@ -89,6 +89,24 @@ def finish(run: subprocess.Popen[bytes], env: dict[str, str]) -> dict[str, Any]:
     return data
 
 
+def run_review(
+    repo: GitRepo, tmp_path: Path, *args: str
+) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
+    """A whole session to its end, temporary folders in ``tmp_path``; and its report."""
+    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", *args, "--bounded-review"]
+    done = subprocess.run(
+        [*argv, "--bounded-review-base=main"],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env={**os.environ, "TMPDIR": str(tmp_path)},
+    )
+    report: dict[str, Any] = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
+    return done, report
+
+
 def stamps(env: dict[str, str]) -> list[str]:
     path = Path(env["BASE_STAMPS"])
     return path.read_text().split() if path.exists() else []
@@ -120,7 +138,8 @@ def test_a_failure_the_base_cache_knows_starts_nothing(
     repo, env = change
     Path(env["GO"]).touch()
     first = start(repo, env)
-    assert finish(first, env)["tests"]["target_related"]
+    related = finish(first, env)["tests"]["target_related"]  # the session outran the add
+    assert related[0]["reason"] == "passes at base"
     assert len(stamps(env)) == 1
     Path(env["GO"]).unlink()
 
@@ -133,28 +152,66 @@ def test_a_failure_the_base_cache_knows_starts_nothing(
     assert report["tests"]["target_related"][0]["reason"] == "passes at base"
 
 
-def test_an_early_child_that_cannot_start_is_replaced(
-    project: GitRepo, tmp_path: Path, change: tuple[GitRepo, dict[str, str]]
-) -> None:
-    """An option only a sub-folder's conftest defines: the early child, started without the
-    session's paths, does not know it and exits; a re-run started the usual way replaces it."""
+def test_an_early_child_that_broke_is_replaced(change: tuple[GitRepo, dict[str, str]]) -> None:
+    """The early child fails (here its base conftest refuses a waiting child): a re-run
+    started the usual way in the same checkout replaces it, and the verdict stands."""
     repo, env = change
-    option = 'def pytest_addoption(parser):\n    parser.addoption("--speed", default="x")\n'
+    refuse = "import sys\n\nif '--bounded-review-wait' in sys.argv:\n    raise RuntimeError('no')\n"
     repo.git("checkout", "--quiet", "main")
-    repo.commit({"sub/conftest.py": option, "sub/test_s.py": "def test_s():\n    pass\n"}, "s")
+    repo.commit({"conftest.py": CONFTEST + refuse}, "refuse waiting")
     repo.git("checkout", "--quiet", "feature")
     repo.git("rebase", "--quiet", "main")
-    repo.commit({"sub/test_s.py": "def test_s():\n    assert 0\n"}, "break s")
-    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "sub", "--speed=fast"]
-    argv += ["--bounded-review", "--bounded-review-base=main"]
-    done = subprocess.run(
-        argv, cwd=repo.path, env=env, capture_output=True, text=True, check=False, timeout=300
-    )
-    report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
-    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["sub/test_s.py::test_s"]
-    assert report["tests"]["unknown"] == [], done.stdout
+    Path(env["GO"]).touch()
+    report = finish(start(repo, env), env)
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_ab.py::test_a"]
+    assert report["tests"]["unknown"] == []
     assert len(set(stamps(env))) == 2, "the early child and the one that replaced it"
     assert list(Path(env["TMPDIR"]).iterdir()) == []
+
+
+def test_the_early_child_loads_the_conftest_files_of_the_sessions_paths(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    """A conftest of a folder the session was given is one pytest loads at the start (where
+    it may name plugins): the early child, given the same paths, loads it the same way."""
+    conftest = 'pytest_plugins = ["pytester"]\n'
+    project.commit(
+        {"unit/conftest.py": conftest, "unit/test_u.py": "def test_u():\n    assert 0\n"}
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"unit/other.py": "x = 1\n"}, "change")
+    done, report = run_review(project, tmp_path, "unit")
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["unit/test_u.py::test_u"]
+    assert report["tests"]["unknown"] == [], done.stdout
+
+
+def test_the_early_child_runs_in_the_sessions_environment_not_a_failing_tests(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    """The first failure's report arrives while its monkeypatching is in place: the base
+    re-run must not inherit it (here it would make test_b fail at base too)."""
+    tests = """\
+import os
+
+import app
+
+
+def test_a(monkeypatch):
+    monkeypatch.setenv("INJECTED", "1")
+    assert False
+
+
+def test_b():
+    assert app.f() + int(os.environ.get("INJECTED", "0")) == 1
+"""
+    project.commit({"app.py": "def f():\n    return 1\n", "test_ab.py": tests}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": "def f():\n    return 2\n"}, "regression")
+    done, report = run_review(project, tmp_path)
+    related = {t["nodeid"]: t["reason"] for t in report["tests"]["target_related"]}
+    assert related == {"test_ab.py::test_b": "passes at base"}, done.stdout
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_ab.py::test_a"]
+    assert done.returncode == 1
 
 
 def test_ctrl_c_after_the_early_start_leaves_nothing(

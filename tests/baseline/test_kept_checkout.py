@@ -113,6 +113,52 @@ def test_a_kept_checkout_serves_its_own_commit_only(broken: GitRepo) -> None:
         assert GitRepo(path).git("status", "--porcelain", "--untracked-files=all") == ""
 
 
+def test_a_branch_switched_to_in_a_kept_checkout_is_never_moved(broken: GitRepo) -> None:
+    repo = git.open_repo(broken.path)
+    base = broken.git("rev-parse", "main")
+    broken.git("branch", "mywork", "feature")
+    work = broken.git("rev-parse", "mywork")
+    with kept.checkout(repo, base) as path:
+        GitRepo(path).git("switch", "--quiet", "mywork")  # someone works there
+    with kept.checkout(repo, base):
+        assert GitRepo(path).git("rev-parse", "HEAD") == base
+        assert GitRepo(path).git("symbolic-ref", "--quiet", "HEAD", check=False) == ""
+    assert broken.git("rev-parse", "mywork") == work
+
+
+def test_a_folder_left_only_for_its_bytecode_goes(broken: GitRepo) -> None:
+    """``__pycache__`` folders are kept for reuse, but not a folder the commit lacks that
+    holds nothing else: it would import as a namespace package."""
+    repo = git.open_repo(broken.path)
+    base = broken.git("rev-parse", "main")
+    with kept.checkout(repo, base) as path:
+        (path / "generated" / "__pycache__").mkdir(parents=True)
+        (path / "generated" / "__pycache__" / "mod.cpython-311.pyc").write_bytes(b"x")
+        (path / "__pycache__").mkdir(exist_ok=True)
+        (path / "__pycache__" / "calc.cpython-311.pyc").write_bytes(b"y")
+    with kept.checkout(repo, base):
+        assert not (path / "generated").exists()
+        assert (path / "__pycache__" / "calc.cpython-311.pyc").read_bytes() == b"y"
+
+
+def test_without_a_home_folder_a_temporary_checkout_is_used(
+    broken: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    repo = git.open_repo(broken.path)
+    monkeypatch.delenv("XDG_CACHE_HOME")
+
+    def no_home() -> Path:
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.setattr(Path, "home", no_home)
+    assert kept.cache_root() is None
+    assert kept.sweep(repo, keep=False) == []
+    with kept.checkout(repo, broken.git("rev-parse", "main")) as path:
+        assert (path / "calc.py").read_text() == CALC
+        assert path.parent.name.startswith("bounded-review-base-")
+    assert not path.exists()
+
+
 def test_at_most_a_few_commits_are_kept_most_recent_first(broken: GitRepo) -> None:
     repo = git.open_repo(broken.path)
     commits = [broken.commit({f"f{i}.txt": f"{i}\n"}, f"commit {i}") for i in range(kept.KEEP + 1)]

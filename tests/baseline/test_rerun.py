@@ -59,3 +59,39 @@ def test_merged_results() -> None:
     assert (both.found, both.passed, dict(both.failed)) == ({"a", "b"}, {"a"}, {"b": "sig"})
     broken = RerunResult(status="timeout", detail="slow")
     assert merged(one, broken) is broken
+
+
+@pytest.mark.parametrize(
+    ("script", "made"), [("mkdir -p tree", True), ("mkdir -p tree; exit 1", False)]
+)
+def test_a_waiting_child_is_handed_work_only_once_its_folder_is_made(
+    tmp_path: Path, script: str, made: bool
+) -> None:
+    """The command that makes the rootdir runs first, in the child's own process: a rootdir
+    it did not finish making (it failed, or outlived its time) is never used."""
+    from pytest_boundedreview.baseline.rerun import child_env, start_waiting
+
+    rootdir = tmp_path / "tree"
+    waiting = start_waiting(
+        rootdir=rootdir,
+        args=["-p", "no:cacheprovider"],
+        env=child_env(),
+        timeout=60,
+        first=["sh", "-c", f"cd {tmp_path} && {script}"],
+    )
+    assert waiting is not None
+    try:
+        (rootdir.parent).mkdir(exist_ok=True)
+        if made:
+            rootdir.mkdir(exist_ok=True)
+            (rootdir / "test_x.py").write_text("def test_x():\n    assert 0\n")
+        pending = waiting.hand(["test_x.py::test_x"])
+        assert waiting.made is made
+        if not made:
+            assert pending is None
+        else:
+            assert pending is not None
+            result = pending.result()
+            assert (result.status, sorted(result.failed)) == ("ok", ["test_x.py::test_x"])
+    finally:
+        waiting.cancel()

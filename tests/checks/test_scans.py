@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 from gitrepo import GitRepo
 
@@ -16,7 +18,7 @@ def scanned(repo: GitRepo, **levels: str) -> list[ReportFinding]:
     handle = git.open_repo(repo.path)
     with repo.untouched():
         target = freeze(handle, "local-diff")
-        return scan(target, handle, ScanConfig(**levels).model_dump())  # type: ignore[arg-type]
+        return scan(target, handle, dataclasses.asdict(ScanConfig(**levels)))  # type: ignore[arg-type]
 
 
 def summary(findings: list[ReportFinding]) -> list[tuple[str, int, str, str | None]]:

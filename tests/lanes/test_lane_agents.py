@@ -3,6 +3,7 @@ invocation, what reaches the tool, and every failure a tool reports."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from pathlib import Path
@@ -15,6 +16,7 @@ from pytest_boundedreview.lanes import agent, codex, geminihome
 from pytest_boundedreview.lanes.agents import AGENTS
 from pytest_boundedreview.lanes.prompt import builtin, full_prompt
 from pytest_boundedreview.lanes.result import Attempt
+from pytest_boundedreview.models.plain import validate_data
 
 MARKER = "PACKET-TEXT-7f3a9c"
 PACKET = json.dumps(
@@ -75,8 +77,9 @@ def workdir(tmp_path: Path) -> Path:
 
 
 def lane(kind: str, **extra: object) -> LaneConfig:
-    return LaneConfig.model_validate(
-        {"name": f"{kind}-lane", "lens": "correctness", "kind": kind, "timeout": 20, **extra}
+    return validate_data(
+        LaneConfig,
+        {"name": f"{kind}-lane", "lens": "correctness", "kind": kind, "timeout": 20, **extra},
     )
 
 
@@ -118,7 +121,7 @@ def test_claude_gets_the_strict_schema_and_its_usage_is_kept(bin_dir: Path, work
     assert set(schema["required"]) == set(schema["properties"])
     assert attempt.model == "claude-sonnet-4-5"  # the model that answered, from the envelope
     assert attempt.usage is not None
-    assert attempt.usage.model_dump() == {
+    assert dataclasses.asdict(attempt.usage) == {
         "input_tokens": 1003,
         "output_tokens": 50,
         "cost_usd": 0.0123,
@@ -138,7 +141,7 @@ def test_codex_gets_a_schema_file_and_answers_in_the_last_message_file(
     assert schema_path.name == "lane-result.schema.json"
     assert not schema_path.exists()  # the private folder is gone after the attempt
     assert attempt.usage is not None
-    assert attempt.usage.model_dump() == {
+    assert dataclasses.asdict(attempt.usage) == {
         "input_tokens": 24763,
         "output_tokens": 122,
         "cost_usd": None,
@@ -341,8 +344,8 @@ def test_a_prompt_file_must_be_inside_and_for_a_model_lane(
     extra: dict[str, object], message: str
 ) -> None:
     with pytest.raises(ValueError, match=message):
-        LaneConfig.model_validate(
-            {"name": "l", "lens": "correctness", "prompt_file": "p.md", **extra}
+        validate_data(
+            LaneConfig, {"name": "l", "lens": "correctness", "prompt_file": "p.md", **extra}
         )
 
 

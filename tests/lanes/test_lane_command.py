@@ -14,6 +14,7 @@ from pytest_boundedreview.core import subproc
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_once, run_with_retries
 from pytest_boundedreview.lanes.environment import lane_env
+from pytest_boundedreview.models.plain import validate_data
 
 PACKET = json.dumps({"schema": "bounded-review/packet/v1", "diff": "x"}).encode()
 RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "pass", "rationale": "looks fine"}
@@ -22,14 +23,15 @@ RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "pass", "rationa
 def lane(tmp_path: Path, script: str, timeout: float = 20, **extra: object) -> LaneConfig:
     path = tmp_path / "reviewer.py"
     path.write_text(script)
-    return LaneConfig.model_validate(
+    return validate_data(
+        LaneConfig,
         {
             "name": "r",
             "lens": "correctness",
             "command": [sys.executable, str(path)],
             "timeout": timeout,
             **extra,
-        }
+        },
     )
 
 

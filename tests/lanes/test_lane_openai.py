@@ -14,6 +14,7 @@ import pytest
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.openai import run_once
 from pytest_boundedreview.lanes.prompt import builtin
+from pytest_boundedreview.models.plain import validate_data
 
 LENS = builtin("security")
 
@@ -92,7 +93,8 @@ def endpoint() -> Iterator[tuple[Endpoint, str]]:
 
 
 def lane(url: str, model: str = "gpt-large", **extra: Any) -> LaneConfig:
-    return LaneConfig.model_validate(
+    return validate_data(
+        LaneConfig,
         {
             "name": "o",
             "lens": "security",
@@ -102,7 +104,7 @@ def lane(url: str, model: str = "gpt-large", **extra: Any) -> LaneConfig:
             "api_key_env": "REVIEW_KEY",
             "timeout": 2,
             **extra,
-        }
+        },
     )
 
 

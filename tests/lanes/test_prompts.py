@@ -11,6 +11,7 @@ import pytest
 
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.prompt import STANDARD_PROMPTS, builtin, full_prompt, lens_prompt
+from pytest_boundedreview.models.plain import validate_data
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "prompts"
 PACKET = b'{"schema": "bounded-review/packet/v1", "lane": {"name": "l"}, "diff": "+x = 2"}'
@@ -27,7 +28,7 @@ def _name(spec: dict[str, str]) -> str:
 
 @pytest.mark.parametrize("spec", LANES, ids=_name)
 def test_each_lens_prompt_matches_its_golden_file(spec: dict[str, str], tmp_path: Path) -> None:
-    lane = LaneConfig.model_validate({"name": "l", "kind": "claude", **spec})
+    lane = validate_data(LaneConfig, {"name": "l", "kind": "claude", **spec})
     prompt = full_prompt(PACKET, lens_prompt(lane, tmp_path))
     path = GOLDEN / f"{_name(spec)}.md"
     if os.environ.get("UPDATE_GOLDEN") == "1":
@@ -46,5 +47,5 @@ def test_every_prompt_carries_the_rules_that_triage_enforces() -> None:
 
 
 def test_a_custom_lens_is_named_in_its_prompt(tmp_path: Path) -> None:
-    lane = LaneConfig.model_validate({"name": "l", "lens": "house-rules", "kind": "codex"})
+    lane = validate_data(LaneConfig, {"name": "l", "lens": "house-rules", "kind": "codex"})
     assert lens_prompt(lane, tmp_path).startswith("# Lens: house-rules\n")

@@ -10,6 +10,7 @@ import pytest
 
 from pytest_boundedreview.core.tables import LaneConfig, RoutingConfig
 from pytest_boundedreview.lanes.routing import UNVERIFIED_NOTE, parse_listing, route, tier_models
+from pytest_boundedreview.models.plain import validate_data
 
 
 def lister(tmp_path: Path, output: str, code: int = 0) -> list[str]:
@@ -19,8 +20,9 @@ def lister(tmp_path: Path, output: str, code: int = 0) -> list[str]:
 
 
 def lane(**extra: object) -> LaneConfig:
-    return LaneConfig.model_validate(
-        {"name": "r", "lens": "correctness", "command": ["reviewer"], "model": "m-large", **extra}
+    return validate_data(
+        LaneConfig,
+        {"name": "r", "lens": "correctness", "command": ["reviewer"], "model": "m-large", **extra},
     )
 
 

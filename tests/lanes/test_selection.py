@@ -8,6 +8,7 @@ from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.selection import select, size_of
+from pytest_boundedreview.models.plain import validate_data
 
 
 def lane(
@@ -16,7 +17,7 @@ def lane(
     data: dict[str, object] = {"name": name, "lens": lens, "role": role, "command": ["x"]}
     if targets is not None:
         data["targets"] = targets
-    return LaneConfig.model_validate(data)
+    return validate_data(LaneConfig, data)
 
 
 LANES = [

@@ -14,8 +14,9 @@ from pytest_boundedreview.models.finding import Reproduce
 from pytest_boundedreview.models.lane import Reconciliation
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.treefiles import TreeFiles
-from pytest_boundedreview.triage import Answer, Raised, Triaged, triage
 from pytest_boundedreview.triage.reproduce import Reproduced, key
+from pytest_boundedreview.triage.steps import Answer, Raised, triage
+from pytest_boundedreview.triage.triaged import Triaged
 
 APP = "".join(f"line_{n} = {n}\n" for n in range(1, 21))
 SCOPE = {"app.py", "inside"}

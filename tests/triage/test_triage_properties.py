@@ -12,10 +12,11 @@ from gitrepo import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_boundedreview.models.plain import dumps, validate
 from pytest_boundedreview.models.report import Findings
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.treefiles import TreeFiles
-from pytest_boundedreview.triage import Raised, triage
+from pytest_boundedreview.triage.steps import Raised, triage
 
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 JSON = st.recursive(
@@ -70,8 +71,5 @@ def test_triage_accounts_for_every_finding(
     survivors = {lane for lane in raised_by if raised_by[lane] > rejected_by[lane]}
     assert survivors == {lane for f in kept for lane in f.lanes}
     # what triage produced is a valid report section
-    Findings.model_validate_json(
-        Findings(
-            blocking=out.blocking, advisory=out.advisory, rejected=out.rejected
-        ).model_dump_json()
-    )
+    section = Findings(blocking=out.blocking, advisory=out.advisory, rejected=out.rejected)
+    validate(Findings, dumps(section))
