@@ -23,7 +23,7 @@ from results import record
 
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.treefiles import TreeFiles
-from pytest_boundedreview.triage import Raised, triage
+from pytest_boundedreview.triage.steps import Raised, triage
 
 FILES = 100
 

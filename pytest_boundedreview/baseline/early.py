@@ -58,6 +58,7 @@ class EarlyBase:
         self._stack = contextlib.ExitStack()
         self._known: set[str] | None = None  # node ids the base cache answers
         self._checkout: Path | None = None
+        self._made = False  # the checkout is there whole (else its child makes it first)
         self._waiting: WaitingRerun | None = None
         self._settled = False  # started, or ruled out
 
@@ -80,6 +81,7 @@ class EarlyBase:
         try:
             if run.reuse_checkout:
                 self._checkout = enter_checkout(run, self._stack)
+                self._made = True
                 self._stack.callback(self._end_child)  # before the checkout is given back
                 self._waiting = start_waiting_in(self._checkout, run)
             else:
@@ -99,8 +101,8 @@ class EarlyBase:
             return None
         pending = waiting.hand(nodeids) if waiting is not None else None
         if pending is None or waiting is None:  # the child ended, or the add before it
-            made = waiting is None or waiting.made  # a half-made checkout is never used
-            return start_in(checkout, nodeids, run) if made else None
+            made = self._made or (waiting is not None and waiting.made)
+            return start_in(checkout, nodeids, run) if made else None  # never a half-made one
         there, usual = checkout, run  # for the closure: neither is None
 
         def started_usually() -> PendingRerun:
