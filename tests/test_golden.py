@@ -36,6 +36,8 @@ def _rendered(fmt: str) -> str:
         ("markdown", "report.md"),
         ("sarif", "report.sarif"),
         ("github", "report.github"),
+        ("codeclimate", "report.codeclimate.json"),
+        ("rdjson", "report.rdjson"),
     ],
 )
 def test_renderer_matches_its_golden_file(fmt: str, name: str) -> None:

@@ -224,9 +224,10 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument(
         "--format",
         default="text",
-        choices=["text", "json", "markdown", "sarif", "github"],
+        choices=["text", "json", "markdown", "sarif", "github", "codeclimate", "rdjson"],
         help="text (default), json, markdown (PR comments, step summaries), sarif (code "
-        "scanning) or github (workflow-command annotations)",
+        "scanning), github (workflow-command annotations), codeclimate (GitLab Code Quality) "
+        "or rdjson (reviewdog)",
     )
     report.add_argument("--report", metavar="PATH", help=_REPORT_HELP)
     merge = sub.add_parser(

@@ -6,12 +6,14 @@ import json
 
 from ..models.plain import dumps
 from ..models.report import Report
+from .codeclimate import codeclimate
 from .github import workflow_commands
 from .markdown import markdown_report
+from .rdjson import rdjson
 from .sarif import sarif
 from .terminal import lines
 
-FORMATS = ("text", "json", "markdown", "sarif", "github")
+FORMATS = ("text", "json", "markdown", "sarif", "github", "codeclimate", "rdjson")
 
 
 def render(report: Report, fmt: str) -> str:
@@ -22,6 +24,10 @@ def render(report: Report, fmt: str) -> str:
         return markdown_report(report)
     if fmt == "sarif":
         return json.dumps(sarif(report), indent=2) + "\n"
+    if fmt == "codeclimate":
+        return json.dumps(codeclimate(report), indent=2, ensure_ascii=False) + "\n"
+    if fmt == "rdjson":
+        return json.dumps(rdjson(report), indent=2, ensure_ascii=False) + "\n"
     if fmt == "github":
         return "\n".join(workflow_commands(report)) + "\n"
     return "\n".join(lines(report)) + "\n"
