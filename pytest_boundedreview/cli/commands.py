@@ -230,6 +230,13 @@ def _parser() -> argparse.ArgumentParser:
         "or rdjson (reviewdog)",
     )
     report.add_argument("--report", metavar="PATH", help=_REPORT_HELP)
+    report.add_argument(
+        "--max-bytes",
+        type=int,
+        metavar="N",
+        help="markdown only: at most N bytes, the rest counted in a closing line (a pull "
+        "request comment takes 65,536 characters)",
+    )
     merge = sub.add_parser(
         "merge",
         help="combine CI shard reports of one revision, then review and gate once",

@@ -113,7 +113,13 @@ def cmd_report(args: argparse.Namespace) -> int:
     """Print the last report in a format; exit by its gate (0 yes, 1 no, 2 indeterminate)."""
 
     from ..render.formats import render
+    from ..render.markdown import markdown_report
 
     report = last_report(args.report)
-    sys.stdout.write(render(report, args.format))
+    if args.max_bytes is not None and args.format == "markdown":
+        if args.max_bytes < 200:
+            raise UsageError("--max-bytes: at least 200, to hold the verdict line")
+        sys.stdout.write(markdown_report(report, cap=args.max_bytes))
+    else:
+        sys.stdout.write(render(report, args.format))
     return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)

@@ -135,10 +135,13 @@ def _lines(report: Report) -> Iterator[str]:
             yield from items
 
 
+MARKER = "<!-- bounded-review -->"  # hidden: finds the sticky PR comment to edit
+
+
 def markdown_report(report: Report, cap: int = CAP) -> str:
-    """The report as Markdown of at most ``cap`` bytes (UTF-8)."""
-    out: list[str] = []
-    size = 0
+    """The report as Markdown of at most ``cap`` bytes (UTF-8), opening with :data:`MARKER`."""
+    out: list[str] = [MARKER]
+    size = len(MARKER) + 1
     lines = list(_lines(report))
     for index, line in enumerate(lines):
         cost = len(line.encode()) + 1

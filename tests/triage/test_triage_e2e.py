@@ -170,5 +170,5 @@ def test_two_reviewers_every_rule_key_by_key(
     }
     assert sarif_fps == report_fps
     summary = (tmp_path / "out" / "review.md").read_text()
-    assert summary.startswith("## bounded review: ❌ not clean")
+    assert summary.startswith("<!-- bounded-review -->\n## bounded review: ❌ not clean")
     assert "### Blocking findings (4)" in summary
