@@ -84,52 +84,98 @@ class Settings:
     """Every setting; each option of the pytest face is also a key here (CLI wins)."""
 
     state_dir: str = ".bounded-review"
+    """The state folder, relative to the repository root: reports, base cache, loop ledger."""
     base: str | None = None
+    """The base revision of the review. Default: the CI base branch, else the upstream, else
+    origin/HEAD."""
     target: Literal["auto", "pr", "local-diff", "staged"] = "auto"
+    """What is reviewed: a PR range (`pr`), the working tree's diff (`local-diff`), the staged index
+    (`staged`), or `auto` to choose."""
     mode: Literal["review-only", "review-and-fix"] = "review-only"
+    """The authorization: `review-only`, or `review-and-fix` (repair loops allowed)."""
     risk: Literal["auto", "economy", "standard", "strict"] = "auto"
+    """The risk tier that sets the budget; `auto` assesses it from the change."""
     report: str | None = None
+    """Where the JSON report goes. Default: `report.json` in the state folder."""
     markdown: str | None = None
+    """Also write the report as Markdown to this path."""
     sarif: str | None = None
+    """Also write the report as a SARIF 2.1.0 log to this path."""
     no_lanes: bool = False
+    """Run no reviewer lanes: the gate is deterministic (tests, checks, scans)."""
     full: bool = False
+    """Force a full re-review round, not a delta."""
     reset: bool = False
+    """Close the open loop for this target and start a new one."""
     shard: bool = False
+    """Record this shard's outcomes only; the `bounded-review merge` step gates."""
     reruns: Annotated[int, Limits(ge=0, le=10)] = 1
+    """Re-runs at head that tell a flaky test (0 turns the flaky check off)."""
     max_base_reruns: Annotated[int, Limits(ge=0, le=10_000)] = 50
+    """More failing tests than this is a systemic break: they are `unknown`, not re-run at the
+    base."""
     base_timeout: Seconds = 900
+    """Seconds one re-run (at head or at the base) may take."""
     # Keep base checkouts in the user's cache folder for later cold runs (target/kept.py).
     reuse_base_checkout: bool = False
+    """Keep base checkouts in your cache folder for later cold runs (one per base commit, at most 3
+    per repository)."""
     require_reproduction: bool = False
+    """Only reproduced (or deterministic) blockers block; quoted or evidence-only ones are
+    advisory."""
     require_assurances: bool = False
+    """A verdict must carry its assurances, else the attempt failed."""
     # Typed dispositions: the committed waivers file (read from the reviewed snapshot), and
     # categories a `user` waiver never waives, beyond security, data-loss, authorization and
     # cryptography (the list only grows).
     waivers_file: str = "bounded-review-waivers.toml"
+    """The committed waivers file, read from the reviewed snapshot, relative to the repository
+    root."""
     protected_categories: list[Category] = field(default_factory=list)
+    """Categories a `user` waiver never waives, beyond security, data-loss, authorization and
+    cryptography (the list only grows)."""
     # A lane's blocking finding below this confidence (or without one, when required) is
     # advisory, with a note; a lane's own `min_confidence` wins.
     min_confidence: Share | None = None
+    """A lane's blocker below this confidence is advisory, with a note; a lane's own
+    `min_confidence` wins."""
     require_confidence: bool = False
+    """A lane's blocker without a confidence is advisory."""
     # A run of part of the suite (paths narrower than testpaths, -k, -m, shards that missed
     # tests) may be clean only when this is set.
     allow_partial: bool = False
+    """A run of part of the suite (paths narrower than testpaths, -k, -m, shards that missed tests)
+    may be clean."""
     instructions: list[str] = field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
+    """Files of the repository handed to reviewers as the project's instructions."""
     max_lanes: Annotated[Count | None, Check(_never_raised("max_lanes"))] = None
+    """Lanes per round; may lower the hard ceiling, never raise it."""
     max_concurrent: Annotated[
         Annotated[int, Limits(ge=1)] | None, Check(_never_raised("max_concurrent"))
     ] = None
+    """Lanes running at once; may lower the hard ceiling, never raise it."""
     max_repair_loops: Annotated[Count | None, Check(_never_raised("max_repair_loops"))] = None
+    """Repair rounds of a loop; may lower the hard ceiling, never raise it."""
     max_retries: Annotated[Count, Check(_never_raised("max_retries"))] = MAX_RETRIES
+    """Retries of a failed lane attempt; may lower the hard ceiling, never raise it."""
     checks: Annotated[list[CheckConfig], Check(_unique_names)] = field(default_factory=list)
+    """Check commands (linters, scanners) run at head and, when they report, at the base."""
     lanes: Annotated[list[LaneConfig], Check(_unique_names)] = field(default_factory=list)
+    """Reviewer lanes: commands, OpenAI-compatible endpoints, coding agents, plugins."""
     scans: ScanConfig = field(default_factory=ScanConfig)
+    """The severity of each built-in diff scan, or `off`."""
     risk_rules: RiskRules = field(default_factory=RiskRules)
+    """What makes `risk = "auto"` strict or economy."""
     selection: SelectionConfig = field(default_factory=SelectionConfig)
+    """Changed-line thresholds of the size classes that choose lanes."""
     loop: LoopConfig = field(default_factory=LoopConfig)
+    """What counts as drift and as a systemic repair in the review loop."""
     plan: PlanConfig = field(default_factory=PlanConfig)
+    """The sections a plan must have, and what makes a plan irreversible."""
     routing: RoutingConfig = field(default_factory=RoutingConfig)
+    """The live model list for command lanes and the ordered models of each routing tier."""
     blocked_plugins: list[str] = field(default_factory=list)
+    """Lane plugins (entry point or conftest names) never loaded."""
 
     def __post_init__(self) -> None:
         self._waivers_file_in_the_repository()
