@@ -1,7 +1,7 @@
 """Benchmark: what the bounded review costs on top of plain pytest, and what the naive
 approach (whole suite at base and at head) costs, measured in the same run.
 
-    python bench/baseline.py [--tests 2000] [--work-ms 1] [--repeat 5] [--out bench/RESULTS.md]
+    python bench/baseline.py [--tests 2000] [--work-ms 1] [--repeat 5] [--out docs/performance.md]
 
 A generated repository has ``--tests`` tests in 40 files, each doing ``--work-ms`` of real
 work; the base has 5 failing tests; the change under review breaks 5 more. Each variant runs

@@ -2,7 +2,7 @@
 a 1-line change) and its cost per test (10,000 trivial passing tests), against plain pytest in
 the same run.
 
-    python bench/fixed.py [--repeat 15] [--tests 10000] [--out bench/RESULTS.md]
+    python bench/fixed.py [--repeat 15] [--tests 10000] [--out docs/performance.md]
 
 The fixed cost is measured twice: on this checkout's install, with bytecode written as on a
 developer machine, and on a wheel install run with ``PYTHONDONTWRITEBYTECODE=1`` (a CI

@@ -1,6 +1,6 @@
 """Benchmark: `bounded-review gate` in a commit hook, on a repository of 2,000 files.
 
-    python bench/gate.py [--files 2000] [--repeat 10] [--out bench/RESULTS.md]
+    python bench/gate.py [--files 2000] [--repeat 10] [--out docs/performance.md]
 
 Measured in one run against `git status` (what any hook pays to look at the tree) and against
 the naive gate: re-running the review itself (`pytest --bounded-review`). Target: the gate

@@ -1,6 +1,6 @@
 """Benchmark: the loop ledger's cost per recorded operation and per load.
 
-    python bench/ledger.py [--operations 200] [--out bench/RESULTS.md]
+    python bench/ledger.py [--operations 200] [--out docs/performance.md]
 
 One operation = kernel lock, load and validate, apply, temp write + fsync, atomic replace,
 folder fsync, read back and validate. Loading = reading and validating a loop of 4 rounds x

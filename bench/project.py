@@ -1,7 +1,7 @@
 """Benchmark: a real project's suite, from its published sdist, with and without the bounded
 review, in the same run: the ratio a user sees.
 
-    python bench/project.py [--project idna==3.20] [--repeat 2] [--out bench/RESULTS.md]
+    python bench/project.py [--project idna==3.20] [--repeat 2] [--out docs/performance.md]
 
 The sdist (downloaded from the package index) is the base commit. Two changes are reviewed:
 a comment (every test passes) and a regression that makes labels of 63 characters invalid

@@ -1,4 +1,4 @@
-"""Each benchmark owns one section of ``bench/RESULTS.md`` and rewrites only that section."""
+"""Each benchmark owns one section of ``docs/performance.md`` and rewrites only that section."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
 """Benchmark: re-running failures whose tracebacks are expensive to render (deep recursion,
 large locals), against plain pytest running the same tests once, in the same run.
 
-    python bench/tracebacks.py [--failures 10] [--depth 150] [--repeat 5] [--out bench/RESULTS.md]
+    python bench/tracebacks.py [--failures 10] [--depth 150] [--repeat 5] \
+        [--out docs/performance.md]
 
 Every failing test fails the same way at the base, so the bounded review re-runs each one at
 head (the flaky check) and at the base (cold cache) or at head only (warm cache). The re-runs

@@ -151,3 +151,40 @@ def test_the_report_command_prints_both(tmp_path: Path, capsys: pytest.CaptureFi
     jsonschema.validate(json.loads(capsys.readouterr().out), CODE_QUALITY)
     assert cli.main(["report", "--report", str(path), "--format", "rdjson"]) == 1
     jsonschema.validate(json.loads(capsys.readouterr().out), RDJSON)
+
+
+def test_a_tools_rule_id_cannot_become_markup() -> None:
+    """reviewdog writes the code into the comment as ``<code>``: a check's rule id (tool
+    output) keeps only identifier characters."""
+    import dataclasses
+
+    from pytest_boundedreview.models.finding import CheckFinding
+
+    sample = report(1)
+    hostile = CheckFinding(
+        rule="x> @octocat [pwn](https://evil.example) <img src=x>",
+        path="src/a.py",
+        line=3,
+        message="m",
+        fingerprint="h1",
+    )
+    check = dataclasses.replace(sample.checks[0], target_related=[hostile])
+    sample = dataclasses.replace(sample, checks=[check])
+    codes = [d["code"]["value"] for d in rdjson(sample)["diagnostics"]]
+    names = [i["check_name"] for i in codeclimate(sample)]
+    for text in codes + names:
+        assert not set(text) & set("<>@[]() ")
+
+
+def test_the_same_finding_at_two_places_gets_two_fingerprints() -> None:
+    """Scans fingerprint a finding by its text, not its line: two identical lines are two
+    issues to GitLab, so each needs its own fingerprint."""
+    import dataclasses
+
+    sample = report(1)
+    first = sample.findings.blocking[0]
+    twin = first.model_copy(update={"line": first.line + 5})
+    findings = dataclasses.replace(sample.findings, blocking=[first, twin])
+    issues = codeclimate(dataclasses.replace(sample, findings=findings))
+    fingerprints = [issue["fingerprint"] for issue in issues]
+    assert len(set(fingerprints)) == len(fingerprints)

@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models.report import Report
-from .escape import terminal
+from .escape import identifier, terminal
 from .issues import issues
 
 SEVERITY = {"blocking": "critical", "advisory": "minor", "pre-existing": "info"}
@@ -20,7 +20,7 @@ def codeclimate(report: Report) -> list[dict[str, Any]]:
         {
             "type": "issue",
             "description": terminal(issue.message),
-            "check_name": issue.rule,
+            "check_name": identifier(issue.rule),
             "fingerprint": issue.fingerprint,
             "severity": SEVERITY[issue.level],
             "location": {"path": issue.path, "lines": {"begin": issue.line or 1}},

@@ -57,6 +57,15 @@ _MENTION = re.compile(r"@")
 _AUTOLINK = re.compile(r"(?i)\b(https?|ftp|file|mailto|javascript|data):")
 
 
+_NOT_IDENTIFIER = re.compile(r"[^A-Za-z0-9_.:/-]")
+
+
+def identifier(text: str) -> str:
+    """A rule id or name a platform shows raw (reviewdog writes ``<code>`` into Markdown): only
+    letters, digits and ``_.:/-`` stay, anything else becomes ``_``."""
+    return _NOT_IDENTIFIER.sub("_", text) or "_"
+
+
 def markdown(text: str) -> str:
     """``text`` as inert Markdown on one line: no HTML, links, images, mentions, emphasis,
     table cells or code spans can come out of it; controls shown as visible escapes."""

@@ -6,6 +6,7 @@ unescaped: each format escapes it as its platform shows it."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -69,7 +70,18 @@ def _check(name: str, finding: CheckFinding, level: Level) -> Issue:
 
 
 def issues(report: Report) -> Iterator[Issue]:
-    """Every issue of ``report``, blockers first."""
+    """Every issue of ``report``, blockers first, each with its own fingerprint: a second
+    issue with the same one (the same text at two places, say) gets its occurrence number."""
+    seen: dict[str, int] = {}
+    for issue in _all(report):
+        count = seen.get(issue.fingerprint, 0)
+        seen[issue.fingerprint] = count + 1
+        if count:
+            issue = dataclasses.replace(issue, fingerprint=_digest(issue.fingerprint, str(count)))
+        yield issue
+
+
+def _all(report: Report) -> Iterator[Issue]:
     tests = report.tests
     for finding in report.findings.blocking:
         yield _finding(finding, "blocking")

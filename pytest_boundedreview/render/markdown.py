@@ -135,6 +135,7 @@ def _lines(report: Report) -> Iterator[str]:
             yield from items
 
 
+CLOSING_ROOM = 100  # bytes kept for the "N more line(s) omitted" line
 MARKER = "<!-- bounded-review -->"  # hidden: finds the sticky PR comment to edit
 
 
@@ -143,9 +144,11 @@ def markdown_report(report: Report, cap: int = CAP) -> str:
     out: list[str] = [MARKER]
     size = len(MARKER) + 1
     lines = list(_lines(report))
+    whole = size + sum(len(line.encode()) + 1 for line in lines)
+    room = cap if whole <= cap else cap - CLOSING_ROOM  # the closing line fits in the cap
     for index, line in enumerate(lines):
         cost = len(line.encode()) + 1
-        if size + cost > cap:
+        if size + cost > room:
             rest = sum(1 for later in lines[index:] if later.startswith("- "))
             out.append(f"\n_{rest} more line(s) omitted: the JSON report has everything._")
             break

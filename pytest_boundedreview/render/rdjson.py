@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..models.report import Report
-from .escape import markdown
+from .escape import identifier, markdown
 from .issues import issues
 
 SEVERITY = {"blocking": "ERROR", "advisory": "WARNING", "pre-existing": "INFO"}
@@ -31,7 +31,7 @@ def rdjson(report: Report) -> dict[str, Any]:
                 "message": markdown(issue.message),
                 "location": location,
                 "severity": SEVERITY[issue.level],
-                "code": {"value": issue.rule},
+                "code": {"value": identifier(issue.rule)},
             }
         )
     return {"source": SOURCE, "diagnostics": diagnostics}
