@@ -214,13 +214,21 @@ def test_b():
     assert done.returncode == 1
 
 
-def test_ctrl_c_after_the_early_start_leaves_nothing(
+def held_with_its_base_child(
     change: tuple[GitRepo, dict[str, str]],
-) -> None:
+) -> tuple[GitRepo, dict[str, str], Path, subprocess.Popen[bytes]]:
+    """A session held in its last test, its early base child waiting."""
     repo, env = change
     scratch = Path(env["TMPDIR"])
     run = start(repo, env)
     wait_for_base_child(run, scratch)
+    return repo, env, scratch, run
+
+
+def test_ctrl_c_after_the_early_start_leaves_nothing(
+    change: tuple[GitRepo, dict[str, str]],
+) -> None:
+    repo, _, scratch, run = held_with_its_base_child(change)
     run.send_signal(signal.SIGINT)
     run.wait(timeout=120)
     assert run.returncode == 2
@@ -232,10 +240,7 @@ def test_ctrl_c_after_the_early_start_leaves_nothing(
 def test_a_killed_session_takes_its_early_child_along_and_the_next_run_sweeps(
     change: tuple[GitRepo, dict[str, str]],
 ) -> None:
-    repo, env = change
-    scratch = Path(env["TMPDIR"])
-    run = start(repo, env)
-    wait_for_base_child(run, scratch)
+    repo, env, scratch, run = held_with_its_base_child(change)
     run.kill()
     run.wait()
     deadline = time.monotonic() + 10
