@@ -73,8 +73,6 @@ class BaselineRun:
         args: Sequence[str],
         settings: Settings,
         state: Path,
-        rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None,
-        started_early: Callable[[Sequence[str]], tuple[PendingRerun, Path] | None] | None = None,
     ) -> BaselineRun:
         """Re-runs within the limits ``settings`` sets."""
         return cls(
@@ -87,8 +85,6 @@ class BaselineRun:
             timeout=settings.base_timeout,
             state=state,
             reuse_checkout=settings.reuse_base_checkout,
-            rerun_at_head=rerun_at_head,
-            started_early=started_early,
         )
 
 

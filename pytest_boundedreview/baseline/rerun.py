@@ -319,12 +319,11 @@ class WaitingRerun:
     its start overlaps whatever the starter does meanwhile."""
 
     def __init__(
-        self, folder: Path, child: subproc.Started, rootdir: Path, timeout: float, first: bool
+        self, folder: Path, child: subproc.Started, rootdir: Path, timeout: float, made: bool
     ) -> None:
         self._folder, self._child, self._timeout = folder, child, timeout
         self.rootdir = rootdir
-        self._first = first  # whether it runs a command first (that makes ``rootdir``)
-        self.made = not first  # whether that command is known to have succeeded
+        self.made = made  # ``rootdir`` is there (else the command run first is making it)
 
     def hand(self, nodeids: Iterable[str]) -> PendingRerun | None:
         """Give the child ``nodeids`` to run, its time counted from now; ``None`` when it has
@@ -332,10 +331,12 @@ class WaitingRerun:
         deadline = time.monotonic() + self._timeout
         while not self.made:  # rootdir is being made
             self.made = (self._folder / MADE).exists()
-            if not self.made and (not self._child.running() or time.monotonic() > deadline):
+            if self.made:
+                break
+            if not self._child.running() or time.monotonic() > deadline:
                 self.cancel()
                 return None
-            time.sleep(0 if self.made else recorder.POLL_SECONDS)
+            time.sleep(recorder.POLL_SECONDS)
         if not self._child.running():
             self.cancel()
             return None
@@ -375,7 +376,7 @@ def start_waiting(
     if isinstance(child, subproc.Outcome):
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return WaitingRerun(folder, child, rootdir, timeout, bool(first))
+    return WaitingRerun(folder, child, rootdir, timeout, made=not first)
 
 
 def rerun(

@@ -354,11 +354,8 @@ def _rules_stamp() -> str:
     the installed pydantic (size and time of each), so an upgrade or an edited install
     validates again."""
     version = getattr(sys.modules[__name__.partition(".")[0]], "__version__", "")
-    files = [
-        Path(str(module.__file__))
-        for module in (sys.modules[__name__], sys.modules[CheckConfig.__module__], plain_models)
-    ]
-    files.append(Path(str(sys.modules[Ceilings.__module__].__file__)))
+    rules = (__name__, CheckConfig.__module__, Ceilings.__module__, plain_models.__name__)
+    files = [Path(str(sys.modules[name].__file__)) for name in rules]
     spec = importlib.util.find_spec("pydantic")
     if spec is not None and spec.origin is not None:
         files.append(Path(spec.origin).with_name("version.py"))

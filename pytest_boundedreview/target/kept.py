@@ -139,16 +139,17 @@ def checkout(repo: git.Repo, commit: str) -> Iterator[Path]:
 def _drop_missing(repo: git.Repo) -> list[Path]:
     """Drop ``repo``'s registrations of kept checkouts whose folder is gone (a cleared
     cache); return their paths."""
-    dropped: list[Path] = []
-    admins, ours = repo.common_dir / "worktrees", cache_root()
-    if admins.is_dir() and ours is not None:
-        for admin in admins.iterdir():
-            with contextlib.suppress(OSError):
-                path = Path((admin / "gitdir").read_text(encoding="utf-8").strip()).parent
-                if path.is_relative_to(ours) and not path.exists():
-                    shutil.rmtree(admin, ignore_errors=True)
-                    dropped.append(path)
-    return dropped
+    ours = cache_root()
+    if ours is None:
+        return []
+    gone = [
+        (path, admin)
+        for path, admin in worktree.registered(repo)
+        if path.is_relative_to(ours) and not path.exists()
+    ]
+    for _, admin in gone:
+        shutil.rmtree(admin, ignore_errors=True)
+    return [path for path, _ in gone]
 
 
 def sweep(repo: git.Repo, keep: bool) -> list[Path]:

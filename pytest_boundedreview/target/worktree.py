@@ -45,11 +45,21 @@ def remove(repo: git.Repo, path: Path) -> None:
         shutil.rmtree(path.parent, ignore_errors=True)
 
 
-def _drop_registration(repo: git.Repo, path: Path) -> None:
+def registered(repo: git.Repo) -> list[tuple[Path, Path]]:
+    """``repo``'s linked checkouts, each with its ``.git/worktrees/<id>`` folder, read from
+    those folders (no git process; a checkout whose folder is gone is still listed)."""
+    found = []
     for admin in (repo.common_dir / "worktrees").glob("*"):
         with contextlib.suppress(OSError):
-            if Path((admin / "gitdir").read_text(encoding="utf-8").strip()).parent == path:
-                shutil.rmtree(admin, ignore_errors=True)
+            path = Path((admin / "gitdir").read_text(encoding="utf-8").strip()).parent
+            found.append((path, admin))
+    return found
+
+
+def _drop_registration(repo: git.Repo, path: Path) -> None:
+    for checkout, admin in registered(repo):
+        if checkout == path:
+            shutil.rmtree(admin, ignore_errors=True)
 
 
 def sweep(repo: git.Repo) -> list[Path]:
