@@ -85,8 +85,11 @@ def pytest_configure(config: pytest.Config) -> None:
     # Signatures are taken where tests run: here, or on each xdist worker.
     root = checkout_root(Path(config.rootpath))
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
-    if hasattr(config, "workerinput"):
-        return  # workers only run tests; the controller reviews and writes
+    if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
+        from .target.imported import WorkerModules
+
+        config.pluginmanager.register(WorkerModules(root), "bounded-review-modules")
+        return
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True
     from .session import BoundedReview

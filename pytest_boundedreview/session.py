@@ -24,8 +24,9 @@ from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
 from .review.phase import Counts, Review
-from .target import git, kept, worktree
+from .target import git, imported, kept, worktree
 from .target.freeze import Target, freeze
+from .target.livetree import untested_reason
 from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
@@ -60,6 +61,7 @@ class BoundedReview:
         self._workflow: list[str] = []
         self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
         self._environ: dict[str, str] | None = None  # as the test loop started
+        self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
 
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
@@ -187,8 +189,10 @@ class BoundedReview:
         """Everything established about a completed session over a non-empty target."""
         tests = self._baseline() if self.collector.failed else Classification()
         limitations, stopped = self._what_ran(session)
+        limitations += self._ignored_code()
         if self.settings.shard:  # no checks, scans or lanes: the merge step runs them once
-            gate = Gate(review_clean="indeterminate", reasons=[stopped] if stopped else [])
+            held = [*self._untested(), *([stopped] if stopped else [])]
+            gate = Gate(review_clean="indeterminate", reasons=held)
             return self.review.evidence(
                 gate, self._counts(), tests, [*limitations, *tests.limitations]
             )
@@ -280,6 +284,8 @@ class BoundedReview:
         if self.target.empty:
             if self.collector.failed:
                 return undecided("nothing to review; pytest's own status stands")
+            if self.target.untested:
+                return undecided(self._untested()[0])
             return self.review.evidence(Gate(review_clean="yes"), self._counts())
         return self._classified(session)
 
@@ -290,6 +296,7 @@ class BoundedReview:
         ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
         left_out, stopped = self._what_ran(session) if ran else ([], None)
         complete = ran and not (interrupted or stopped or self.config.option.collectonly)
+        complete = complete and not self.target.untested
         shard = ShardInfo(
             rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
             args=self._replayable(),
@@ -312,6 +319,24 @@ class BoundedReview:
         if exitstatus == pytest.ExitCode.NO_TESTS_COLLECTED:  # say what the selection left out
             limitations += left_out
         return dataclasses.replace(evidence, gate=gate, shard=shard, limitations=limitations)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: object, error: object) -> None:
+        """An xdist worker ended: keep the files of the modules it loaded."""
+        output = getattr(node, "workeroutput", None)
+        if isinstance(output, dict):
+            self._worker_modules.update(output.get(imported.WORKER_KEY, ()))
+
+    def _ignored_code(self) -> list[str]:
+        """A note on modules the tests imported from files git ignores, if there were any."""
+        files = {*imported.module_files(self.repo.root), *self._worker_modules}
+        names = imported.ignored(self.repo, files)
+        return [imported.limitation(names)] if names else []
+
+    def _untested(self) -> list[str]:
+        """Why the snapshot reviewed is not what the session tested, if it is not."""
+        target = self.target
+        return [untested_reason(target.kind, target.untested)] if target.untested else []
 
     def _state(self) -> Path:
         return state_folder(self.repo.root, self.settings.state_dir)

@@ -18,6 +18,7 @@ from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReaso
 from ..report.build import Evidence
 from ..target import git
 from ..target.freeze import Target
+from ..target.livetree import untested_reason
 from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:
@@ -96,6 +97,8 @@ class Review:
         established by construction, such as a plan's checks)."""
         settings, target = self.settings, self.target
         held = [stopped] if stopped else []  # what keeps the gate from "yes", in order
+        if target.untested:  # the session ran other code than the snapshot holds
+            held.insert(0, untested_reason(target.kind, target.untested))
         if partial and settings.allow_partial:  # accepted, and still said
             limitations = [*limitations, f"a partial run, accepted (allow_partial): {partial}"]
         if partial and not settings.allow_partial:  # the clean gate needs the whole suite

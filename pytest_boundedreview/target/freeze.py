@@ -17,6 +17,7 @@ from typing import Literal
 from ..core import tempdirs
 from ..core.errors import BaseRefError, UsageError
 from . import git
+from .livetree import differences, unflag
 from .scope import Scope, parse_scope
 
 TargetKind = Literal["pr", "local-diff", "staged", "plan"]
@@ -58,6 +59,8 @@ class Target:
     scope: Scope
     committed: bool = False  # the reviewed tree is HEAD's and the working tree is clean
     identity: str | None = None  # a plan's ``sha256:<hex>``; code targets are their tree
+    # Paths whose content on disk, which the session tests, differs from the reviewed tree.
+    untested: tuple[str, ...] = ()
 
     @property
     def revision(self) -> str:
@@ -148,7 +151,8 @@ def _merge_base(repo: git.Repo, base_commit: str, head: str) -> str:
 
 
 def tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = None) -> str:
-    """Write the tree of an index (``add_all``: of the working tree) without touching it."""
+    """Write the tree of an index (``add_all``: of the working tree, by content, whatever
+    assume-unchanged or skip-worktree bits hide) without touching it."""
     folder = tempdirs.make("index")
     try:
         temp_index = folder / "index"
@@ -160,6 +164,7 @@ def tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = 
         env = {"GIT_INDEX_FILE": str(temp_index)}
         pinned = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"]
         if add_all:
+            unflag(repo, env, pinned)
             git.run([*pinned, "add", "--all", "--", ":/"], repo.root, env=env)
         return git.text([*pinned, "write-tree"], repo.root, env=env)
     finally:
@@ -236,6 +241,7 @@ def freeze(
         git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout
     )
     patch = git.decode(git.run(["diff", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout)
+    untested = differences(repo, tree, live_tree)
     return Target(
         kind=kind,
         base=base_name,
@@ -244,5 +250,6 @@ def freeze(
         tree=tree,
         diff=patch,
         scope=parse_scope(raw, patch),
-        committed=head is not None and tree == head_tree == live_tree,
+        committed=head is not None and tree == head_tree and not untested,
+        untested=untested,
     )

@@ -1,0 +1,76 @@
+"""Modules a session imported from files git ignores: code that ran in the tests but is not in
+the reviewed tree (a C extension built in place, a generated ``_version.py``). Legitimate, and
+never reviewed, so the report names them."""
+
+from __future__ import annotations
+
+import os
+import site
+import sys
+from collections.abc import Iterable
+from pathlib import Path
+
+import pytest
+
+from . import git
+
+WORKER_KEY = "bounded_review_modules"  # what an xdist worker hands its controller
+
+
+def _installed() -> tuple[str, ...]:
+    """Folders of installed code, which may lie inside a repository (a ``.venv`` there)."""
+    folders = {sys.prefix, sys.base_prefix, sys.exec_prefix, *site.getsitepackages()}
+    return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
+
+
+def module_files(root: Path) -> list[str]:
+    """The files, relative to ``root``, of the modules this process loaded from inside it,
+    installed code left out."""
+    inside = {os.path.join(str(root), ""), os.path.join(os.path.realpath(root), "")}
+    installed = _installed()
+    found = set()
+    for module in list(sys.modules.values()):
+        file = getattr(module, "__file__", None)
+        if not isinstance(file, str) or not file.startswith(tuple(inside)):
+            continue
+        real = os.path.realpath(file)
+        if real.startswith(installed):
+            continue
+        for top in inside:
+            if real.startswith(top):
+                found.add(Path(real[len(top) :]).as_posix())
+                break
+    return sorted(found)
+
+
+def ignored(repo: git.Repo, files: Iterable[str]) -> list[str]:
+    """Those of ``files`` (relative to the repository's top) that git ignores and does not
+    track."""
+    wanted = sorted(set(files))
+    if not wanted:
+        return []
+    request = "".join(f"{name}\0" for name in wanted).encode("utf-8", "surrogateescape")
+    proc = git.run(["check-ignore", "-z", "--stdin"], repo.root, input=request, check=False)
+    return sorted(name for name in git.decode(proc.stdout).split("\0") if name)
+
+
+def limitation(names: list[str]) -> str:
+    """The report's note on code that ran from files the reviewed tree does not hold."""
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return (
+        f"the tests imported code from files git ignores, which the reviewed tree does not "
+        f"hold and no reviewer saw: {shown}"
+    )
+
+
+class WorkerModules:
+    """On an xdist worker: hands the controller the files of the modules it loaded."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        output = getattr(session.config, "workeroutput", None)
+        if isinstance(output, dict):
+            output[WORKER_KEY] = module_files(self.root)

@@ -1,0 +1,182 @@
+"""The tree the session tested is the tree the report names: a staged or committed snapshot
+that differs from the working tree the tests ran on is never passed, whatever hides the
+difference (unstaged edits, untracked files, assume-unchanged or skip-worktree bits)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo, clean_env
+
+from pytest_boundedreview.target import git, livetree
+from pytest_boundedreview.target.freeze import freeze
+
+GOOD = "def f():\n    return 1\n"
+BROKEN = "def f():\n    return 2\n"
+
+
+@pytest.fixture
+def sample(tmp_path: Path) -> GitRepo:
+    repo = GitRepo.init(tmp_path / "sample")
+    repo.commit(
+        {
+            ".gitignore": ".bounded-review/\n.pytest_cache/\n",
+            "mod.py": GOOD,
+            "test_mod.py": "from mod import f\n\n\ndef test_f():\n    assert f() == 1\n",
+        },
+        "base",
+    )
+    return repo
+
+
+def review(repo: GitRepo, *args: str) -> tuple[int, dict[str, Any]]:
+    """A real session with the flag (no lanes), and the report it wrote."""
+    ran = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--bounded-review", "--bounded-review-no-lanes"]
+        + ["-p", "no:randomly", *args],
+        cwd=repo.path,
+        env=clean_env(),
+        capture_output=True,
+        check=False,
+    )
+    report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
+    return ran.returncode, report
+
+
+def gate(repo: GitRepo, stage: str) -> int:
+    command = [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", stage]
+    return subprocess.run(command, cwd=repo.path, env=clean_env(), check=False).returncode
+
+
+def held_by_tree(report: dict[str, Any], *paths: str) -> bool:
+    reasons = " ".join(report["gate"]["reasons"])
+    return report["gate"]["review_clean"] == "indeterminate" and all(
+        "the tree tested is not the tree reviewed" in reasons and p in reasons for p in paths
+    )
+
+
+def test_a_staged_regression_with_an_unstaged_fix_is_not_passed(sample: GitRepo) -> None:
+    sample.write("mod.py", BROKEN)
+    sample.git("add", "mod.py")
+    sample.write("mod.py", GOOD)  # the tests see this; the commit would record BROKEN
+    with sample.untouched():
+        status, report = review(sample, "--bounded-review-target=staged")
+    assert status == 1
+    assert held_by_tree(report, "mod.py (changed on disk)")
+    assert report["target"]["revision"] == f"tree:{sample.git('write-tree')}"
+    assert report["statuses"]["committed"] == "no"
+    assert gate(sample, "pre-commit") == 2
+
+
+def test_an_untracked_conftest_that_hides_a_failure_is_named(sample: GitRepo) -> None:
+    """An untracked file the commit will not record changes what the tests see."""
+    sample.write("mod.py", BROKEN)
+    sample.git("add", "mod.py")
+    hide = "import mod\nmod.f = lambda: 1\n"
+    sample.write("conftest.py", hide)
+    status, report = review(sample, "--bounded-review-target=staged")
+    assert report["tests"]["failed"] == 0  # the conftest did its work
+    assert status == 1
+    assert held_by_tree(report, "conftest.py (not in the snapshot)")
+
+
+def test_a_pr_review_with_an_uncommitted_fix_does_not_pass_the_push(sample: GitRepo) -> None:
+    sample.commit({"mod.py": BROKEN}, "regression")
+    sample.write("mod.py", GOOD)
+    status, report = review(sample, "--bounded-review-target=pr", "--bounded-review-base=HEAD~1")
+    assert status == 1
+    assert held_by_tree(report, "mod.py")
+    assert report["target"]["revision"] == f"tree:{sample.tree()}"
+    assert report["statuses"]["committed"] == "no"
+    assert gate(sample, "pre-push") == 2
+
+
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_index_bits_do_not_hide_an_uncommitted_fix(sample: GitRepo, bit: str) -> None:
+    """auto reads the working tree by content: the hidden fix makes it a local diff, and
+    HEAD's broken tree is never called committed or clean."""
+    sample.commit({"mod.py": BROKEN}, "regression")
+    sample.git("update-index", bit, "mod.py")
+    sample.write("mod.py", GOOD)
+    assert sample.git("status", "--porcelain") == ""  # git itself no longer sees the fix
+    with sample.untouched():
+        status, report = review(sample, "--bounded-review-base=HEAD~1")
+    assert report["target"]["kind"] == "local-diff"
+    assert report["target"]["revision"] != f"tree:{sample.tree()}"
+    assert report["statuses"]["committed"] == "no"
+    assert status == 0  # the working tree the tests ran on is what was reviewed, and it is fine
+    assert gate(sample, "pre-push") == 2  # HEAD's tree was never reviewed
+    flags = sample.git("ls-files", "-v", "mod.py")
+    assert flags[0] in ("h", "S")  # the user's bit is still set
+
+
+def test_a_sparse_checkout_absent_file_is_not_a_difference(sample: GitRepo) -> None:
+    """skip-worktree entries whose file is not on disk (a sparse checkout) are unchanged."""
+    sample.commit({"docs/guide.md": "hello\n"}, "docs")
+    sample.git("update-index", "--skip-worktree", "docs/guide.md")
+    (sample.path / "docs" / "guide.md").unlink()
+    target = freeze(git.open_repo(sample.path), "pr", "HEAD~1")
+    assert (target.untested, target.committed) == ((), True)
+
+
+def test_a_harmless_staged_change_with_a_matching_tree_is_clean(sample: GitRepo) -> None:
+    sample.write("mod.py", GOOD + "# a comment\n")
+    sample.git("add", "mod.py")
+    # bytecode Python writes next to sources when a project does not ignore it is no code
+    sample.write("__pycache__/mod.cpython-311.pyc", b"\0bytecode")
+    with sample.untouched():
+        status, report = review(sample, "--bounded-review-target=staged")
+    assert (status, report["gate"]["review_clean"]) == (0, "yes")
+    assert gate(sample, "pre-commit") == 0
+
+
+def test_committed_is_yes_only_for_the_tested_head_tree(sample: GitRepo) -> None:
+    sample.commit({"mod.py": GOOD + "# a comment\n"}, "harmless")
+    status, report = review(sample, "--bounded-review-target=pr", "--bounded-review-base=HEAD~1")
+    assert (status, report["gate"]["review_clean"]) == (0, "yes")
+    assert report["statuses"]["committed"] == "yes"
+    assert gate(sample, "pre-push") == 0
+
+
+def test_differences_name_each_path_and_what_happened(sample: GitRepo) -> None:
+    handle = git.open_repo(sample.path)
+    reviewed = sample.tree()
+    sample.write("mod.py", BROKEN)
+    sample.write("new.py", "x = 1\n")
+    sample.write("pkg/__pycache__/m.cpython-311.pyc", b"\0")
+    (sample.path / "test_mod.py").unlink()
+    live = freeze(handle, "local-diff").tree
+    assert livetree.differences(handle, reviewed, live) == (
+        "mod.py (changed on disk)",
+        "new.py (not in the snapshot)",
+        "test_mod.py (deleted on disk)",
+    )
+    assert livetree.differences(handle, reviewed, reviewed) == ()
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_modules_imported_from_ignored_files_are_named(
+    sample: GitRepo, workers: list[str]
+) -> None:
+    """Generated code is legitimate, and not in the reviewed tree: the report says so, with
+    and without xdist (workers import the tests, not the controller)."""
+    sample.commit(
+        {
+            ".gitignore": ".bounded-review/\n.pytest_cache/\n_generated.py\n",
+            "test_gen.py": "import _generated\n\n\ndef test_gen():\n    assert _generated.X\n",
+        },
+        "generated",
+    )
+    sample.write("_generated.py", "X = 1\n")
+    sample.write("mod.py", GOOD + "# a comment\n")
+    status, report = review(sample, *workers)
+    notes = [n for n in report["limitations"] if "files git ignores" in n]
+    assert status == 0
+    assert len(notes) == 1
+    assert "_generated.py" in notes[0]
+    assert "mod.py" not in notes[0]  # tracked code is reviewed code
