@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .baseline.classify import Classification
-from .models.report import CheckResult, Gate
+from .models.report import CheckResult, Gate, LaneReport
 
 if TYPE_CHECKING:
     from .models.finding import ReportFinding
@@ -45,3 +45,20 @@ def decide(
     if undetermined:
         return Gate(review_clean="indeterminate", reasons=undetermined)
     return Gate(review_clean="yes", reasons=[])
+
+
+def unbacked_revisions(
+    lanes: Sequence[LaneReport], blocking: Sequence[ReportFinding]
+) -> list[str]:
+    """Why the gate cannot be ``yes`` for each verdict lane whose last answer is ``revise``
+    when no verified blocker it raised is left (``blocking``: after triage and waivers). Such
+    a revise is not a blocker either: what it found did not hold, so the gate is
+    ``indeterminate``, never ``no``, on its account."""
+    backed = {name for finding in blocking for name in finding.lanes}
+    return [
+        f"lane {lane.name!r} answered revise, but no verified blocker backs it: its findings "
+        "were rejected, demoted or waived (the gate needs every verdict lane's last answer "
+        "to be pass)"
+        for lane in lanes
+        if lane.role == "verdict" and lane.status == "revise" and lane.name not in backed
+    ]
