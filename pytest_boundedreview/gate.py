@@ -48,17 +48,16 @@ def decide(
 
 
 def unbacked_revisions(
-    lanes: Sequence[LaneReport], blocking: Sequence[ReportFinding]
+    lanes: Sequence[LaneReport], verified: Sequence[ReportFinding]
 ) -> list[str]:
     """Why the gate cannot be ``yes`` for each verdict lane whose last answer is ``revise``
-    when no verified blocker it raised is left (``blocking``: after triage and waivers). Such
-    a revise is not a blocker either: what it found did not hold, so the gate is
-    ``indeterminate``, never ``no``, on its account."""
-    backed = {name for finding in blocking for name in finding.lanes}
+    when none of its findings is among the ``verified`` blockers (after triage; a blocker a
+    waiver disposed of counts, its waiver being the answer to it). Such a revise is no
+    blocker either, since what it found did not hold: ``indeterminate``, never ``no``."""
+    backed = {name for finding in verified for name in finding.lanes}
     return [
         f"lane {lane.name!r} answered revise, but no verified blocker backs it: its findings "
-        "were rejected, demoted or waived (the gate needs every verdict lane's last answer "
-        "to be pass)"
+        "were rejected or demoted (the gate needs every verdict lane's last answer to be pass)"
         for lane in lanes
         if lane.role == "verdict" and lane.status == "revise" and lane.name not in backed
     ]

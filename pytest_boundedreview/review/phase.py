@@ -120,9 +120,11 @@ class Review:
         triaged = lanes.triaged
         disposed = self._disposed([*findings, *triaged.blocking, *triaged.advisory], checks)
         counted = [f for f in disposed.findings if f.severity == "blocking"]
-        # Kept with the round's problems, so a reused round (whose rows no longer say
-        # revise) still carries them.
-        lanes.problems += unbacked_revisions(lanes.rows, counted)
+        # A revise needs a verified blocker behind it (a waived one is answered by its
+        # waiver). Kept with the round's problems, so a reused round, whose rows no longer
+        # say revise, still carries them.
+        verified = [*counted, *(f for f in disposed.waived if f.severity == "blocking")]
+        lanes.problems += unbacked_revisions(lanes.rows, verified)
         gate = decide(tests, disposed.checks, counted, lanes.problems)
         for why in held:  # what did not run was not looked at: never "yes"
             gate = undecided(gate, why)
