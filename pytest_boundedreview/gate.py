@@ -47,9 +47,7 @@ def decide(
     return Gate(review_clean="yes", reasons=[])
 
 
-def unbacked_revisions(
-    lanes: Sequence[LaneReport], verified: Sequence[ReportFinding]
-) -> list[str]:
+def unbacked_revisions(lanes: Sequence[LaneReport], verified: Sequence[ReportFinding]) -> list[str]:
     """Why the gate cannot be ``yes`` for each verdict lane whose last answer is ``revise``
     when none of its findings is among the ``verified`` blockers (after triage; a blocker a
     waiver disposed of counts, its waiver being the answer to it). Such a revise is no

@@ -185,7 +185,7 @@ def test_a_revise_needs_a_finding(answer: dict[str, Any], valid: bool) -> None:
     if valid:
         assert LaneResult.model_validate(document).verdict == answer.get("verdict")
     else:
-        with pytest.raises(ValidationError, match="bare verdict|without a finding"):
+        with pytest.raises(ValidationError, match=r"bare verdict|without a finding"):
             LaneResult.model_validate(document)
 
 
