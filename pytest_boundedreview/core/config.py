@@ -393,10 +393,15 @@ def _rules_stamp() -> str:
 
 
 def _note_validated(marker: Path) -> None:
-    """Leave ``marker`` (and no older one) when the state folder is there to hold it."""
-    from .statefile import write_atomic
+    """Leave ``marker`` (and no older one) when the state folder is there to hold it: one the
+    tool made, with its ``.gitignore`` of ``*``, so nothing is written in a folder of the
+    user's."""
+    from .statefile import GITIGNORE, write_atomic
 
-    if not marker.parent.parent.is_dir():
+    try:
+        if (marker.parent.parent / ".gitignore").read_text(encoding="utf-8") != GITIGNORE:
+            return  # not a state folder the tool made
+    except (OSError, UnicodeDecodeError):
         return  # no state folder yet: the run that makes one notes it
     try:
         marker.parent.mkdir(exist_ok=True)
