@@ -3,27 +3,16 @@ around it, and the harmless values that must pass; nothing is created by the che
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, every_file
 
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.core.pytestini import DEFAULT_NORECURSEDIRS, Collection
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.statedir import approver, checked_state_dir
-
-
-def every_file(root: Path) -> set[str]:
-    """Every path under ``root`` outside ``.git``, ignored ones too: what ``git status``
-    cannot show (a ``.gitignore`` of ``*`` hides itself)."""
-    found = set()
-    for top, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        found |= {os.path.relpath(Path(top, name), root) for name in [*dirs, *files]}
-    return found
 
 
 @pytest.fixture

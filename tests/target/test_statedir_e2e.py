@@ -5,30 +5,12 @@ the user's new files stay visible to git."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo, clean_env
-
-# What pytester and Python leave in the project on their own.
-_THEIRS = (".pytest_cache", "basetemp", "runpytest-", "stdout", "stderr")
-
-
-def every_file(root: Path) -> set[str]:
-    """Every path under ``root`` outside ``.git``, ignored ones too (``git status`` cannot
-    show a ``.gitignore`` of ``*``: it hides itself), but for what pytester and Python
-    write."""
-    found = set()
-    for top, dirs, files in os.walk(root):
-        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
-        for name in [*dirs, *files]:
-            relative = os.path.relpath(Path(top, name), root)
-            if not relative.startswith(_THEIRS):
-                found.add(relative)
-    return found
+from gitrepo import PYTESTER_FILES, GitRepo, clean_env, every_file
 
 
 def configure(project: GitRepo, state_dir: str, pytest_table: str = "") -> None:
@@ -61,7 +43,7 @@ def test_the_pytest_face_refuses_a_folder_not_its_own_and_writes_nothing(
     pytester: pytest.Pytester, project: GitRepo, state_dir: str, table: str, why: str
 ) -> None:
     configure(project, state_dir, table)
-    before, files = project.user_state(), every_file(pytester.path)
+    before, files = project.user_state(), every_file(pytester.path, PYTESTER_FILES)
     for _ in range(2):  # a second run finds nothing the first one left
         result = pytester.runpytest_subprocess("--bounded-review")
         assert result.ret == pytest.ExitCode.USAGE_ERROR
@@ -69,7 +51,7 @@ def test_the_pytest_face_refuses_a_folder_not_its_own_and_writes_nothing(
         assert "pyproject.toml: [tool.bounded-review] is invalid:" in err
         assert f"state_dir {state_dir!r} {why}" in err or f"state_dir: {why}" in err
         assert "such as the default .bounded-review" in err
-    assert (project.user_state(), every_file(pytester.path)) == (before, files)
+    assert (project.user_state(), every_file(pytester.path, PYTESTER_FILES)) == (before, files)
     assert not (pytester.path.parent / "elsewhere").exists()
 
 
@@ -119,12 +101,12 @@ def test_the_commands_refuse_a_folder_not_their_own_and_write_nothing(
     table: str,
 ) -> None:
     configure(project, state_dir, table)
-    before, files = project.user_state(), every_file(pytester.path)
+    before, files = project.user_state(), every_file(pytester.path, PYTESTER_FILES)
     done = command(project, *argv)
     assert done.returncode == 4, done.stdout + done.stderr
     assert f"state_dir {state_dir!r} " in done.stderr
     assert "pyproject.toml: [tool.bounded-review] is invalid:" in done.stderr
-    assert (project.user_state(), every_file(pytester.path)) == (before, files)
+    assert (project.user_state(), every_file(pytester.path, PYTESTER_FILES)) == (before, files)
 
 
 def test_the_commands_read_and_write_the_configured_folder(
