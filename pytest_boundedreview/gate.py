@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from .baseline.classify import Classification
-from .models.report import CheckResult, Gate
+from .models.report import CheckResult, Gate, LaneReport
 
 if TYPE_CHECKING:
     from .models.finding import ReportFinding
@@ -45,3 +45,17 @@ def decide(
     if undetermined:
         return Gate(review_clean="indeterminate", reasons=undetermined)
     return Gate(review_clean="yes", reasons=[])
+
+
+def unbacked_revisions(lanes: Sequence[LaneReport], verified: Sequence[ReportFinding]) -> list[str]:
+    """Why the gate cannot be ``yes`` for each verdict lane whose last answer is ``revise``
+    when none of its findings is among the ``verified`` blockers (after triage; a blocker a
+    waiver disposed of counts, its waiver being the answer to it). Such a revise is no
+    blocker either, since what it found did not hold: ``indeterminate``, never ``no``."""
+    backed = {name for finding in verified for name in finding.lanes}
+    return [
+        f"lane {lane.name!r} answered revise, but no verified blocker backs it: its findings "
+        "were rejected or demoted (the gate needs every verdict lane's last answer to be pass)"
+        for lane in lanes
+        if lane.role == "verdict" and lane.status == "revise" and lane.name not in backed
+    ]

@@ -18,6 +18,7 @@ from .baseline.suite import narrowed, suite_files
 from .core.ceilings import Tier
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
+from .core.pytestini import Collection, from_session
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo
 from .render.terminal import lines
@@ -27,6 +28,7 @@ from .review.phase import Counts, Review
 from .target import git, imported, kept, worktree
 from .target.freeze import Target, freeze
 from .target.livetree import untested_reason
+from .target.statedir import approver
 from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
@@ -36,6 +38,13 @@ if TYPE_CHECKING:
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 _COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
+
+
+def collection(config: pytest.Config) -> Collection:
+    """Where this session's pytest recurses: its own ``testpaths`` and ``norecursedirs``."""
+    source = str(config.inipath) if config.inipath else "pytest's defaults"
+    ini = config.getini
+    return from_session(config.rootpath, ini("testpaths"), ini("norecursedirs"), source)
 
 
 class BoundedReview:
@@ -80,6 +89,7 @@ class BoundedReview:
                     {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
                     config.invocation_params.dir,
                 ),
+                approver(repo, collection(config)),
             )
             kept.sweep(repo, keep=settings.reuse_base_checkout)
             target = freeze(repo, settings.target, settings.base)

@@ -86,3 +86,21 @@ def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
     env.pop("PYTEST_ADDOPTS", None)
     env.update(extra or {})
     return env
+
+
+# What pytester and Python write in a project on their own.
+PYTESTER_FILES = (".pytest_cache", "basetemp", "runpytest-", "stdout", "stderr")
+
+
+def every_file(root: Path, theirs: tuple[str, ...] = ()) -> set[str]:
+    """Every path under ``root`` outside ``.git`` and ``__pycache__``, ignored ones too:
+    what ``git status`` cannot show (a ``.gitignore`` of ``*`` hides itself). Paths starting
+    with one of ``theirs`` are left out."""
+    found = set()
+    for top, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in (".git", "__pycache__")]
+        for name in [*dirs, *files]:
+            relative = os.path.relpath(Path(top, name), root)
+            if not relative.startswith(theirs):
+                found.add(relative)
+    return found

@@ -165,6 +165,50 @@ def test_a_bare_verdict_is_rejected(result: dict[str, Any]) -> None:
         LaneResult.model_validate({"schema": "bounded-review/lane-result/v1", **result})
 
 
+LANE_RESULT = {"schema": "bounded-review/lane-result/v1"}
+# Each answer, and whether it is a lane result: by the model, and by its JSON schema alike.
+VERDICTS: list[tuple[dict[str, Any], bool]] = [
+    ({"verdict": "revise", "rationale": "app.py:3 stops one short"}, False),  # no finding
+    ({"verdict": "revise", "rationale": "r", "findings": []}, False),
+    ({"verdict": "revise", "findings": [FINDING]}, True),
+    ({"verdict": "revise", "rationale": "r", "findings": [FINDING]}, True),
+    ({"verdict": "pass", "rationale": "checked the loop bounds"}, True),
+    ({"verdict": "pass", "rationale": " "}, False),  # bare
+    ({"rationale": "a scout's notes"}, True),
+    ({}, True),  # a scout that found nothing
+]
+
+
+@pytest.mark.parametrize(("answer", "valid"), VERDICTS)
+def test_a_revise_needs_a_finding(answer: dict[str, Any], valid: bool) -> None:
+    document = {**LANE_RESULT, **answer}
+    if valid:
+        assert LaneResult.model_validate(document).verdict == answer.get("verdict")
+    else:
+        with pytest.raises(ValidationError, match=r"bare verdict|without a finding"):
+            LaneResult.model_validate(document)
+
+
+@pytest.mark.parametrize(("answer", "valid"), VERDICTS)
+def test_the_lane_result_schema_says_what_the_model_enforces(
+    answer: dict[str, Any], valid: bool
+) -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(json_schema("lane-result"))
+    assert validator.is_valid({**LANE_RESULT, **answer}) is valid
+
+
+def test_the_agents_schema_leaves_the_verdict_rules_to_the_model() -> None:
+    """Strict structured outputs take no conditionals: the rule is in the description, and
+    the model refuses what breaks it."""
+    from pytest_boundedreview.lanes.schema import lane_result_schema
+
+    schema = lane_result_schema()
+    assert "allOf" not in schema
+    assert "at least one finding" in schema["properties"]["verdict"]["description"]
+
+
 @pytest.mark.parametrize("value", ["0.5", True])
 def test_confidence_is_a_number(value: object) -> None:
     with pytest.raises(ValidationError, match="confidence"):

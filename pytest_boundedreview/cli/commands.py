@@ -41,9 +41,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from ..render.escape import terminal
     from ..target import git
     from . import gate as gatecheck
+    from .paths import default_state_folder
 
     repo = git.open_repo(Path.cwd())
-    report = Path(args.report) if args.report else repo.root / ".bounded-review" / "report.json"
+    report = Path(args.report) if args.report else default_state_folder() / "report.json"
     status, why = gatecheck.check(repo, report, args.stage)
     print(f"bounded-review gate: {terminal(why)}", file=sys.stdout if status == 0 else sys.stderr)
     return status
@@ -132,7 +133,7 @@ COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
 }
 
 
-_REPORT_HELP = "report file (default: <repository>/.bounded-review/report.json)"
+_REPORT_HELP = "report file (default: report.json in the state folder, state_dir)"
 
 
 def _add_waive_parser(sub: Any) -> None:

@@ -31,6 +31,7 @@ from ..report.build import assess_risk
 from ..review.choice import candidates, choose, retained, target_size, with_reviewer
 from ..target import git
 from ..target.freeze import Target, freeze
+from ..target.statedir import approver
 
 PROBE_TIMEOUT = 30.0
 
@@ -38,7 +39,8 @@ PROBE_TIMEOUT = 30.0
 def _context(args: argparse.Namespace) -> tuple[git.Repo, Settings, Target]:
     repo = git.open_repo(Path.cwd())
     values = {"base": args.base, "target": args.target, "risk": args.risk}
-    settings, _ = load_settings(Path.cwd(), repo.root, option_overrides(values, Path.cwd()))
+    overrides = option_overrides(values, Path.cwd())
+    settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
     return repo, settings, freeze(repo, settings.target, settings.base)
 
 

@@ -135,7 +135,7 @@ def add_state_parsers(sub: Any) -> None:
         parser.add_argument(
             "--state-dir",
             metavar="PATH",
-            help="state folder (default: <repository>/.bounded-review)",
+            help="state folder (default: the configured state_dir, .bounded-review)",
         )
         parser.add_argument("--loop-id", metavar="ID", help="only this loop (default: every loop)")
     status.add_argument("--json", action="store_true", help="one JSON object per loop")

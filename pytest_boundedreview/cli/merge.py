@@ -10,6 +10,7 @@ from pathlib import Path
 from ..baseline.classify import BaselineRun, Classification
 from ..core.config import load_settings
 from ..core.errors import UsageError
+from ..core.pytestini import from_files
 from ..core.readfile import read_bounded
 from ..core.statefile import state_folder
 from ..models.plain import validate
@@ -19,6 +20,7 @@ from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
 from ..target import git, kept, worktree
 from ..target.freeze import freeze
+from ..target.statedir import approver
 from ..triage.waivers import load as load_waivers
 
 MAX_SHARD_BYTES = 64 * 1024 * 1024
@@ -172,6 +174,7 @@ def merge(
             "base": first.target.base,
             **overrides,
         },
+        approver(repo, from_files(rootdir, repo.root)),
     )
     kept.sweep(repo, keep=settings.reuse_base_checkout)
     kind = first.target.kind

@@ -61,13 +61,15 @@ def add_parser(sub: Any) -> None:
 def _report_path(args: argparse.Namespace) -> Path:
     """Where the session will write its report: ``--report``, else the configured one."""
     from ..core.config import load_settings, option_overrides
-    from ..core.statefile import state_folder
     from ..target import git
+    from ..target.statedir import approver
 
     repo = git.open_repo(Path.cwd())
     overrides = option_overrides({"report": args.report}, Path.cwd())
-    settings, _ = load_settings(Path.cwd(), repo.root, overrides)
-    return settings.report_file(state_folder(repo.root, settings.state_dir))
+    settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
+    # Not created here: the session checks the folder against its own pytest configuration
+    # first, and creates it.
+    return settings.report_file(repo.root / settings.state_dir)
 
 
 def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:

@@ -18,6 +18,7 @@ from ..core.validation import describe_all
 from ..models.report import Report
 from ..models.waiver import PROTECTED_CATEGORIES, Waiver
 from ..target import git
+from ..target.statedir import approver
 from ..triage.waivers import code_revision, parse, refusal
 from .documents import last_report
 
@@ -58,7 +59,7 @@ def _toml(waiver: Waiver) -> str:
 
 def cmd_waive(args: argparse.Namespace) -> int:
     repo = git.open_repo(Path.cwd())
-    settings, _ = load_settings(Path.cwd(), repo.root, {})
+    settings, _ = load_settings(Path.cwd(), repo.root, {}, approver(repo))
     report = last_report(args.report)
     checks = {check.name: check.category for check in settings.checks}
     category = _category(report, args.fingerprint, checks)

@@ -18,6 +18,7 @@ from ..models import plain as plain_models
 from ..models.plain import Check, Limits, build, plain, validate_data
 from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .errors import ConfigError
+from .statepath import DEFAULT_STATE_DIR, OWN_FOLDER_FIX, state_dir_problem
 from .tables import (
     Category,
     CheckConfig,
@@ -76,6 +77,13 @@ def _unique_names(entries: list[Any]) -> list[Any]:
     return entries
 
 
+def _a_folder_of_its_own(value: str) -> str:
+    why = state_dir_problem(value)
+    if why is not None:
+        raise ValueError(f"{why}; {OWN_FOLDER_FIX}")
+    return value
+
+
 Count = Annotated[int, Limits(ge=0)]
 
 
@@ -83,8 +91,10 @@ Count = Annotated[int, Limits(ge=0)]
 class Settings:
     """Every setting; each option of the pytest face is also a key here (CLI wins)."""
 
-    state_dir: str = ".bounded-review"
-    """The state folder, relative to the repository root: reports, base cache, loop ledger."""
+    state_dir: Annotated[str, Check(_a_folder_of_its_own)] = DEFAULT_STATE_DIR
+    """The state folder, relative to the repository root: reports, base cache, loop ledger. A
+    folder of the tool's own: inside the repository, not its root, holding no file git tracks
+    or shows, not one pytest collects."""
     base: str | None = None
     """The base revision of the review. Default: the CI base branch, else the upstream, else
     origin/HEAD."""
@@ -304,30 +314,45 @@ def load_settings(
     start: Path,
     stop: Path | None = None,
     overrides: Mapping[str, object] | None = None,
+    approve: Callable[[Settings], object] | None = None,
 ) -> tuple[Settings, Path | None]:
     """Settings from the nearest config, with ``overrides`` (non-``None`` option values) on
     top; :class:`ConfigError` naming the file, key, bad value and allowed values.
 
-    A configuration (with its overrides) is validated by pydantic once: its digest, with the
-    package's version, is then noted in the state folder's cache under ``stop``, and later
+    ``approve`` sees the settings before anything is written and refuses them by raising
+    :class:`ConfigError` (the faces check there that ``state_dir`` is a folder of the tool's
+    own). A configuration (with its overrides) is validated by pydantic once: its digest, with
+    the package's version, is then noted in the state folder's cache under ``stop``, and later
     runs with the same one build the settings without pydantic."""
     path, table = find_config(start, stop)
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     data = {**table, **overrides}
+    source = f"{path}: [{TABLE}]" if path else "options"
     marker = _validated_marker(stop, data)
     if marker is not None and marker.exists():
-        return build(Settings, data), path
+        return _approved(build(Settings, data), approve, source), path
     from pydantic import ValidationError
 
     try:
         settings = validate_data(Settings, data)
     except ValidationError as exc:
         lines = [_explain(error, overrides) for error in exc.errors(include_url=False)]
-        source = f"{path}: [{TABLE}]" if path else "options"
         raise ConfigError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None
+    _approved(settings, approve, source)
     if marker is not None:
         _note_validated(marker)
     return settings, path
+
+
+def _approved(
+    settings: Settings, approve: Callable[[Settings], object] | None, source: str
+) -> Settings:
+    if approve is not None:
+        try:
+            approve(settings)
+        except ConfigError as exc:
+            raise ConfigError(f"{source} is invalid:\n  {exc}") from None
+    return settings
 
 
 _MARKER_PREFIX = "config-valid-"
@@ -368,10 +393,15 @@ def _rules_stamp() -> str:
 
 
 def _note_validated(marker: Path) -> None:
-    """Leave ``marker`` (and no older one) when the state folder is there to hold it."""
-    from .statefile import write_atomic
+    """Leave ``marker`` (and no older one) when the state folder is there to hold it: one the
+    tool made, with its ``.gitignore`` of ``*``, so nothing is written in a folder of the
+    user's."""
+    from .statefile import GITIGNORE, write_atomic
 
-    if not marker.parent.parent.is_dir():
+    try:
+        if (marker.parent.parent / ".gitignore").read_text(encoding="utf-8") != GITIGNORE:
+            return  # not a state folder the tool made
+    except (OSError, UnicodeDecodeError):
         return  # no state folder yet: the run that makes one notes it
     try:
         marker.parent.mkdir(exist_ok=True)

@@ -63,6 +63,10 @@ def _one_of(**shapes: dict[str, Any]) -> dict[str, Any]:
 @functools.cache
 def _lane_result() -> dict[str, Any]:
     schema = LaneResult.model_json_schema(by_alias=True)
+    # Strict structured outputs take no conditional (``if``/``then``): the verdict's rules
+    # stay in the `verdict` description, and the model's validator refuses an answer that
+    # breaks them (an unverified attempt, retried).
+    schema.pop("allOf", None)
     finding = Finding.model_json_schema(by_alias=True)
     defs = {**schema.pop("$defs", {}), **finding.pop("$defs", {})}
     schema["properties"]["findings"]["items"] = finding

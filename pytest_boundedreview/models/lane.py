@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Final, Literal
 
-from pydantic import Field, model_validator
+from pydantic import ConfigDict, Field, model_validator
 
 from .base import Model
 from .finding import Finding, ReportFinding
@@ -37,12 +37,45 @@ class Reconciliation(Model):
         return self
 
 
+# The two rules of a verdict the field types cannot say, as JSON Schema (the model's validator
+# below enforces them): a verdict comes with a rationale or findings, and a revise with a finding.
+VERDICT_RULES: Final[dict[str, Any]] = {
+    "allOf": [
+        {
+            "if": {
+                "properties": {"verdict": {"enum": ["pass", "revise"]}},
+                "required": ["verdict"],
+            },
+            "then": {
+                "anyOf": [
+                    {
+                        "properties": {"rationale": {"type": "string", "pattern": "\\S"}},
+                        "required": ["rationale"],
+                    },
+                    {"properties": {"findings": {"minItems": 1}}, "required": ["findings"]},
+                ]
+            },
+        },
+        {
+            "if": {"properties": {"verdict": {"const": "revise"}}, "required": ["verdict"]},
+            "then": {"properties": {"findings": {"minItems": 1}}, "required": ["findings"]},
+        },
+    ]
+}
+
+
 class LaneResult(Model):
     """One lane's answer. Findings stay raw here: triage checks each one on its own, so one
     malformed finding is rejected without discarding the lane's other findings."""
 
+    model_config = ConfigDict(json_schema_extra=VERDICT_RULES)
+
     schema_: Literal["bounded-review/lane-result/v1"] = Field(alias="schema")
-    verdict: Literal["pass", "revise"] | None = None
+    verdict: Literal["pass", "revise"] | None = Field(
+        default=None,
+        description="`pass` or `revise` for a verdict lane, null for a scout; a `revise` "
+        "carries at least one finding",
+    )
     rationale: str | None = None
     findings: list[dict[str, Any]] = Field(default_factory=list)
     reconciliation: list[Reconciliation] = Field(default_factory=list)
@@ -52,6 +85,11 @@ class LaneResult(Model):
     def _not_bare(self) -> LaneResult:
         if self.verdict is not None and not (self.rationale or "").strip() and not self.findings:
             raise ValueError("a bare verdict (no rationale and no findings) is not a review")
+        if self.verdict == "revise" and not self.findings:
+            raise ValueError(
+                "a `revise` verdict without a finding: name at least one finding to revise, "
+                "or answer `pass`"
+            )
         return self
 
 

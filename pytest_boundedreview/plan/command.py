@@ -12,6 +12,7 @@ from pathlib import Path
 from ..baseline.classify import BaselineRun, Classification
 from ..core.ceilings import Tier
 from ..core.config import Settings, load_settings, option_overrides
+from ..core.pytestini import from_files
 from ..core.statefile import state_folder
 from ..models.report import Report, RiskReason
 from ..report.build import assess_risk, build
@@ -19,6 +20,7 @@ from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
 from ..target import git
 from ..target.freeze import Target
+from ..target.statedir import approver
 from ..target.treefiles import TreeFiles, split_lines
 from ..triage.waivers import load as load_waivers
 from .checks import check_plan, first_irreversible
@@ -49,7 +51,9 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
     repo = git.open_repo(cwd)
     keys = ("mode", "risk", "no_lanes", "full", "reset", "report", "markdown", "sarif")
     overrides = option_overrides({key: getattr(args, key) for key in keys}, cwd)
-    settings, _ = load_settings(cwd, repo.root, overrides)
+    settings, _ = load_settings(
+        cwd, repo.root, overrides, approver(repo, from_files(cwd, repo.root))
+    )
     # Plan verdicts must say how they know (CONTRACT §6); code checks do not apply to a plan.
     settings = dataclasses.replace(settings, require_assurances=True, checks=[])
     target, text = freeze_plan(repo, Path(cwd, args.plan))

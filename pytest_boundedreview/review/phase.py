@@ -13,7 +13,7 @@ from ..baseline.classify import Classification
 from ..checks.scans import scan
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
-from ..gate import decide
+from ..gate import decide, unbacked_revisions
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
 from ..report.build import Evidence
 from ..target import git
@@ -123,6 +123,11 @@ class Review:
         triaged = lanes.triaged
         disposed = self._disposed([*findings, *triaged.blocking, *triaged.advisory], checks)
         counted = [f for f in disposed.findings if f.severity == "blocking"]
+        # A revise needs a verified blocker behind it (a waived one is answered by its
+        # waiver). Kept with the round's problems, so a reused round, whose rows no longer
+        # say revise, still carries them.
+        verified = [*counted, *(f for f in disposed.waived if f.severity == "blocking")]
+        lanes.problems += unbacked_revisions(lanes.rows, verified)
         gate = decide(tests, disposed.checks, counted, lanes.problems)
         for why in held:  # what did not run was not looked at: never "yes"
             gate = undecided(gate, why)

@@ -13,6 +13,7 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.statefile import state_folder
 
 CONFIG = """\
 [tool.bounded-review]
@@ -44,7 +45,7 @@ def load_in_a_new_process(root: Path) -> dict[str, object]:
 def test_a_configuration_validated_once_is_built_without_pydantic(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     assert load_in_a_new_process(tmp_path)["pydantic"] is True  # no state folder: not noted
-    (tmp_path / ".bounded-review").mkdir()
+    state_folder(tmp_path, ".bounded-review")
     assert load_in_a_new_process(tmp_path)["pydantic"] is True  # validated, and noted
     [marker] = (tmp_path / ".bounded-review" / "cache").iterdir()
     assert marker.name.startswith("config-valid-")
@@ -58,8 +59,29 @@ def test_a_configuration_validated_once_is_built_without_pydantic(tmp_path: Path
     assert isinstance(built, Settings)
 
 
+@pytest.mark.parametrize("ignore", [None, "build/\n"])
+def test_nothing_is_noted_in_a_folder_the_tool_did_not_make(
+    tmp_path: Path, ignore: str | None
+) -> None:
+    """A configured folder that exists but is not a state folder the tool made (no
+    ``.gitignore`` of ``*``) is left as it is; the tool's own gets the note."""
+    (tmp_path / "pyproject.toml").write_text(
+        CONFIG.replace('base = "main"', 'base = "main"\nstate_dir = "review"')
+    )
+    (tmp_path / "review").mkdir()
+    if ignore is not None:
+        (tmp_path / "review" / ".gitignore").write_text(ignore)
+    before = sorted(p.name for p in (tmp_path / "review").iterdir())
+    load_settings(tmp_path, tmp_path)
+    assert sorted(p.name for p in (tmp_path / "review").iterdir()) == before
+    (tmp_path / "review" / ".gitignore").write_text("*\n")
+    load_settings(tmp_path, tmp_path)
+    [marker] = (tmp_path / "review" / "cache").iterdir()
+    assert marker.name.startswith("config-valid-")
+
+
 def test_a_changed_configuration_is_validated_again(tmp_path: Path) -> None:
-    (tmp_path / ".bounded-review").mkdir()
+    state_folder(tmp_path, ".bounded-review")
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     load_settings(tmp_path, tmp_path)
     load_settings(tmp_path, tmp_path)
@@ -93,7 +115,7 @@ def test_a_reviewed_session_with_nothing_to_validate_imports_no_pydantic(
 
 def test_a_cache_hit_keeps_the_tables_in_their_order(tmp_path: Path) -> None:
     """Risk reasons follow the triggers' order: a built run must not sort them."""
-    (tmp_path / ".bounded-review").mkdir()
+    state_folder(tmp_path, ".bounded-review")
     triggers = "".join(
         f'[tool.bounded-review.risk_rules.triggers.{name}]\npaths = ["src/**"]\n'
         for name in ("zeta", "alpha", "mid")
@@ -106,7 +128,7 @@ def test_a_cache_hit_keeps_the_tables_in_their_order(tmp_path: Path) -> None:
 
 def test_a_value_json_cannot_spell_is_always_validated(tmp_path: Path) -> None:
     """A TOML date and the string of the same text must not share a digest."""
-    (tmp_path / ".bounded-review").mkdir()
+    state_folder(tmp_path, ".bounded-review")
     (tmp_path / "pyproject.toml").write_text('[tool.bounded-review]\nbase = "1979-05-27"\n')
     for _ in range(2):
         assert load_settings(tmp_path, tmp_path)[0].base == "1979-05-27"

@@ -18,7 +18,21 @@ from pytest_boundedreview.models.plain import validate_data
 
 LENS = builtin("security")
 
-RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "revise", "rationale": "r"}
+FINDING = {
+    "path": "app.py",
+    "line": 1,
+    "severity": "blocking",
+    "category": "correctness",
+    "failure_mode": "returns the wrong sum",
+    "evidence": "add(1, 2) is -1",
+    "remediation": "use +",
+}
+RESULT = {
+    "schema": "bounded-review/lane-result/v1",
+    "verdict": "revise",
+    "rationale": "r",
+    "findings": [FINDING],
+}
 
 
 class Endpoint:

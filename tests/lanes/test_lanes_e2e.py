@@ -20,11 +20,21 @@ if mode == "fail":
 if mode == "vandal":
     open(sys.argv[2], "a").write("# touched by a reviewer\\n")
 findings = []
+finding = {"path": "app.py", "line": 1, "severity": "blocking", "category": "correctness",
+           "failure_mode": "f", "evidence": "e", "remediation": "r"}
 if mode == "finds":
-    findings = [{"path": "app.py", "line": 1, "severity": "blocking", "category": "correctness",
-                 "failure_mode": "f", "evidence": "e", "remediation": "r"}]
-print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass" if not findings
-                  else "revise", "rationale": f"reviewed {len(packet['scope'])} file(s)",
+    findings = [finding]
+if mode == "revise-rejected":  # a line the file does not have
+    findings = [{**finding, "line": 99}]
+if mode == "revise-demoted":  # style never blocks
+    findings = [{**finding, "category": "style"}]
+verdict = "pass" if not findings else "revise"
+if mode == "revise-bare":  # the bug named in prose, and no finding
+    verdict = "revise"
+    with open(os.path.join(os.path.dirname(sys.argv[0]), "tries"), "a") as tries:
+        tries.write("x")
+print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": verdict,
+                  "rationale": f"reviewed {len(packet['scope'])} file(s)",
                   "findings": findings}))
 """
 
@@ -115,6 +125,61 @@ def test_a_lane_finding_that_survives_triage_blocks(
         "fix 1 verified blocker(s): app.py:1 (correctness); then re-run pytest --bounded-review"
     )
     assert result.ret == 1
+
+
+def test_a_revise_without_a_finding_is_an_unverified_attempt(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    """The bug named in the rationale alone: not a lane result. Retried like any failure,
+    and the gate is indeterminate, the loop open."""
+    configure(project, tmp_path, "revise-bare")
+    result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert (row["status"], row["attempts"]) == ("unverified", 2)  # max_retries = 1
+    assert (tmp_path / "tries").read_text() == "xx"
+    assert "a `revise` verdict without a finding" in row["note"]
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert any(
+        r.startswith("lane 'bot' unverified: not a lane result:") and "without a finding" in r
+        for r in report["gate"]["reasons"]
+    ), report["gate"]
+    assert report["loop"]["status"] == "open"
+    assert result.ret == 1
+
+
+@pytest.mark.parametrize(
+    ("mode", "where"),
+    [("revise-rejected", "rejected"), ("revise-demoted", "advisory")],
+)
+def test_a_revise_whose_findings_do_not_hold_keeps_the_gate_from_yes(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, mode: str, where: str
+) -> None:
+    """A revise backed by nothing triage verified: nothing blocks, and the lane did not pass,
+    so the gate is indeterminate, on the first review and on the reused one alike."""
+    configure(project, tmp_path, mode)
+    reason = (
+        "lane 'bot' answered revise, but no verified blocker backs it: its findings were "
+        "rejected or demoted (the gate needs every verdict lane's last answer to be pass)"
+    )
+    for _ in range(2):  # the second run reuses the first round's results
+        result, report = review(pytester)
+        (row,) = report["lanes"]
+        assert len(report["findings"][where]) == 1
+        assert report["findings"]["blocking"] == []
+        assert report["gate"] == {"review_clean": "indeterminate", "reasons": [reason]}
+        assert report["loop"]["status"] == "open"
+        assert result.ret == 1
+    assert row["status"] == "reused"
+
+
+def test_a_pass_with_a_rationale_is_clean_and_converges(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
+) -> None:
+    configure(project, tmp_path, "pass")
+    result, report = review(pytester)
+    assert report["gate"] == {"review_clean": "yes", "reasons": []}
+    assert report["loop"]["status"] == "converged"
+    assert result.ret == 0
 
 
 def test_assurances_can_be_required(

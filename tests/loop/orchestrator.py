@@ -100,6 +100,17 @@ def begin(
     return out
 
 
+# What a revise names: a revise without a finding is not a lane result.
+BUG = {
+    "path": "a.py",
+    "line": 1,
+    "severity": "blocking",
+    "category": "correctness",
+    "failure_mode": "returns the wrong value",
+    "evidence": "e",
+    "quote": "x = 1",
+    "remediation": "r",
+}
 STYLE = {
     "path": "a.py",
     "line": 1,

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from orchestrator import STYLE, T0, T1, T2, T9, Orchestrator, begin
+from orchestrator import BUG, STYLE, T0, T1, T2, T9, Orchestrator, begin
 
 from pytest_boundedreview.loop import ledger as ledger_module
 
@@ -41,6 +41,7 @@ def test_a_loop_from_begin_to_converged(run: Orchestrator) -> None:
         "rev",
         T1,
         verdict="revise",
+        findings=[BUG],
         rationale="bug",
         reconciliation=[{"fingerprint": fingerprint, "decision": "accepted"}],
     )
@@ -159,7 +160,11 @@ def test_begin_and_next_round_refuse_a_malformed_revision(run: Orchestrator, rev
         "r:c",
     )
     run.answer(
-        "r", "commit:ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12", verdict="revise", rationale="r"
+        "r",
+        "commit:ab12ab12ab12ab12ab12ab12ab12ab12ab12ab12",
+        verdict="revise",
+        findings=[BUG],
+        rationale="r",
     )
     run("complete-round")
     code, err = run("next-round", "--revision", revision)
@@ -180,7 +185,8 @@ def test_close_rules(
     run: Orchestrator, verdicts: tuple[str, ...], outcome: str, allowed: bool
 ) -> None:
     begin(run, lanes=("rev:correctness",))
-    run.answer("rev", T1, verdict=verdicts[0], rationale="r")
+    found = [BUG] if verdicts[0] == "revise" else []
+    run.answer("rev", T1, verdict=verdicts[0], rationale="r", findings=found)
     run("complete-round")
     code, out = run("close", "--outcome", outcome)
     assert (code == 0) == allowed, out
@@ -206,6 +212,7 @@ def test_round_cap_and_plan_assurances(run: Orchestrator) -> None:
         attempt,
         "sha256:1111111111111111111111111111111111111111111111111111111111111111",
         verdict="revise",
+        findings=[BUG],
         rationale="r",
     )
     assert (code, err) == (
@@ -218,6 +225,7 @@ def test_round_cap_and_plan_assurances(run: Orchestrator) -> None:
         attempt,
         "sha256:1111111111111111111111111111111111111111111111111111111111111111",
         verdict="revise",
+        findings=[BUG],
         rationale="r",
         assurances=assurances,
     )
@@ -235,6 +243,7 @@ def test_round_cap_and_plan_assurances(run: Orchestrator) -> None:
         "f",
         "sha256:2222222222222222222222222222222222222222222222222222222222222222",
         verdict="revise",
+        findings=[BUG],
         rationale="r",
         assurances=assurances,
     )
@@ -291,6 +300,19 @@ def test_replay_conflict_and_bad_input(run: Orchestrator) -> None:
     assert err.startswith("BR_INVALID")
     assert "bare verdict" in err
     assert run("show")[0] == 0
+
+
+def test_record_result_refuses_a_revise_without_a_finding(run: Orchestrator) -> None:
+    """The orchestrator's face reads answers with the same schema: the attempt stays
+    running (the state untouched), and the same attempt may still answer properly."""
+    begin(run)
+    attempt = run.start("rev", T1)
+    code, err = run.record("rev", attempt, T1, verdict="revise", rationale="a.py:1 is wrong")
+    assert code == 4
+    assert err.startswith("BR_INVALID: ")
+    assert "a `revise` verdict without a finding" in err
+    code, out = run.record("rev", attempt, T1, verdict="revise", rationale="r", findings=[BUG])
+    assert (code, out["status"]) == (0, "revise")
 
 
 def test_ctrl_c_is_exit_130_and_leaves_the_state_whole(

@@ -44,7 +44,7 @@ def answer(verdict: str | None, found: bool = False, reconcile: Sequence[str] = 
     document: dict[str, Any] = {"schema": "bounded-review/lane-result/v1", "rationale": "r"}
     if verdict:
         document["verdict"] = verdict
-    if found:
+    if found or verdict == "revise":  # a revise names a finding, or it is no lane result
         document["findings"] = [FINDING]
     document["reconciliation"] = [{"fingerprint": f, "decision": "accepted"} for f in reconcile]
     return LaneResult.model_validate(document)

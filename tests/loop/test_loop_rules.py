@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from orchestrator import STYLE, T1, T2, T4, Orchestrator, begin, tree
+from orchestrator import BUG, STYLE, T1, T2, T4, Orchestrator, begin, tree
 
 from pytest_boundedreview import cli
 
@@ -44,6 +44,7 @@ def round_one(run: Orchestrator, deep: str = "pass", scout: list[Any] | None = N
         "surgical",
         T1,
         verdict="revise",
+        findings=[BUG],
         rationale="bug",
         reconciliation=reconciled,
     )
@@ -267,6 +268,7 @@ def test_a_scout_with_an_unreconciled_finding_cannot_be_retained(run: Orchestrat
         "surgical",
         T1,
         verdict="revise",
+        findings=[BUG],
         rationale="bug",
     )
     run.answer("deep", T1, verdict="pass", rationale="r")
@@ -640,6 +642,7 @@ def test_model_mismatch_requires_the_architecture_lane_before_correctness_resume
         "arch",
         T4,
         verdict="revise",
+        findings=[BUG],
         rationale="the parser's model is wrong",
     )
     state = run("show")[1]

@@ -36,9 +36,9 @@ def sample(tmp_path: Path) -> GitRepo:
 
 def review(repo: GitRepo, *args: str) -> tuple[int, dict[str, Any]]:
     """A real session with the flag (no lanes), and the report it wrote."""
+    options = ["--bounded-review", "--bounded-review-no-lanes", "-p", "no:randomly", *args]
     ran = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--bounded-review", "--bounded-review-no-lanes"]
-        + ["-p", "no:randomly", *args],
+        [sys.executable, "-m", "pytest", "-q", *options],
         cwd=repo.path,
         env=clean_env(),
         capture_output=True,
@@ -160,9 +160,7 @@ def test_differences_name_each_path_and_what_happened(sample: GitRepo) -> None:
 
 
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
-def test_modules_imported_from_ignored_files_are_named(
-    sample: GitRepo, workers: list[str]
-) -> None:
+def test_modules_imported_from_ignored_files_are_named(sample: GitRepo, workers: list[str]) -> None:
     """Generated code is legitimate, and not in the reviewed tree: the report says so, with
     and without xdist (workers import the tests, not the controller)."""
     sample.commit(

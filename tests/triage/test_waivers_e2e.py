@@ -208,7 +208,10 @@ def test_required_confidence_demotes_a_blocker_without_one(
     report = floor.review({"app.py": "x = 2  # BUG NOCONF\n"})
     (advisory,) = report["findings"]["advisory"]
     assert advisory["note"] == "no confidence given (require_confidence): advisory"
-    assert report["gate"]["review_clean"] == "yes"
+    # Nothing blocks, and the lane's revise is backed by no verified blocker: not clean.
+    assert report["gate"]["review_clean"] == "indeterminate"
+    (why,) = report["gate"]["reasons"]
+    assert why.startswith("lane 'rev' answered revise, but no verified blocker backs it")
 
 
 def test_waive_refuses_a_blank_reason_and_a_past_expiry(app: Project) -> None:

@@ -1,0 +1,157 @@
+"""Where pytest recurses when it collects: its ``testpaths`` and ``norecursedirs``, from a
+running session, or read from the project's pytest configuration file the way pytest finds
+it (pytest's defaults when there is none), for the commands that run no session."""
+
+from __future__ import annotations
+
+import configparser
+import fnmatch
+import glob
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+# pytest's own default of ``norecursedirs``; a configured value replaces it.
+DEFAULT_NORECURSEDIRS = (
+    "*.egg",
+    ".*",
+    "_darcs",
+    "build",
+    "CVS",
+    "dist",
+    "node_modules",
+    "venv",
+    "{arch}",
+)
+# The files pytest reads its configuration from, in its order within one folder.
+_FILES = (
+    "pytest.toml",
+    ".pytest.toml",
+    "pytest.ini",
+    ".pytest.ini",
+    "pyproject.toml",
+    "tox.ini",
+    "setup.cfg",
+)
+_INI_FILES = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
+
+
+@dataclass(frozen=True)
+class Collection:
+    """Where a pytest session started in ``rootdir`` collects, and where the rules came from."""
+
+    rootdir: Path
+    testpaths: tuple[str, ...] = ()
+    norecursedirs: tuple[str, ...] = DEFAULT_NORECURSEDIRS
+    source: str = "pytest's defaults"
+
+    def collects(self, path: Path) -> bool:
+        """Whether pytest recurses into the folder ``path`` (absolute): it lies in a collection
+        root (a ``testpaths`` entry, else the rootdir), and no folder on the way down from
+        that root, itself included, matches ``norecursedirs``."""
+        for root in self._roots():
+            if path != root and not path.is_relative_to(root):
+                continue
+            current = root
+            for part in path.relative_to(root).parts:
+                current = current / part
+                if any(_matches(pattern, current) for pattern in self.norecursedirs):
+                    break
+            else:
+                return True
+        return False
+
+    def _roots(self) -> list[Path]:
+        root = self.rootdir.resolve()
+        roots: list[Path] = []
+        for entry in self.testpaths:
+            if glob.has_magic(entry):
+                roots += [Path(p).resolve() for p in glob.glob(str(root / entry), recursive=True)]
+            else:
+                roots.append(Path(os.path.normpath(root / entry)))
+        return roots or [root]
+
+
+def _matches(pattern: str, path: Path) -> bool:
+    """pytest's ``fnmatch_ex``: a pattern without a separator matches the folder's name, one
+    with a separator the end of its whole path."""
+    if os.sep not in pattern:
+        return fnmatch.fnmatch(path.name, pattern)
+    if not os.path.isabs(pattern):
+        pattern = f"*{os.sep}{pattern}"
+    return fnmatch.fnmatch(str(path), pattern)
+
+
+def from_session(
+    rootdir: Path, testpaths: object, norecursedirs: object, source: str
+) -> Collection:
+    """The rules a running session uses (``config.getini`` values)."""
+    return Collection(rootdir, _words(testpaths), _words(norecursedirs), source)
+
+
+def from_files(start: Path, stop: Path) -> Collection:
+    """The rules of the pytest configuration file pytest would use when started in ``start``:
+    the first folder from ``start`` up to ``stop`` holding one (``pytest.toml``,
+    ``pytest.ini``, ``pyproject.toml`` with a ``[tool.pytest]`` table, ``tox.ini`` with
+    ``[pytest]``, ``setup.cfg`` with ``[tool:pytest]``); pytest's defaults, rooted at
+    ``stop``, when there is none or it cannot be read (pytest itself would then refuse to
+    start)."""
+    for folder in [start, *start.parents]:
+        for name in _FILES:
+            path = folder / name
+            if not path.is_file():
+                continue
+            try:
+                options = _options(path)
+            except (OSError, UnicodeDecodeError, ValueError, configparser.Error):
+                return Collection(stop)
+            if options is not None:
+                return Collection(
+                    folder,
+                    _words(options.get("testpaths", ())),
+                    _words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
+                    str(path),
+                )
+        if folder == stop:
+            break
+    return Collection(stop)
+
+
+def _options(path: Path) -> dict[str, Any] | None:
+    """The pytest options of one configuration file, ``None`` when it holds none (a
+    ``pytest.toml`` or ``pytest.ini`` always counts, as for pytest)."""
+    if path.suffix == ".toml":
+        document = tomllib.loads(path.read_text(encoding="utf-8"))
+        if path.name != "pyproject.toml":
+            table = document.get("pytest", {})
+            return table if isinstance(table, dict) else {}
+        tool = document.get("tool", {}).get("pytest")
+        if not isinstance(tool, dict):
+            return None
+        ini = tool.get("ini_options")
+        native = {k: v for k, v in tool.items() if k != "ini_options"}
+        return native or (ini if isinstance(ini, dict) else None)
+    parser = configparser.ConfigParser(interpolation=None, strict=False)
+    parser.read_string(path.read_text(encoding="utf-8"), str(path))
+    section = _INI_FILES.get(path.name, "tool:pytest")
+    if parser.has_section(section):
+        return dict(parser.items(section))
+    return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+
+
+def _words(value: object) -> tuple[str, ...]:
+    """An ``args`` option's value: a list as it is, a string split as a shell would."""
+    if isinstance(value, str):
+        return tuple(shlex.split(value))
+    if isinstance(value, Sequence):
+        return tuple(str(item) for item in value)
+    return ()

@@ -1,0 +1,88 @@
+"""The state folder is a folder of the tool's own (CONTRACT §2): inside the repository and not
+its root, holding no file git tracks or shows, and not one pytest collects. Checked before
+anything is created or written there: the tool gives the folder a ``.gitignore`` of ``*``,
+which in a folder of the user's would hide their new files from ``git status``."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+from ..core.config import Settings
+from ..core.errors import ConfigError
+from ..core.pytestini import Collection, from_files
+from ..core.statepath import DEFAULT_STATE_DIR, state_dir_error, state_dir_problem
+from . import git
+
+
+def checked_state_dir(repo: git.Repo, configured: str, collection: Collection) -> Path:
+    """The state folder ``configured`` names (relative to the repository root), not created;
+    :class:`ConfigError` (exit 4) naming ``state_dir``, its value, why and the fix when it
+    is not a folder of the tool's own."""
+    why = _problem(repo, configured, collection)
+    if why is not None:
+        raise ConfigError(state_dir_error(configured, why))
+    return repo.root / configured
+
+
+def approver(repo: git.Repo, collection: Collection | None = None) -> Callable[[Settings], Path]:
+    """The check ``load_settings`` runs on what it read, before anything is written: by the
+    rules of ``collection`` (a pytest session's), else of the pytest configuration file found
+    from the working folder up to the repository root."""
+
+    def approve(settings: Settings) -> Path:
+        rules = collection or from_files(Path.cwd(), repo.root)
+        return checked_state_dir(repo, settings.state_dir, rules)
+
+    return approve
+
+
+def _problem(repo: git.Repo, configured: str, collection: Collection) -> str | None:
+    spelled = state_dir_problem(configured)
+    if spelled is not None:
+        return spelled
+    root = repo.root.resolve()
+    named = root / configured  # as pytest walks to it, through any symbolic link on the way
+    real = named.resolve()  # where it is
+    if real == root:
+        return "is the repository root (through a symbolic link)"
+    if not real.is_relative_to(root):
+        return f"leads out of the repository through a symbolic link (to {real})"
+    for git_folder in {repo.git_dir.resolve(), repo.common_dir.resolve()}:
+        if real == git_folder or real.is_relative_to(git_folder):
+            return "is inside .git, which belongs to git"
+    relative = sorted({named.relative_to(root).as_posix(), real.relative_to(root).as_posix()})
+    shown = _shown_files(repo, relative)
+    if shown:
+        return (
+            f"holds files git tracks or shows ({shown}): the tool's .gitignore of * there would "
+            "hide new files from git status and git add -A"
+        )
+    walked = [named, real]
+    if Path(configured) == Path(DEFAULT_STATE_DIR):
+        # The contract's own name, where pytest finds nothing to collect (JSON files only): a
+        # project whose norecursedirs leaves out hidden folders keeps its default. Where a
+        # symbolic link takes it still counts.
+        walked = [real] if real != named else []
+    for path in walked:
+        if collection.collects(path):
+            where = "" if path == named else f" (through a symbolic link, at {path})"
+            return (
+                f"is a folder pytest collects{where}, by the testpaths and norecursedirs of "
+                f"{collection.source}: the tool's files would sit among the tests"
+            )
+    return None
+
+
+def _shown_files(repo: git.Repo, paths: list[str]) -> str:
+    """Up to three files under ``paths`` that git tracks, or would show as untracked."""
+    spec = [f":(literal){path}" for path in paths]
+    proc = git.run(
+        ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *spec],
+        repo.root,
+        check=False,
+    )
+    if proc.returncode != 0:  # git could not say: the folder is not known to be the tool's
+        return "git ls-files failed: " + git.decode(proc.stderr).strip()[:200]
+    files = sorted({name for name in git.decode(proc.stdout).split("\0") if name})
+    return ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")

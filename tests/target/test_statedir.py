@@ -1,0 +1,133 @@
+"""``state_dir`` names a folder of the tool's own: each rule with the values that try to get
+around it, and the harmless values that must pass; nothing is created by the check."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo, every_file
+
+from pytest_boundedreview.core.config import load_settings
+from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.pytestini import DEFAULT_NORECURSEDIRS, Collection
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.statedir import approver, checked_state_dir
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> GitRepo:
+    repo = GitRepo.init(tmp_path / "project")
+    repo.commit(
+        {
+            "tests/test_a.py": "def test_a():\n    pass\n",
+            "src/app.py": "x = 1\n",
+            "build/.keep": "",
+        },
+        "base",
+    )
+    (repo.path / "notes").mkdir()
+    (repo.path / "notes" / "draft.md").write_text("not added yet\n")  # untracked, shown
+    return repo
+
+
+def check(repo: GitRepo, value: str, rules: Collection | None = None) -> Path:
+    opened = git.open_repo(repo.path)
+    return checked_state_dir(opened, value, rules or Collection(opened.root))
+
+
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [
+        ("tests", "holds files git tracks or shows (tests/test_a.py)"),
+        ("src", "holds files git tracks or shows (src/app.py)"),
+        ("notes", "holds files git tracks or shows (notes/draft.md)"),  # untracked, not ignored
+        ("build", "holds files git tracks or shows (build/.keep)"),
+        (".", "is the repository root"),
+        ("", "is the repository root"),
+        ("./", "is the repository root"),
+        ("../x", "climbs out of the repository with '..'"),
+        ("state/../../x", "climbs out of the repository with '..'"),
+        ("/tmp/x", "is an absolute path"),
+        (".git", "is inside .git"),
+        (".git/bounded-review", "is inside .git"),
+        ("state", "is a folder pytest collects, by the testpaths and norecursedirs of"),
+        ("tests/new", "is a folder pytest collects"),
+    ],
+)
+def test_a_folder_that_is_not_the_tools_own_is_refused(
+    project: GitRepo, value: str, why: str
+) -> None:
+    before = every_file(project.path)
+    with pytest.raises(ConfigError) as raised:
+        check(project, value)
+    message = str(raised.value)
+    assert message.startswith(f"state_dir {value!r} {why}")
+    assert message.endswith("such as the default .bounded-review")
+    assert every_file(project.path) == before
+
+
+@pytest.mark.parametrize(
+    "value",
+    [".bounded-review", ".review-state", "tests/.state", "build/review", "src/.cache/review"],
+)
+def test_a_folder_of_the_tools_own_passes_and_is_not_created(project: GitRepo, value: str) -> None:
+    before = every_file(project.path)
+    assert check(project, value) == git.open_repo(project.path).root / value
+    assert every_file(project.path) == before
+
+
+def test_the_projects_norecursedirs_decide_and_the_default_name_stays(project: GitRepo) -> None:
+    root = git.open_repo(project.path).root
+    narrowed = Collection(root, norecursedirs=("node_modules",), source="pyproject.toml")
+    for value in ("build/review", ".review-state", "tests/.state"):
+        with pytest.raises(ConfigError, match="is a folder pytest collects, by the testpaths "):
+            check(project, value, narrowed)
+    assert check(project, ".bounded-review", narrowed) == root / ".bounded-review"
+    only_tests = Collection(root, testpaths=("tests",), norecursedirs=DEFAULT_NORECURSEDIRS)
+    assert check(project, "state", only_tests) == root / "state"  # outside testpaths
+
+
+@pytest.mark.parametrize(
+    ("target", "why"),
+    [
+        ("outside", "leads out of the repository through a symbolic link"),
+        ("tests", "holds files git tracks or shows (tests/test_a.py)"),
+        ("project", "is the repository root (through a symbolic link)"),
+        ("project/tests/new", "is a folder pytest collects (through a symbolic link, at "),
+    ],
+)
+def test_a_symbolic_link_is_judged_where_it_leads(
+    project: GitRepo, tmp_path: Path, target: str, why: str
+) -> None:
+    (tmp_path / "outside").mkdir()
+    (project.path / "tests" / "new").mkdir()
+    where = {"tests": project.path / "tests"}.get(target, tmp_path / target)
+    (project.path / ".state").symlink_to(where, target_is_directory=True)
+    (project.path / ".git" / "info" / "exclude").write_text(".state\n")
+    with pytest.raises(ConfigError, match=why.replace("(", r"\(").replace(")", r"\)")):
+        check(project, ".state")
+    # the default name too: a link decides where the files would go
+    (project.path / ".state").rename(project.path / ".bounded-review")
+    with pytest.raises(ConfigError):
+        check(project, ".bounded-review")
+
+
+def test_a_link_inside_the_repository_to_a_hidden_folder_passes(project: GitRepo) -> None:
+    (project.path / ".real").mkdir()
+    (project.path / ".state").symlink_to(project.path / ".real", target_is_directory=True)
+    (project.path / ".git" / "info" / "exclude").write_text(".state\n")
+    assert check(project, ".state").name == ".state"
+
+
+def test_nothing_is_noted_in_a_refused_folder(project: GitRepo) -> None:
+    """The validated-configuration marker goes in the state folder's cache: only once the
+    folder passed the check."""
+    project.commit({"pyproject.toml": '[tool.bounded-review]\nstate_dir = "tests"\n'}, "cfg")
+    opened = git.open_repo(project.path)
+    before = every_file(project.path)
+    for _ in range(2):
+        with pytest.raises(ConfigError, match="is invalid:\n  state_dir 'tests' holds files"):
+            load_settings(project.path, opened.root, approve=approver(opened))
+    assert every_file(project.path) == before
+    assert not (project.path / "tests" / "cache").exists()
