@@ -157,6 +157,7 @@ def build(ev: Evidence) -> Report:
             revision=ev.target.revision,
             files=ev.target.files,
             empty=ev.target.empty,
+            base_commit=ev.target.base_commit,
         ),
         authorization=ev.settings.mode,
         risk=RiskInfo(tier=tier, reasons=reasons),
