@@ -142,8 +142,6 @@ def check_push(
     pushed: Sequence[PushRange],
 ) -> Verdict:
     """A push: every pushed ref with something new must be covered by the report."""
-    if not pushed:
-        return EXIT_CLEAN, "the push carries no commit the remote lacks: nothing to review"
     lines = []
     for one in pushed:
         status, why = check_range(repo, path, report, one)
@@ -167,17 +165,19 @@ def check(
     ref the remote does not have yet."""
     env = os.environ if env is None else env
     stage = stage_of(stage, env, pushed is not None)
-    found = read(report)
-    if isinstance(found, tuple):
-        return found
     if stage != "pre-push":
-        return check_commit(repo, report, found, env)
+        found = read(report)
+        return found if isinstance(found, tuple) else check_commit(repo, report, found, env)
     if pushed is None:
         pushed = from_pre_commit(repo, env)
         remote = remote or env.get("PRE_COMMIT_REMOTE_NAME")
     if pushed is None:  # by hand: HEAD, as if pushed to a new ref
         pushed = [PushedRef("HEAD", repo.head() or "0" * 40, "", None)]
-    return check_push(repo, report, found, ranges(repo, pushed, remote, configured or _no_base))
+    carried = ranges(repo, pushed, remote, configured or _no_base)
+    if not carried:
+        return EXIT_CLEAN, "the push carries no commit the remote lacks: nothing to review"
+    found = read(report)
+    return found if isinstance(found, tuple) else check_push(repo, report, found, carried)
 
 
 def _no_base() -> tuple[str, str]:
