@@ -100,17 +100,26 @@ def test_auto_is_a_push_when_pre_commit_says_one_runs(sample: GitRepo) -> None:
 
 
 @pytest.fixture(scope="module")
-def pre_commit_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One pre-commit store for the module: the hook environment is built once."""
-    return tmp_path_factory.mktemp("pre-commit-home")
+def offered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """A pre-commit store, and this repository as pre-commit fetches it (uncommitted changes
+    committed in a shadow clone, as `pre-commit try-repo` does): each hook environment is
+    built once for the module, not once a run."""
+    from pre_commit.commands.try_repo import _repo_ref
+
+    folder = tmp_path_factory.mktemp("pre-commit")
+    repo, rev = _repo_ref(str(folder), str(ROOT), None)
+    return folder / "home", repo, rev
 
 
 def try_repo(
-    sample: GitRepo, home: Path, hook: str, stage: str
+    sample: GitRepo, offered: tuple[Path, str, str], hook: str, stage: str
 ) -> subprocess.CompletedProcess[str]:
     """This repository's ``hook`` run by the real pre-commit on ``sample``."""
+    home, repo, rev = offered
+    config = home.parent / f"{hook}.yaml"
+    config.write_text(json.dumps({"repos": [{"repo": repo, "rev": rev, "hooks": [{"id": hook}]}]}))
     return subprocess.run(
-        [sys.executable, "-m", "pre_commit", "try-repo", str(ROOT), hook, "--hook-stage", stage],
+        [sys.executable, "-m", "pre_commit", "run", "-c", str(config), "--hook-stage", stage],
         cwd=sample.path,
         env=clean_env({"PRE_COMMIT_HOME": str(home)}),
         capture_output=True,
@@ -120,38 +129,38 @@ def try_repo(
 
 
 def test_the_gate_hook_blocks_a_commit_until_a_clean_review_of_the_staged_tree(
-    sample: GitRepo, pre_commit_home: Path
+    sample: GitRepo, offered: tuple[Path, str, str]
 ) -> None:
-    blocked = try_repo(sample, pre_commit_home, "bounded-review-gate", "pre-commit")
+    blocked = try_repo(sample, offered, "bounded-review-gate", "pre-commit")
     assert blocked.returncode != 0, blocked.stdout
     assert "no report at" in blocked.stdout
     assert review(sample, "--bounded-review-target=local-diff", "--bounded-review-base=HEAD~1") == 0
-    passed = try_repo(sample, pre_commit_home, "bounded-review-gate", "pre-commit")
+    passed = try_repo(sample, offered, "bounded-review-gate", "pre-commit")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     sample.write("app.py", "x = 3\n")
     sample.git("add", "app.py")
-    again = try_repo(sample, pre_commit_home, "bounded-review-gate", "pre-commit")
+    again = try_repo(sample, offered, "bounded-review-gate", "pre-commit")
     assert again.returncode != 0
     assert "not this pre-commit snapshot" in again.stdout
 
 
 def test_the_review_hook_blocks_a_session_that_ends_before_its_report(
-    sample: GitRepo, pre_commit_home: Path
+    sample: GitRepo, offered: tuple[Path, str, str]
 ) -> None:
     sample.write("app.py", "x = 2\n")
     sample.write("conftest.py", EXIT_IN_SESSIONFINISH)  # pytest would exit 0
     sample.git("add", "--all")
-    blocked = try_repo(sample, pre_commit_home, "bounded-review", "pre-commit")
+    blocked = try_repo(sample, offered, "bounded-review", "pre-commit")
     assert blocked.returncode != 0, blocked.stdout
     assert "without writing a report" in blocked.stdout
 
 
 def test_the_review_hook_passes_a_clean_staged_change(
-    sample: GitRepo, pre_commit_home: Path
+    sample: GitRepo, offered: tuple[Path, str, str]
 ) -> None:
     sample.write("app.py", "x = 2\n")
     sample.git("add", "app.py")
-    passed = try_repo(sample, pre_commit_home, "bounded-review", "pre-commit")
+    passed = try_repo(sample, offered, "bounded-review", "pre-commit")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     report = json.loads((sample.path / ".bounded-review" / "report.json").read_text())
     assert report["target"]["kind"] == "staged"
