@@ -118,7 +118,7 @@ def _exit_by(report: Path, status: int) -> int:
         reviewed = target.revision.removeprefix("tree:")
         raise NoReportError(
             f"the report {report} reviewed {target.revision}, but the {target.kind} snapshot is "
-            f"now {now} ({_changed(repo, reviewed, now[5:])}): the tree changed during the run; "
+            f"now {now}: the tree changed during the run ({_changed(repo, reviewed, now[5:])}); "
             "let git ignore what the tests write (.gitignore), then run again"
         )
     gate = document.gate.review_clean
