@@ -15,7 +15,8 @@ XDIST = [pytest.param([], id="in-process"), pytest.param(["-n", "2"], id="xdist"
 PASSING = "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n"
 SILENT_PROTOCOL = (
     "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\n"
-    "def pytest_runtest_protocol(item, nextitem):\n    return True  # runs nothing, reports nothing\n"
+    "def pytest_runtest_protocol(item, nextitem):\n"
+    "    return True  # runs nothing, reports nothing\n"
 )
 
 
@@ -47,7 +48,8 @@ def test_the_whole_suite_run_to_the_end_is_clean(
 def test_pytest_exit_with_a_completed_status_is_never_clean(
     pytester: pytest.Pytester, project: GitRepo, returncode: str
 ) -> None:
-    exits = f"import pytest\n\n\ndef test_first():\n    pytest.exit('done', returncode={returncode})\n"
+    exits = "import pytest\n\n\ndef test_first():\n"
+    exits += f"    pytest.exit('done', returncode={returncode})\n"
     setup(project, {"test_app.py": exits + "\n\n" + PASSING})
     code, report = review(pytester)
     assert code == 1  # indeterminate, whatever status pytest.exit() asked for

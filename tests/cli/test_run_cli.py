@@ -139,7 +139,8 @@ def test_progress_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
         ),
         pytest.param(
             {
-                "test_exit.py": "import pytest\n\ndef test_exit():\n    pytest.exit('x', returncode=0)\n"
+                "test_exit.py": "import pytest\n\ndef test_exit():\n"
+                "    pytest.exit('x', returncode=0)\n"
             },
             2,
             "review_clean: indeterminate",
