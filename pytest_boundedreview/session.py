@@ -159,7 +159,7 @@ class BoundedReview:
         else:
             self._ended = "the session was interrupted"
 
-    def _unfinished(self, session: pytest.Session) -> str | None:
+    def _unfinished(self, session: pytest.Session, exitstatus: int) -> str | None:
         """Why the session is not a finished run of its tests, if it is not: it was ended early
         (-x, pytest.exit(), Ctrl-C), collected tests never reported, or no test ran."""
         collector = self.collector
@@ -173,12 +173,13 @@ class BoundedReview:
             return f"the session did not finish: {never}"
         if self.config.getoption("setuponly", False):  # --setup-plan sets it too
             return "--setup-only or --setup-plan: no test ran"
-        if not collector.ran:
+        if not collector.ran and exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+            # (a shard given no test says so with pytest's own status: that is its whole part)
             collected = len(collector.collected)
             return f"no test ran: {collected} collected, every one skipped before its call"
         return None
 
-    def _what_ran(self, session: pytest.Session) -> tuple[list[str], str | None]:
+    def _what_ran(self, session: pytest.Session, exitstatus: int) -> tuple[list[str], str | None]:
         """Limitations on what the session looked at, and why it did not finish, if it did not."""
         limitations = []
         if self.collector.deselected:
@@ -188,7 +189,7 @@ class BoundedReview:
             )
         if self._narrowed:
             limitations.append(f"{self._narrowed}: the rest was not reviewed")
-        stopped = self._unfinished(session)
+        stopped = self._unfinished(session, exitstatus)
         if stopped:
             limitations.append(stopped)
         return limitations, stopped
@@ -211,10 +212,10 @@ class BoundedReview:
         collector = self.collector
         return Counts(len(collector.passed), len(collector.failed), collector.deselected)
 
-    def _classified(self, session: pytest.Session) -> Evidence:
+    def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
         tests = self._baseline() if self.collector.failed else Classification()
-        limitations, stopped = self._what_ran(session)
+        limitations, stopped = self._what_ran(session, exitstatus)
         if self.settings.shard:  # no checks, scans or lanes: the merge step runs them once
             gate = Gate(review_clean="indeterminate", reasons=[stopped] if stopped else [])
             evidence = self.review.evidence(
@@ -313,17 +314,17 @@ class BoundedReview:
         if self.target.empty:
             if self.collector.failed:
                 return undecided("nothing to review; pytest's own status stands")
-            if unfinished := self._unfinished(session):
+            if unfinished := self._unfinished(session, exitstatus):
                 return undecided(unfinished)
             return self.review.evidence(Gate(review_clean="yes"), self._counts())
-        return self._classified(session)
+        return self._classified(session, exitstatus)
 
     def _as_shard(
         self, session: pytest.Session, evidence: Evidence, exitstatus: int, interrupted: bool
     ) -> Evidence:
         """A shard's report: its tests classified, no gate of its own, and how to re-run."""
         ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        left_out, stopped = self._what_ran(session) if ran else ([], None)
+        left_out, stopped = self._what_ran(session, exitstatus) if ran else ([], None)
         complete = ran and not (interrupted or stopped or self.config.option.collectonly)
         shard = ShardInfo(
             rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
