@@ -146,8 +146,9 @@ class OutcomeCollector:
 
     @property
     def unreported(self) -> list[str]:
-        """Tests collected to run that never reported their end (their teardown)."""
-        return sorted(self.collected.difference(self.finished))
+        """Tests collected to run that never reported their end: no teardown, and no failure
+        either (xdist reports a test whose worker crashed as failed, without a teardown)."""
+        return sorted(self.collected.difference(self.finished, self.failing))
 
     @property
     def passed(self) -> set[str]:
