@@ -71,6 +71,7 @@ class BoundedReview:
         self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
         self._environ: dict[str, str] | None = None  # as the test loop started
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
+        self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
 
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
@@ -160,8 +161,38 @@ class BoundedReview:
         why += [*filter(None, [self._narrowed]), *self._unseen()]
         return "; ".join(why) or None
 
-    def _what_ran(self, session: pytest.Session) -> tuple[list[str], str | None]:
-        """Limitations on what the session looked at, and why it stopped early, if it did."""
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        # pytest calls this for pytest.exit() too, whatever return code it was given
+        exited = excinfo.value
+        if isinstance(exited, pytest.exit.Exception):
+            self._ended = (
+                f"pytest.exit() ended the session ({exited.msg!r}, return code {exited.returncode})"
+            )
+        else:
+            self._ended = "the session was interrupted"
+
+    def _unfinished(self, session: pytest.Session, exitstatus: int) -> str | None:
+        """Why the session is not a finished run of its tests, if it is not: it was ended early
+        (-x, pytest.exit(), Ctrl-C), collected tests never reported, or no test ran."""
+        collector = self.collector
+        unreported = collector.unreported
+        never = f"{len(unreported)} collected test(s) did not run to the end"
+        never += f" ({', '.join(unreported[:3])}{', ...' if len(unreported) > 3 else ''})"
+        why = self._ended or session.shouldfail or session.shouldstop
+        if why:
+            return f"the session stopped early ({why})" + (f": {never}" if unreported else "")
+        if unreported:
+            return f"the session did not finish: {never}"
+        if self.config.getoption("setuponly", False):  # --setup-plan sets it too
+            return "--setup-only or --setup-plan: no test ran"
+        if not collector.ran and exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+            # (a shard given no test says so with pytest's own status: that is its whole part)
+            collected = len(collector.collected)
+            return f"no test ran: {collected} collected, every one skipped before its call"
+        return None
+
+    def _what_ran(self, session: pytest.Session, exitstatus: int) -> tuple[list[str], str | None]:
+        """Limitations on what the session looked at, and why it did not finish, if it did not."""
         limitations = []
         if self.collector.deselected:
             limitations.append(
@@ -170,12 +201,10 @@ class BoundedReview:
             )
         if self._narrowed:
             limitations.append(f"{self._narrowed}: the rest was not reviewed")
-        stopped = session.shouldfail or session.shouldstop
+        stopped = self._unfinished(session, exitstatus)
         if stopped:
-            unrun = max(len(session.items) - len(self.collector.seen), 0)
-            stopped = f"the session stopped early ({stopped}): {unrun} test(s) did not run"
             limitations.append(stopped)
-        return limitations, stopped or None
+        return limitations, stopped
 
     @functools.cached_property
     def review(self) -> Review:
@@ -195,17 +224,18 @@ class BoundedReview:
         collector = self.collector
         return Counts(len(collector.passed), len(collector.failed), collector.deselected)
 
-    def _classified(self, session: pytest.Session) -> Evidence:
+    def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
         tests = self._baseline() if self.collector.failed else Classification()
-        limitations, stopped = self._what_ran(session)
+        limitations, stopped = self._what_ran(session, exitstatus)
         limitations += self._ignored_code()
         if self.settings.shard:  # no checks, scans or lanes: the merge step runs them once
             held = [*self._untested(), *([stopped] if stopped else [])]
             gate = Gate(review_clean="indeterminate", reasons=held)
-            return self.review.evidence(
+            evidence = self.review.evidence(
                 gate, self._counts(), tests, [*limitations, *tests.limitations]
             )
+            return dataclasses.replace(evidence, unfinished=stopped)
         return self.review.judge(
             self._counts(), tests, limitations, stopped, partial=self._partial()
         )
@@ -285,26 +315,32 @@ class BoundedReview:
 
         def undecided(reason: str) -> Evidence:
             gate = Gate(review_clean="indeterminate", reasons=[reason])
-            return self.review.evidence(gate, self._counts())
+            # what kept the gate from deciding also kept the tests from running to the end
+            return dataclasses.replace(
+                self.review.evidence(gate, self._counts()), unfinished=reason
+            )
 
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
-            return undecided(f"the pytest session did not complete (exit {int(exitstatus)})")
+            how = f": {self._ended}" if self._ended else ""
+            return undecided(f"the pytest session did not complete (exit {int(exitstatus)}){how}")
         if self.config.option.collectonly:
             return undecided("--collect-only: no test ran")
         if self.target.empty:
             if self.collector.failed:
                 return undecided("nothing to review; pytest's own status stands")
+            if unfinished := self._unfinished(session, exitstatus):
+                return undecided(unfinished)
             if self.target.untested:
                 return undecided(self._untested()[0])
             return self.review.evidence(Gate(review_clean="yes"), self._counts())
-        return self._classified(session)
+        return self._classified(session, exitstatus)
 
     def _as_shard(
         self, session: pytest.Session, evidence: Evidence, exitstatus: int, interrupted: bool
     ) -> Evidence:
         """A shard's report: its tests classified, no gate of its own, and how to re-run."""
         ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        left_out, stopped = self._what_ran(session) if ran else ([], None)
+        left_out, stopped = self._what_ran(session, exitstatus) if ran else ([], None)
         complete = ran and not (interrupted or stopped or self.config.option.collectonly)
         complete = complete and not self.target.untested
         shard = ShardInfo(

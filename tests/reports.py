@@ -89,6 +89,7 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
                 revision="tree:1",
                 files=["src/a.py"],
                 empty=False,
+                base_commit="def",
             ),
             "authorization": "review-and-fix",
             "risk": RiskInfo(tier="strict", reasons=[RiskReason(path="src/a.py", rule=text)]),

@@ -1,29 +1,33 @@
-"""`bounded-review gate` and the `bounded-review-gate` hook: a clean report must exist for
-exactly the tree being committed or pushed — with the real `pre-commit` package."""
+"""`bounded-review gate` for commits and the hooks this repository offers to pre-commit: a clean
+report must exist for exactly the tree being committed; the `bounded-review` hook and the
+`hooks/pre-commit` shim let a commit through only with a clean report this run wrote of the
+staged tree — with the real `pre-commit` package and real `git commit`."""
 
 from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.cli.gate import check
 from pytest_boundedreview.target import git
 
 ROOT = Path(__file__).resolve().parent.parent
+EXIT_IN_SESSIONFINISH = "import os\n\n\ndef pytest_sessionfinish(session):\n    os._exit(0)\n"
+EXITS_CLEANLY = "import pytest\n\n\ndef test_leaves():\n    pytest.exit('bye', returncode=0)\n"
 
 
 def review(repo: GitRepo, *args: str) -> int:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
     ran = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--bounded-review", *args],
         cwd=repo.path,
-        env=env,
+        env=clean_env(),
         capture_output=True,
         check=False,
     )
@@ -44,66 +48,171 @@ def sample(tmp_path: Path) -> GitRepo:
     return repo
 
 
-def test_the_gate_answers_for_exactly_one_snapshot(sample: GitRepo) -> None:
+def test_the_commit_gate_answers_for_exactly_the_staged_tree(sample: GitRepo) -> None:
     handle = git.open_repo(sample.path)
     report = sample.path / ".bounded-review" / "report.json"
-    status, why = check(handle, report, "pre-push", {})
-    assert (status, "no readable report" in why) == (2, True)
+    status, why = check(handle, report, "pre-commit", {})
+    assert (status, "no report at" in why) == (2, True)
     assert review(sample, "--bounded-review-target=local-diff", "--bounded-review-base=HEAD~1") == 0
-    assert check(handle, report, "pre-push", {})[0] == 0
-    assert check(handle, report, "auto", {"PRE_COMMIT_TO_REF": "HEAD"})[0] == 0
-    # a first push names the remote but no refs: still a push, still HEAD's tree
-    assert check(handle, report, "auto", {"PRE_COMMIT_REMOTE_NAME": "origin"})[0] == 0
-    # pushing another commit than HEAD: its tree, which this report did not review
-    assert check(handle, report, "auto", {"PRE_COMMIT_TO_REF": "HEAD~1"})[0] == 2
-    assert check(handle, report, "pre-commit", {})[0] == 0  # nothing staged: the same tree
+    status, why = check(handle, report, "pre-commit", {})  # nothing staged: HEAD's tree
+    assert status == 0
+    assert why.startswith(f"accepted the clean review {report} for the staged tree tree:")
+    assert "local-diff against HEAD~1 @ " in why
     sample.write("app.py", "x = 2\n")
     sample.git("add", "app.py")
     status, why = check(handle, report, "pre-commit", {})
     assert status == 2
     assert "not this pre-commit snapshot" in why
+    assert "--bounded-review-target=staged" in why
     assert review(sample, "--bounded-review-target=staged") == 0
     with sample.untouched():
         assert check(handle, report, "pre-commit", {})[0] == 0
+        assert check(handle, report, "manual", {})[0] == 0
     document = json.loads(report.read_text())
     document["gate"] = {"review_clean": "no", "reasons": ["x"]}
     report.write_text(json.dumps(document))
     assert check(handle, report, "pre-commit", {})[0] == 1
+    document["gate"] = {"review_clean": "maybe", "reasons": []}  # strict: not a report
+    report.write_text(json.dumps(document))
+    status, why = check(handle, report, "pre-commit", {})
+    assert status == 2
+    assert "gate.review_clean" in why
 
 
-def test_the_pre_commit_hook_blocks_until_a_clean_review_of_the_pushed_tree(
-    sample: GitRepo, tmp_path: Path
+def test_auto_is_a_push_when_pre_commit_says_one_runs(sample: GitRepo) -> None:
+    handle = git.open_repo(sample.path)
+    report = sample.path / ".bounded-review" / "report.json"
+    sample.git("branch", "base", "HEAD~1")
+    assert review(sample, "--bounded-review-target=pr", "--bounded-review-base=base") == 0
+
+    def base() -> tuple[str, str]:
+        return "base", sample.git("rev-parse", "base")
+
+    # a first push names the remote but no refs: HEAD, against the configured base
+    status, why = check(handle, report, "auto", {"PRE_COMMIT_REMOTE_NAME": "o"}, configured=base)
+    assert status == 0, why
+    assert "the push of HEAD" in why
+    # pushing another commit than HEAD: its tree, which this report did not review
+    env = {"PRE_COMMIT_TO_REF": sample.git("rev-parse", "HEAD~1"), "PRE_COMMIT_REMOTE_NAME": "o"}
+    status, why = check(handle, report, "auto", env, configured=base)
+    assert status == 2
+    assert "check out" in why
+
+
+@pytest.fixture(scope="module")
+def offered(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, str]:
+    """A pre-commit store, and this repository as pre-commit fetches it (uncommitted changes
+    committed in a shadow clone, as `pre-commit try-repo` does): each hook environment is
+    built once for the module, not once a run."""
+    from pre_commit.commands.try_repo import _repo_ref
+
+    folder = tmp_path_factory.mktemp("pre-commit")
+    repo, rev = _repo_ref(str(folder), str(ROOT), None)
+    return folder / "home", repo, rev
+
+
+def try_repo(
+    sample: GitRepo, offered: tuple[Path, str, str], hook: str, stage: str
+) -> subprocess.CompletedProcess[str]:
+    """This repository's ``hook`` run by the real pre-commit on ``sample``."""
+    home, repo, rev = offered
+    config = home.parent / f"{hook}.yaml"
+    config.write_text(json.dumps({"repos": [{"repo": repo, "rev": rev, "hooks": [{"id": hook}]}]}))
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "-c", str(config), "--hook-stage", stage],
+        cwd=sample.path,
+        env=clean_env({"PRE_COMMIT_HOME": str(home)}),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_gate_hook_blocks_a_commit_until_a_clean_review_of_the_staged_tree(
+    sample: GitRepo, offered: tuple[Path, str, str]
 ) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env["PRE_COMMIT_HOME"] = str(tmp_path / "pre-commit-home")
-
-    def hook() -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pre_commit",
-                "try-repo",
-                str(ROOT),
-                "bounded-review-gate",
-                "--hook-stage",
-                "pre-push",
-                "--all-files",
-            ],
-            cwd=sample.path,
-            env=env,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-
-    blocked = hook()
+    blocked = try_repo(sample, offered, "bounded-review-gate", "pre-commit")
     assert blocked.returncode != 0, blocked.stdout
-    assert "no readable report" in blocked.stdout
+    assert "no report at" in blocked.stdout
     assert review(sample, "--bounded-review-target=local-diff", "--bounded-review-base=HEAD~1") == 0
-    passed = hook()
+    passed = try_repo(sample, offered, "bounded-review-gate", "pre-commit")
     assert passed.returncode == 0, passed.stdout + passed.stderr
-    sample.commit({"app.py": "x = 3\n"}, "edit")
-    again = hook()
+    sample.write("app.py", "x = 3\n")
+    sample.git("add", "app.py")
+    again = try_repo(sample, offered, "bounded-review-gate", "pre-commit")
     assert again.returncode != 0
-    assert "run pytest --bounded-review again" in again.stdout
+    assert "not this pre-commit snapshot" in again.stdout
+
+
+def test_the_review_hook_blocks_a_session_that_ends_before_its_report(
+    sample: GitRepo, offered: tuple[Path, str, str]
+) -> None:
+    sample.write("app.py", "x = 2\n")
+    sample.write("conftest.py", EXIT_IN_SESSIONFINISH)  # pytest would exit 0
+    sample.git("add", "--all")
+    blocked = try_repo(sample, offered, "bounded-review", "pre-commit")
+    assert blocked.returncode != 0, blocked.stdout
+    assert "without writing a report" in blocked.stdout
+
+
+def test_the_review_hook_passes_a_clean_staged_change(
+    sample: GitRepo, offered: tuple[Path, str, str]
+) -> None:
+    sample.write("app.py", "x = 2\n")
+    sample.git("add", "app.py")
+    passed = try_repo(sample, offered, "bounded-review", "pre-commit")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    report = json.loads((sample.path / ".bounded-review" / "report.json").read_text())
+    assert report["target"]["kind"] == "staged"
+
+
+@pytest.fixture
+def with_shim(sample: GitRepo) -> GitRepo:
+    hook = sample.path / ".git" / "hooks" / "pre-commit"
+    shutil.copy(ROOT / "hooks" / "pre-commit", hook)
+    assert os.access(hook, os.X_OK)
+    return sample
+
+
+def commit(repo: GitRepo) -> subprocess.CompletedProcess[str]:
+    """``git commit`` of what is staged, the shim started with this interpreter."""
+    return subprocess.run(
+        ["git", "commit", "-m", "change"],
+        cwd=repo.path,
+        env=clean_env({"BOUNDED_REVIEW_PYTHON": sys.executable}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize(
+    "files",
+    [
+        pytest.param({"conftest.py": EXIT_IN_SESSIONFINISH}, id="os._exit(0)-in-sessionfinish"),
+        pytest.param({"test_leaves.py": EXITS_CLEANLY}, id="pytest.exit(returncode=0)"),
+        pytest.param({"test_a.py": "def test_a():\n    assert 0\n"}, id="a-test-the-change-breaks"),
+    ],
+)
+def test_the_commit_shim_lets_no_unfinished_or_failing_session_through(
+    with_shim: GitRepo, files: dict[str, str]
+) -> None:
+    head = with_shim.git("rev-parse", "HEAD")
+    for name, text in files.items():
+        with_shim.write(name, text)
+    with_shim.git("add", "--all")
+    refused = commit(with_shim)
+    assert refused.returncode != 0, refused.stdout
+    assert with_shim.git("rev-parse", "HEAD") == head  # no commit recorded
+
+
+def test_the_commit_shim_records_a_clean_change(with_shim: GitRepo) -> None:
+    head = with_shim.git("rev-parse", "HEAD")
+    with_shim.write("app.py", "x = 2\n")
+    with_shim.git("add", "app.py")
+    done = commit(with_shim)
+    assert done.returncode == 0, done.stdout
+    assert with_shim.git("rev-parse", "HEAD~1") == head
+    report = json.loads((with_shim.path / ".bounded-review" / "report.json").read_text())
+    assert report["target"]["revision"] == f"tree:{with_shim.tree()}"

@@ -93,6 +93,20 @@ class OutcomeCollector:
         self.deselected = 0
         self.deselected_ids: list[str] = []
         self.skipped_modules: set[str] = set()  # files skipped whole at collection
+        self.collected: set[str] = set()  # the tests the session was to run, after selection
+        # tests that ran: their call reported, whatever its outcome, or a phase failed (a test
+        # skipped before its call did not run)
+        self.ran: set[str] = set()
+        self.finished: set[str] = set()  # tests whose teardown reported: they ran to the end
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.collected.update(item.nodeid for item in session.items)
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_xdist_node_collection_finished(self, node: object, ids: list[str]) -> None:
+        """Under xdist the controller collects nothing: each worker names what it collected
+        (after its own selection)."""
+        self.collected.update(ids)
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.deselected += len(items)
@@ -106,6 +120,10 @@ class OutcomeCollector:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self.seen.add(report.nodeid)
+        if report.when == "call" or report.failed:
+            self.ran.add(report.nodeid)
+        if report.when == "teardown":
+            self.finished.add(report.nodeid)
         if report.failed:
             stamp = getattr(report, STAMP, None) or signature.normalise_message(
                 str(report.longrepr), self.root
@@ -125,6 +143,12 @@ class OutcomeCollector:
     @property
     def failed(self) -> list[NodeOutcome]:
         return list(self.failing.values())
+
+    @property
+    def unreported(self) -> list[str]:
+        """Tests collected to run that never reported their end: no teardown, and no failure
+        either (xdist reports a test whose worker crashed as failed, without a teardown)."""
+        return sorted(self.collected.difference(self.finished, self.failing))
 
     @property
     def passed(self) -> set[str]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -37,7 +38,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
 
 def cmd_gate(args: argparse.Namespace) -> int:
     """Exit 0 only when a clean report exists for the exact snapshot being committed or
-    pushed; else say why (1 not clean, 2 no report for this snapshot)."""
+    pushed (for a push: against the pushed range's base); else say why (1 not clean, 2 no
+    report for this snapshot)."""
     from ..render.escape import terminal
     from ..target import git
     from . import gate as gatecheck
@@ -45,8 +47,27 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     repo = git.open_repo(Path.cwd())
     report = Path(args.report) if args.report else default_state_folder() / "report.json"
-    status, why = gatecheck.check(repo, report, args.stage)
-    print(f"bounded-review gate: {terminal(why)}", file=sys.stdout if status == 0 else sys.stderr)
+    pushed = None
+    if args.pushed_refs is not None:
+        from ..target.push import parse
+
+        source = sys.stdin if args.pushed_refs == "-" else open(args.pushed_refs)  # noqa: SIM115
+        with source:
+            pushed = parse(source.read())
+
+    def configured() -> tuple[str, str]:
+        from ..core.config import load_settings
+        from ..target.freeze import resolve_base
+
+        settings, _ = load_settings(Path.cwd(), repo.root, {})
+        return resolve_base(repo, settings.base, os.environ, "the `base` setting")
+
+    status, why = gatecheck.check(
+        repo, report, args.stage, pushed=pushed, remote=args.remote, configured=configured
+    )
+    out = sys.stdout if status == 0 else sys.stderr
+    for line in why.splitlines():
+        print(f"bounded-review gate: {terminal(line)}", file=out)
     return status
 
 
@@ -212,10 +233,20 @@ def _parser() -> argparse.ArgumentParser:
         "--stage",
         default="auto",
         choices=["auto", "pre-commit", "pre-push", "manual"],
-        help="pre-commit and manual: the staged tree; pre-push: HEAD^{tree} "
-        "(auto: pre-push when PRE_COMMIT_TO_REF is set)",
+        help="pre-commit and manual: the staged tree; pre-push: the tree of each pushed ref, "
+        "reviewed against the pushed range's base (auto: pre-push when --pushed-refs is given "
+        "or pre-commit says a push runs)",
     )
     gate.add_argument("--report", metavar="PATH", help=_REPORT_HELP)
+    gate.add_argument(
+        "--pushed-refs",
+        metavar="FILE",
+        help="git's pre-push lines (<local ref> <local sha> <remote ref> <remote sha>); "
+        "`-` reads them from stdin, as a pre-push hook receives them",
+    )
+    gate.add_argument(
+        "--remote", metavar="NAME", help="the remote pushed to (a pre-push hook's first argument)"
+    )
     report = sub.add_parser(
         "report",
         help="print the last report (exit by its gate)",

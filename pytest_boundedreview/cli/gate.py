@@ -1,70 +1,186 @@
-"""``bounded-review gate``: is there a clean report for exactly this snapshot? The cheap check
-for commit and push hooks — no test runs, no pydantic, two or three git calls."""
+"""``bounded-review gate``: is there a clean review of exactly what is committed or pushed? The
+cheap check for commit and push hooks — no test runs, a few git calls.
+
+A commit (``pre-commit``, ``manual``) needs a clean report of the staged tree. A push
+(``pre-push``) needs, for every pushed ref that carries something new, a clean report of the
+tree it sends whose base commit is the base of the pushed range (``target/push.py``): a review
+of the same tree against another base (a local diff against HEAD after unreviewed commits) is
+not a review of the push.
+"""
 
 from __future__ import annotations
 
-import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import EXIT_CLEAN, EXIT_INDETERMINATE, EXIT_NOT_CLEAN
+from ..core.readfile import read_bounded
 from ..target import git
 from ..target.freeze import hook_index, tree_via_temp_index
+from ..target.push import PushedRef, PushRange, from_pre_commit, ranges
+
+if TYPE_CHECKING:
+    from ..models.report import Report
 
 STAGES = ("auto", "pre-commit", "pre-push", "manual")
-
-
 PUSH_SIGNS = ("PRE_COMMIT_TO_REF", "PRE_COMMIT_REMOTE_NAME", "PRE_COMMIT_REMOTE_URL")
+MAX_REPORT_BYTES = 64 * 1024 * 1024
+REVIEW_STAGED = "pytest --bounded-review --bounded-review-target=staged"
+REVIEW_PR = "pytest --bounded-review --bounded-review-target=pr"
+AGAIN = "run pytest --bounded-review again"
+Verdict = tuple[int, str]
 
 
-def stage_of(requested: str, env: Mapping[str, str]) -> str:
-    """``auto``: pre-push when pre-commit says a push is running (it names the remote even
-    for a first push, where it sets no refs), else pre-commit."""
+def stage_of(requested: str, env: Mapping[str, str], pushed: bool = False) -> str:
+    """``auto``: pre-push when git's pushed refs were given or pre-commit says a push is running
+    (it names the remote even for a first push, where it sets no refs), else pre-commit."""
     if requested != "auto":
         return requested
-    return "pre-push" if any(env.get(name) for name in PUSH_SIGNS) else "pre-commit"
+    return "pre-push" if pushed or any(env.get(name) for name in PUSH_SIGNS) else "pre-commit"
 
 
-def snapshot(repo: git.Repo, stage: str, env: Mapping[str, str]) -> str:
-    """The tree a commit (the staged index) or a push would record: the pushed commit's tree
-    when pre-commit names it (``PRE_COMMIT_TO_REF``), else ``HEAD^{tree}``."""
-    if stage == "pre-push":
-        return repo.tree_of(env.get("PRE_COMMIT_TO_REF") or "HEAD")
+def staged_tree(repo: git.Repo, env: Mapping[str, str]) -> str:
+    """The tree a commit would record: the index (the one a running ``git commit`` names)."""
     return tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env))
 
 
-def check(
-    repo: git.Repo, report: Path, stage: str, env: Mapping[str, str] | None = None
-) -> tuple[int, str]:
-    """The exit status and one line saying why."""
-    env = os.environ if env is None else env
-    stage = stage_of(stage, env)
-    revision = f"tree:{snapshot(repo, stage, env)}"
+def read(path: Path) -> Report | Verdict:
+    """The report at ``path`` read strictly (the report model), or why there is none to use."""
+    from pydantic import ValidationError
+
+    from ..core.errors import UsageError
+    from ..core.validation import describe_all
+    from ..models.plain import validate
+    from ..models.report import Report
+
+    if not path.exists():
+        return EXIT_INDETERMINATE, f"no report at {path}: run pytest --bounded-review first"
     try:
-        document = json.loads(report.read_bytes())
-    except (OSError, ValueError):
-        why = f"no readable report at {report}: run pytest --bounded-review first"
+        return validate(Report, read_bounded(path, MAX_REPORT_BYTES, "report"))
+    except UsageError as exc:
+        return EXIT_INDETERMINATE, f"{exc}: {AGAIN}"
+    except ValidationError as exc:  # not JSON, or not a report of this schema
+        problems = "; ".join(describe_all(exc)[:3])
+        why = f"{path} is not a valid bounded-review report ({problems}): {AGAIN}"
         return EXIT_INDETERMINATE, why
-    if not isinstance(document, dict) or document.get("schema") != "bounded-review/report/v1":
-        return EXIT_INDETERMINATE, f"{report} is not a bounded-review report"
-    target, gate = document.get("target") or {}, document.get("gate") or {}
-    reviewed = target.get("revision") if isinstance(target, dict) else None
-    if reviewed != revision:
-        why = (
-            f"the last report reviewed {reviewed}, not this {stage} snapshot {revision}: "
-            "run pytest --bounded-review again"
-        )
-        return EXIT_INDETERMINATE, why
-    verdict = gate.get("review_clean") if isinstance(gate, dict) else None
-    if verdict == "yes":
-        return EXIT_CLEAN, f"a clean review exists for {revision}"
-    if verdict == "no":
-        return (
-            EXIT_NOT_CLEAN,
-            f"the review of {revision} is not clean: {document.get('next_action')}",
-        )
+
+
+def accepted(path: Path, report: Report, what: str) -> str:
+    """The line that says which review let the commit or push through."""
+    target = report.target
+    base = target.base or "-"
+    base += f" @ {target.base_commit[:12]}" if target.base_commit else ""
     return (
-        EXIT_INDETERMINATE,
-        f"the review of {revision} is indeterminate: {document.get('next_action')}",
+        f"accepted the clean review {path} for {what}: {target.kind} against {base}, "
+        f"{target.revision}, written {report.generated_at}, loop {report.loop.loop_id or '-'}"
     )
+
+
+def verdict(path: Path, report: Report, what: str) -> Verdict:
+    """The report's own gate, for a report already shown to be of ``what``."""
+    gate, revision = report.gate.review_clean, report.target.revision
+    if gate == "yes":
+        return EXIT_CLEAN, accepted(path, report, what)
+    status = EXIT_NOT_CLEAN if gate == "no" else EXIT_INDETERMINATE
+    word = "not clean" if gate == "no" else "indeterminate"
+    return status, f"the review of {revision} ({path}) is {word}: {report.next_action}"
+
+
+def check_commit(repo: git.Repo, path: Path, report: Report, env: Mapping[str, str]) -> Verdict:
+    """A commit: the report must be of the staged tree."""
+    revision = f"tree:{staged_tree(repo, env)}"
+    if report.target.revision != revision:
+        why = (
+            f"the last report ({path}) reviewed {report.target.revision}, not this pre-commit "
+            f"snapshot {revision}: run {REVIEW_STAGED}"
+        )
+        return EXIT_INDETERMINATE, why
+    return verdict(path, report, f"the staged tree {revision}")
+
+
+def review_command(repo: git.Repo, pushed: PushRange) -> str:
+    """The review that would cover ``pushed``: its tree, against its range's base."""
+    command = f"{REVIEW_PR} --bounded-review-base={pushed.base_name}"
+    if repo.head() != pushed.ref.local_sha:
+        return f"check out {pushed.ref.local_ref} ({pushed.ref.local_sha[:12]}) and run {command}"
+    return f"run {command}"
+
+
+def check_range(repo: git.Repo, path: Path, report: Report, pushed: PushRange) -> Verdict:
+    """One pushed ref: the report must be of the tree it sends, against its range's base."""
+    target, ref = report.target, pushed.ref
+    revision, fix = f"tree:{pushed.tree}", review_command(repo, pushed)
+    what = f"the push of {ref.local_ref} ({ref.local_sha[:12]}, {revision})"
+    if target.kind == "plan" or target.revision != revision:
+        return (
+            EXIT_INDETERMINATE,
+            f"the last report ({path}) reviewed {target.revision}, not {what}: {fix}",
+        )
+    if target.base_commit is None:
+        why = (
+            f"the report {path} does not record the commit it was reviewed against (written by "
+            f"an earlier version), so it cannot be matched with {what}: {fix}"
+        )
+        return EXIT_INDETERMINATE, why
+    if target.base_commit != pushed.base:
+        why = (
+            f"the report {path} reviewed {target.kind} against {target.base} "
+            f"({target.base_commit[:12]}), but {what} adds the commits after {pushed.base_name} "
+            f"({pushed.base[:12]}): a review against another base is not a review of this push; "
+            f"{fix}"
+        )
+        return EXIT_INDETERMINATE, why
+    return verdict(path, report, what)
+
+
+def check_push(
+    repo: git.Repo,
+    path: Path,
+    report: Report,
+    pushed: Sequence[PushRange],
+) -> Verdict:
+    """A push: every pushed ref with something new must be covered by the report."""
+    lines = []
+    for one in pushed:
+        status, why = check_range(repo, path, report, one)
+        if status != EXIT_CLEAN:
+            return status, why
+        lines.append(why)
+    return EXIT_CLEAN, "\n".join(lines)
+
+
+def check(
+    repo: git.Repo,
+    report: Path,
+    stage: str,
+    env: Mapping[str, str] | None = None,
+    pushed: list[PushedRef] | None = None,
+    remote: str | None = None,
+    configured: Callable[[], tuple[str, str]] | None = None,
+) -> Verdict:
+    """The exit status and what to say: why not, or which review was accepted. ``pushed``:
+    git's pre-push lines, when given; ``configured``: the review base (name, commit) for a
+    ref the remote does not have yet."""
+    env = os.environ if env is None else env
+    stage = stage_of(stage, env, pushed is not None)
+    if stage != "pre-push":
+        found = read(report)
+        return found if isinstance(found, tuple) else check_commit(repo, report, found, env)
+    if pushed is None:
+        pushed = from_pre_commit(repo, env)
+        remote = remote or env.get("PRE_COMMIT_REMOTE_NAME")
+    if pushed is None:  # by hand: HEAD, as if pushed to a new ref
+        pushed = [PushedRef("HEAD", repo.head() or "0" * 40, "", None)]
+    carried = ranges(repo, pushed, remote, configured or _no_base)
+    if not carried:
+        return EXIT_CLEAN, "the push carries no commit the remote lacks: nothing to review"
+    found = read(report)
+    return found if isinstance(found, tuple) else check_push(repo, report, found, carried)
+
+
+def _no_base() -> tuple[str, str]:
+    from ..core.errors import UsageError
+
+    raise UsageError("no review base to compare the push with")

@@ -66,13 +66,15 @@ def _same_change(shards: Sequence[Shard]) -> None:
 
     def identity(shard: Shard) -> tuple[object, ...]:
         t, info = shard.report.target, shard.report.shard
-        return (t.revision, t.kind, t.base, tuple(t.files), info.rootdir if info else None)
+        where = info.rootdir if info else None
+        return (t.revision, t.kind, t.base, t.base_commit, tuple(t.files), where)
 
     first = identity(shards[0])
     if any(identity(s) != first for s in shards[1:]):
         listed = "\n  ".join(
             f"{s.path}: {s.report.target.revision} ({s.report.target.kind} against "
-            f"{s.report.target.base}, {len(s.report.target.files)} file(s))"
+            f"{s.report.target.base} {(s.report.target.base_commit or '')[:12]}, "
+            f"{len(s.report.target.files)} file(s))"
             for s in shards
         )
         raise UsageError(
@@ -186,6 +188,13 @@ def merge(
             f"this checkout is {target.revision} ({len(target.files)} file(s) changed), the "
             f"shards tested {first.target.revision} ({len(first.target.files)}): run merge in "
             "a clean checkout of the commit the shards ran on, with the shard reports outside it"
+        )
+    reviewed = first.target.base_commit  # absent from shards of earlier versions
+    if reviewed is not None and target.base_commit != reviewed:
+        raise UsageError(
+            f"the base {first.target.base} is {target.base_commit} here, the shards were "
+            f"classified against {reviewed}: merge where the base names the same commit "
+            "(fetch the same history, or run the shards again)"
         )
     state = state_folder(repo.root, settings.state_dir)
 

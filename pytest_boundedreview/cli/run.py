@@ -4,6 +4,7 @@ in a new process and exits by the report it wrote; ``--plan`` reviews a plan fil
 from __future__ import annotations
 
 import argparse
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -17,6 +18,7 @@ from ..core.errors import (
     NoReportError,
     UsageError,
 )
+from ..target import git
 
 VALUE_OPTIONS = ("base", "target", "mode", "risk", "markdown", "sarif")
 FLAGS = ("no_lanes", "full", "reset")
@@ -84,21 +86,66 @@ def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:
     return argv + (extra[1:] if extra[:1] == ["--"] else extra)
 
 
-def run_code(args: argparse.Namespace) -> int:
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """Which file ``path`` is and when it was written: a report written again atomically is a
+    new file (its temporary file existed beside the old one, so it cannot reuse its inode)."""
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_dev, stat.st_ino, stat.st_mtime_ns
+
+
+def _changed(repo: git.Repo, reviewed: str, now: str) -> str:
+    """Up to five paths that differ between two trees, for the message that names them."""
+    names = git.text(["diff", "--name-only", "--no-renames", reviewed, now], repo.root).split()
+    return ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
+
+
+def _exit_by(report: Path, status: int) -> int:
+    """The exit status a fresh report gives: its gate, once it is shown to be of the tree its
+    target names now and pytest agrees."""
     from ..models.plain import validate
     from ..models.report import Report
+    from ..target.current import live_tree
 
+    try:
+        document = validate(Report, report.read_bytes())
+    except (OSError, ValueError) as exc:
+        raise NoReportError(
+            f"pytest exited {status}; its report {report} is unreadable: {exc}"
+        ) from None
+    target, repo = document.target, git.open_repo(Path.cwd())
+    now = f"tree:{live_tree(repo, target.kind, os.environ)}"
+    if target.revision != now:
+        reviewed = target.revision.removeprefix("tree:")
+        raise NoReportError(
+            f"the report {report} reviewed {target.revision}, but the {target.kind} snapshot is "
+            f"now {now}: the tree changed during the run ({_changed(repo, reviewed, now[5:])}); "
+            "let git ignore what the tests write (.gitignore), then run again"
+        )
+    gate = document.gate.review_clean
+    if gate == "yes" and status != 0:
+        raise NoReportError(f"pytest exited {status} after a clean report: not clean")
+    return _BY_GATE.get(gate, EXIT_INDETERMINATE)
+
+
+def run_code(args: argparse.Namespace) -> int:
     report = _report_path(args)
-    before = report.stat().st_mtime_ns if report.exists() else None
+    before = _identity(report)
     status = subprocess.run(pytest_argv(args, report), check=False).returncode
     if status == 2:
         return EXIT_INTERRUPTED
     if status in (EXIT_INTERNAL, EXIT_USAGE):
         return status
-    if not report.exists() or report.stat().st_mtime_ns == before:
-        raise NoReportError(f"pytest exited {status} without writing a report to {report}")
-    gate = validate(Report, report.read_bytes()).gate.review_clean
-    return _BY_GATE.get(gate, EXIT_INDETERMINATE)
+    # A session ended before its report (os._exit in a conftest) exits as it likes: only a
+    # report this run wrote, of the tree reviewed, decides.
+    if _identity(report) in (None, before):
+        raise NoReportError(
+            f"pytest exited {status} without writing a report to {report}: "
+            "the session did not finish, so nothing was reviewed"
+        )
+    return _exit_by(report, status)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -43,6 +43,9 @@ class TargetInfo:
     revision: str
     files: list[str]
     empty: bool
+    # the commit ``base`` named when reviewed (for ``pr``, its merge-base with HEAD): what the
+    # pre-push gate matches with the pushed range; absent from reports of earlier versions
+    base_commit: str | None = None
 
 
 @plain

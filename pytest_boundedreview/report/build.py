@@ -62,6 +62,7 @@ class Evidence:
     shard: ShardInfo | None = None
     again: str = "pytest --bounded-review"  # the command that reviews the next revision
     partial: str | None = None  # why only part of the suite ran
+    unfinished: str | None = None  # why the session did not run its tests to the end
     waived: Sequence[WaivedFinding] = ()  # out of the gate by a waiver, still reported
     waiver_notes: Sequence[WaiverNote] = ()  # waivers that did not apply
 
@@ -74,7 +75,8 @@ def _local_verification(ev: Evidence) -> str:
     classified = len(t.target_related) + len(t.pre_existing) + len(t.flaky) + len(t.unknown)
     if t.target_related or t.unknown or required_failures or ev.failed > classified:
         return "failed"  # (failures left unclassified, e.g. after Ctrl-C, count as failed)
-    incomplete = ev.partial is not None or any(c.status == "not-run" for c in ev.checks)
+    incomplete = ev.partial is not None or ev.unfinished is not None
+    incomplete = incomplete or any(c.status == "not-run" for c in ev.checks)
     incomplete = incomplete or ev.deselected > 0
     if (
         ev.tests.pre_existing
@@ -155,6 +157,7 @@ def build(ev: Evidence) -> Report:
             revision=ev.target.revision,
             files=ev.target.files,
             empty=ev.target.empty,
+            base_commit=ev.target.base_commit,
         ),
         authorization=ev.settings.mode,
         risk=RiskInfo(tier=tier, reasons=reasons),

@@ -145,6 +145,7 @@ class Review:
             waived=disposed.waived,
             waiver_notes=disposed.notes,
             partial=partial,
+            unfinished=stopped,
             rejected=triaged.rejected,
             loop=lanes.loop,
             blockers_fixed=lanes.blockers_fixed,

@@ -239,7 +239,7 @@ def test_stopping_early_is_never_clean(pytester: pytest.Pytester, calc: GitRepo)
     result, report = review(pytester, "-x")
     assert report["gate"]["review_clean"] == "indeterminate"
     assert "the session stopped early" in report["gate"]["reasons"][-1]
-    assert "1 test(s) did not run" in report["gate"]["reasons"][-1]
+    assert "1 collected test(s) did not run to the end" in report["gate"]["reasons"][-1]
     assert result.ret == 1
 
 

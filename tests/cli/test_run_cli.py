@@ -3,6 +3,7 @@ gate, options and pytest arguments passed through, pytest's own failures mapped.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
@@ -31,10 +32,12 @@ def repo(tmp_path: Path) -> GitRepo:
 
 
 def _run(
-    repo: GitRepo, *argv: str, extra: dict[str, str] | None = None
+    repo: GitRepo, *argv: str, extra: dict[str, str] | None = None, own_writes: bool = False
 ) -> subprocess.CompletedProcess[str]:
+    """``bounded-review run`` in ``repo``, which it leaves as it was (unless the project's own
+    tests write into it: ``own_writes``)."""
     env = clean_env(extra)
-    with repo.untouched():
+    with contextlib.nullcontext() if own_writes else repo.untouched():
         return subprocess.run(
             [sys.executable, "-m", "pytest_boundedreview", "run", *argv],
             cwd=repo.path,
@@ -123,3 +126,54 @@ def test_progress_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     assert err.count("\n") == 1
     assert "\x1b" not in err
     assert not any(line.startswith("::") for line in err.splitlines())
+
+
+@pytest.mark.parametrize(
+    ("files", "status", "said"),
+    [
+        pytest.param(
+            {"conftest.py": "import os\n\ndef pytest_sessionfinish(session):\n    os._exit(0)\n"},
+            2,
+            "without writing a report",
+            id="os._exit(0)-before-the-report",
+        ),
+        pytest.param(
+            {
+                "test_exit.py": "import pytest\n\ndef test_exit():\n"
+                "    pytest.exit('x', returncode=0)\n"
+            },
+            2,
+            "review_clean: indeterminate",
+            id="pytest.exit(returncode=0)",
+        ),
+        pytest.param(
+            {"test_exit.py": "import pytest\n\ndef test_exit():\n    pytest.exit('x')\n"},
+            130,
+            "pytest.exit() ended the session",
+            id="pytest.exit()",
+        ),
+        pytest.param(  # a test that leaves a file git does not ignore: not the tree reviewed
+            {"test_writes.py": "def test_writes():\n    open('left.txt', 'w').write('x')\n"},
+            2,
+            "the tree changed during the run (left.txt)",
+            id="the-tree-changed",
+        ),
+    ],
+)
+def test_run_exits_non_zero_without_a_finished_report_of_the_tree(
+    repo: GitRepo, files: dict[str, str], status: int, said: str
+) -> None:
+    repo.commit(files, "change")
+    own_writes = "test_writes.py" in files
+    ran = _run(
+        repo, "--no-lanes", "--base", "base", "--target", "local-diff", own_writes=own_writes
+    )
+    assert ran.returncode == status, ran.stdout + ran.stderr
+    assert said in ran.stdout + ran.stderr
+
+
+def test_a_file_the_tests_write_that_git_ignores_changes_nothing(repo: GitRepo) -> None:
+    writes = "def test_writes():\n    open('left.txt', 'w').write('x')\n"
+    repo.commit({"test_writes.py": writes, ".gitignore": "left.txt\n.bounded-review/\n"}, "w")
+    ran = _run(repo, "--no-lanes", "--base", "base", "--target", "local-diff", own_writes=True)
+    assert ran.returncode == 0, ran.stdout + ran.stderr

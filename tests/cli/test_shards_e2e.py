@@ -314,3 +314,41 @@ def test_shards_that_miss_a_file_merge_into_a_partial_run(
         "a partial run: no shard collected tests/test_b.py (allow_partial = true accepts one)"
     )
     assert merged.returncode == 2
+
+
+def test_shards_merge_only_against_the_base_commit_they_were_classified_on(
+    project: tuple[GitRepo, Path], tmp_path: Path
+) -> None:
+    repo, _ = project
+    out = tmp_path / "shards"
+    assert _shard(repo, out, "a.json", "tests/test_a.py").returncode == 0
+    assert _shard(repo, out, "b.json", "tests/test_b.py").returncode == 0
+    shards = {name: json.loads((out / name).read_text()) for name in ("a.json", "b.json")}
+    base = repo.git("rev-parse", "base")
+    assert {s["target"]["base_commit"] for s in shards.values()} == {base}
+    other = repo.git("rev-parse", "HEAD")
+
+    def merge(edit: Any) -> subprocess.CompletedProcess[str]:
+        for name, shard in shards.items():
+            target = dict(shard["target"])
+            edit(name, target)
+            (out / name).write_text(json.dumps({**shard, "target": target}, indent=2))
+        final = f"--report={tmp_path / 'final.json'}"
+        paths = [str(out / name) for name in shards]
+        return _run(repo.path, "-m", "pytest_boundedreview", "merge", *paths, "--no-lanes", final)
+
+    def one_elsewhere(name: str, target: dict[str, Any]) -> None:
+        if name == "b.json":
+            target["base_commit"] = other
+
+    mixed = merge(one_elsewhere)
+    assert mixed.returncode == 4
+    assert "different revisions" in mixed.stderr
+    moved = merge(lambda name, target: target.update(base_commit=other))
+    assert moved.returncode == 4
+    assert f"the shards were classified against {other}" in moved.stderr
+    # shards written before reports named the base commit still merge
+    older = merge(lambda name, target: target.pop("base_commit"))
+    assert older.returncode == 1, older.stderr  # the regression
+    final = json.loads((tmp_path / "final.json").read_text())
+    assert final["target"]["base_commit"] == base
