@@ -28,9 +28,11 @@ def sample(tmp_path: Path) -> GitRepo:
             ".gitignore": ".bounded-review/\n.pytest_cache/\n",
             "mod.py": GOOD,
             "test_mod.py": "from mod import f\n\n\ndef test_f():\n    assert f() == 1\n",
+            "pyproject.toml": '[tool.bounded-review]\nbase = "main"\n',
         },
         "base",
     )
+    repo.git("checkout", "-q", "-b", "feature")  # reviews and pushes are against main
     return repo
 
 
@@ -88,7 +90,7 @@ def test_an_untracked_conftest_that_hides_a_failure_is_named(sample: GitRepo) ->
 def test_a_pr_review_with_an_uncommitted_fix_does_not_pass_the_push(sample: GitRepo) -> None:
     sample.commit({"mod.py": BROKEN}, "regression")
     sample.write("mod.py", GOOD)
-    status, report = review(sample, "--bounded-review-target=pr", "--bounded-review-base=HEAD~1")
+    status, report = review(sample, "--bounded-review-target=pr")
     assert status == 1
     assert held_by_tree(report, "mod.py")
     assert report["target"]["revision"] == f"tree:{sample.tree()}"
@@ -105,7 +107,7 @@ def test_index_bits_do_not_hide_an_uncommitted_fix(sample: GitRepo, bit: str) ->
     sample.write("mod.py", GOOD)
     assert sample.git("status", "--porcelain") == ""  # git itself no longer sees the fix
     with sample.untouched():
-        status, report = review(sample, "--bounded-review-base=HEAD~1")
+        status, report = review(sample)
     assert report["target"]["kind"] == "local-diff"
     assert report["target"]["revision"] != f"tree:{sample.tree()}"
     assert report["statuses"]["committed"] == "no"
@@ -137,7 +139,7 @@ def test_a_harmless_staged_change_with_a_matching_tree_is_clean(sample: GitRepo)
 
 def test_committed_is_yes_only_for_the_tested_head_tree(sample: GitRepo) -> None:
     sample.commit({"mod.py": GOOD + "# a comment\n"}, "harmless")
-    status, report = review(sample, "--bounded-review-target=pr", "--bounded-review-base=HEAD~1")
+    status, report = review(sample, "--bounded-review-target=pr")
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
     assert report["statuses"]["committed"] == "yes"
     assert gate(sample, "pre-push") == 0
