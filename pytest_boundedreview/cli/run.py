@@ -96,18 +96,13 @@ def _identity(path: Path) -> tuple[int, int, int] | None:
     return stat.st_dev, stat.st_ino, stat.st_mtime_ns
 
 
-def _changed(repo: git.Repo, reviewed: str, now: str) -> str:
-    """Up to five paths that differ between two trees, for the message that names them."""
-    names = git.text(["diff", "--name-only", "--no-renames", reviewed, now], repo.root).split()
-    return ", ".join(names[:5]) + (", ..." if len(names) > 5 else "")
-
-
 def _exit_by(report: Path, status: int) -> int:
     """The exit status a fresh report gives: its gate, once it is shown to be of the tree its
     target names now and pytest agrees."""
     from ..models.plain import validate
     from ..models.report import Report
     from ..target.current import live_tree
+    from ..target.livetree import differences
 
     try:
         document = validate(Report, report.read_bytes())
@@ -116,12 +111,13 @@ def _exit_by(report: Path, status: int) -> int:
             f"pytest exited {status}; its report {report} is unreadable: {exc}"
         ) from None
     target, repo = document.target, git.open_repo(Path.cwd())
-    now = f"tree:{live_tree(repo, target.kind, os.environ)}"
-    if target.revision != now:
-        reviewed = target.revision.removeprefix("tree:")
+    now = live_tree(repo, target.kind, os.environ)
+    changed = differences(repo, target.revision.removeprefix("tree:"), now)
+    if changed:  # bytecode caches aside, as when the session compared them
+        shown = ", ".join(changed[:5]) + (", ..." if len(changed) > 5 else "")
         raise NoReportError(
             f"the report {report} reviewed {target.revision}, but the {target.kind} snapshot is "
-            f"now {now}: the tree changed during the run ({_changed(repo, reviewed, now[5:])}); "
+            f"now tree:{now}: the tree changed during the run ({shown}); "
             "let git ignore what the tests write (.gitignore), then run again"
         )
     gate = document.gate.review_clean

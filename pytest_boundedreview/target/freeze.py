@@ -17,7 +17,7 @@ from typing import Literal
 from ..core import tempdirs
 from ..core.errors import BaseRefError, UsageError
 from . import git
-from .livetree import differences, unflag
+from .livetree import differences, dirty_submodules, unflag
 from .scope import Scope, parse_scope
 
 TargetKind = Literal["pr", "local-diff", "staged", "plan"]
@@ -241,7 +241,7 @@ def freeze(
         git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout
     )
     patch = git.decode(git.run(["diff", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout)
-    untested = differences(repo, tree, live_tree)
+    untested = differences(repo, tree, live_tree) + dirty_submodules(repo)
     return Target(
         kind=kind,
         base=base_name,

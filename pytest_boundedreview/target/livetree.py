@@ -22,14 +22,20 @@ def unflag(repo: git.Repo, env: Mapping[str, str], pinned: Sequence[str] = ()) -
     listed = git.run([*pinned, "ls-files", "-v", "-z"], repo.root, env=env).stdout
     assumed: list[bytes] = []
     skipped: list[bytes] = []
+    absent: list[bytes] = []
     for entry in listed.split(b"\0"):
         if len(entry) < 3:
             continue
         tag, path = entry[:1], entry[2:]
         if tag.islower():
             assumed.append(path)
-        if tag in (b"S", b"s") and (repo.root / git.decode(path)).exists():
-            skipped.append(path)
+        if tag in (b"S", b"s"):
+            on_disk = (repo.root / git.decode(path)).exists()
+            (skipped if on_disk else absent).append(path)
+    # An absent skip-worktree file is a deletion the bit hides, unless a sparse checkout
+    # left it out on purpose (its files stay in every tree it writes).
+    if absent and not _sparse(repo):
+        skipped += absent
     # One bit a call: update-index applies only the first of its marking options.
     for option, paths in (("--no-assume-unchanged", assumed), ("--no-skip-worktree", skipped)):
         if paths:
@@ -38,17 +44,56 @@ def unflag(repo: git.Repo, env: Mapping[str, str], pinned: Sequence[str] = ()) -
             git.run(clear, repo.root, env=env, input=request)
 
 
-def _bytecode(path: str) -> bool:
-    """Compiled files Python writes next to the sources when a project does not ignore them:
-    never reviewed code, so never a difference between what was tested and what was reviewed."""
+def _sparse(repo: git.Repo) -> bool:
+    proc = git.run(["config", "--bool", "core.sparseCheckout"], repo.root, check=False)
+    return git.decode(proc.stdout).strip() == "true"
+
+
+def _cache(repo: git.Repo, path: str) -> bool:
+    """Bytecode Python writes to ``__pycache__`` when a project does not ignore it, and checks
+    against its source before use: never reviewed code, so never a difference. A file outside
+    ``__pycache__`` (which Python imports without a source) or one marked "do not check the
+    source" (an unchecked hash-based ``.pyc``) is code, and differs like any other."""
     parts = PurePosixPath(path)
-    return "__pycache__" in parts.parts or parts.suffix in (".pyc", ".pyo")
+    if "__pycache__" not in parts.parts[:-1]:
+        return False
+    try:
+        with open(repo.root / path, "rb") as handle:
+            header = handle.read(8)
+    except OSError:
+        return True  # gone, so nothing can import it
+    flags = int.from_bytes(header[4:8], "little") if len(header) == 8 else 0
+    return not (flags & 0b01 and not flags & 0b10)
+
+
+def shown(path: str) -> str:
+    """A path as text a report can hold: bytes that are not UTF-8 as escapes."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def dirty_submodules(repo: git.Repo) -> tuple[str, ...]:
+    """Submodules whose checkout has uncommitted or untracked files: the tests run them, while
+    every tree records only the submodule's commit."""
+    if not (repo.root / ".gitmodules").exists():
+        return ()
+    staged = git.decode(git.run(["ls-files", "-s", "-z"], repo.root).stdout)
+    links = [e.split("\t", 1)[1] for e in staged.split("\0") if e.startswith("160000 ")]
+    if not links:
+        return ()
+    status = ["status", "--porcelain=v2", "-z", "--ignore-submodules=none", "--", *links]
+    found = []
+    for entry in git.decode(git.run(status, repo.root).stdout).split("\0"):
+        fields = entry.split(" ", 8)  # "1 XY S<c><m><u> modes... hashes... path"
+        state = fields[2] if entry.startswith("1 ") and len(fields) == 9 else ""
+        if state.startswith("S") and ("M" in state[2:] or "U" in state[2:]):
+            found.append(f"{shown(fields[8])} (submodule with uncommitted files)")
+    return tuple(found)
 
 
 def differences(repo: git.Repo, reviewed: str, live: str) -> tuple[str, ...]:
     """The paths whose content differs between the tree ``reviewed`` and the working tree
-    ``live`` (both tree ids), each with what the working tree did to it; bytecode the working
-    tree adds is left out."""
+    ``live`` (both tree ids), each with what the working tree did to it; bytecode caches are
+    left out."""
     if reviewed == live:
         return ()
     out = git.run(["diff", "--name-status", "--no-renames", "-z", reviewed, live], repo.root)
@@ -56,9 +101,9 @@ def differences(repo: git.Repo, reviewed: str, live: str) -> tuple[str, ...]:
     named = {"A": "not in the snapshot", "D": "deleted on disk", "M": "changed on disk"}
     found = []
     for status, path in zip(fields[0::2], fields[1::2], strict=False):
-        if status == "A" and _bytecode(path):
+        if _cache(repo, path):
             continue
-        found.append(f"{path} ({named.get(status[:1], 'differs')})")
+        found.append(f"{shown(path)} ({named.get(status[:1], 'differs')})")
     return tuple(found)
 
 

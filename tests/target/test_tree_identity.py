@@ -4,7 +4,9 @@ difference (unstaged edits, untracked files, assume-unchanged or skip-worktree b
 
 from __future__ import annotations
 
+import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -117,20 +119,87 @@ def test_index_bits_do_not_hide_an_uncommitted_fix(sample: GitRepo, bit: str) ->
     assert flags[0] in ("h", "S")  # the user's bit is still set
 
 
-def test_a_sparse_checkout_absent_file_is_not_a_difference(sample: GitRepo) -> None:
-    """skip-worktree entries whose file is not on disk (a sparse checkout) are unchanged."""
-    sample.commit({"docs/guide.md": "hello\n"}, "docs")
-    sample.git("update-index", "--skip-worktree", "docs/guide.md")
-    (sample.path / "docs" / "guide.md").unlink()
+@pytest.mark.parametrize("sparse", [True, False])
+def test_an_absent_skip_worktree_file_is_a_deletion_unless_sparse(
+    sample: GitRepo, sparse: bool
+) -> None:
+    """A sparse checkout leaves files out on purpose; without one, a skip-worktree bit on a
+    deleted file only hides that the tests did not run it."""
+    sample.commit({"tests/test_more.py": "def test_more():\n    assert False\n"}, "more")
+    if sparse:
+        sample.git("config", "core.sparseCheckout", "true")
+    sample.git("update-index", "--skip-worktree", "tests/test_more.py")
+    (sample.path / "tests" / "test_more.py").unlink()
+    assert sample.git("status", "--porcelain") == ""
     target = freeze(git.open_repo(sample.path), "pr", "HEAD~1")
-    assert (target.untested, target.committed) == ((), True)
+    if sparse:
+        assert (target.untested, target.committed) == ((), True)
+    else:
+        assert target.untested == ("tests/test_more.py (deleted on disk)",)
+        assert not target.committed
+
+
+def test_uncommitted_files_in_a_submodule_are_a_difference(sample: GitRepo, tmp_path: Path) -> None:
+    library = GitRepo.init(tmp_path / "library")
+    library.commit({"lib.py": "def one():\n    return 2\n"}, "broken")
+    sample.git(
+        "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library.path), "sub"
+    )
+    sample.git("commit", "-q", "-m", "submodule")
+    handle = git.open_repo(sample.path)
+    assert freeze(handle, "pr", "HEAD~1").untested == ()
+    (sample.path / "sub" / "lib.py").write_text("def one():\n    return 1\n")
+    assert sample.git("status", "--porcelain").endswith(" sub")
+    target = freeze(handle, "pr", "HEAD~1")
+    assert target.untested == ("sub (submodule with uncommitted files)",)
+    assert not target.committed
+
+
+def _pyc(flags: int) -> bytes:
+    return importlib.util.MAGIC_NUMBER + flags.to_bytes(4, "little") + bytes(8)
+
+
+@pytest.mark.parametrize(
+    ("path", "flags", "differs"),
+    [
+        ("__pycache__/mod.cpython-311.pyc", 0, False),  # checked against its source
+        ("__pycache__/mod.cpython-311.pyc", 0b11, False),  # checked hash
+        ("__pycache__/mod.cpython-311.pyc", 0b01, True),  # unchecked hash: runs as it is
+        ("helper.pyc", 0, True),  # imported without a source
+    ],
+)
+def test_only_bytecode_python_checks_is_not_a_difference(
+    sample: GitRepo, path: str, flags: int, differs: bool
+) -> None:
+    sample.write(path, _pyc(flags))
+    target = freeze(git.open_repo(sample.path), "pr", "HEAD")
+    assert bool(target.untested) is differs
+
+
+def test_a_path_that_is_not_utf8_is_named_and_the_report_written(sample: GitRepo) -> None:
+    sample.commit({"mod.py": GOOD + "# a comment\n"}, "harmless")
+    (sample.path / os.fsdecode(b"\xff\xfe notes.txt")).write_text("x\n")
+    status, report = review(sample, "--bounded-review-target=pr")
+    assert status == 1
+    assert held_by_tree(report, "\\xff\\xfe notes.txt (not in the snapshot)")
+
+
+def test_run_accepts_bytecode_a_project_does_not_ignore(sample: GitRepo) -> None:
+    """The tests write bytecode during the run; it is no change to the reviewed tree."""
+    sample.write("mod.py", GOOD + "# a comment\n")
+    command = [sys.executable, "-m", "pytest_boundedreview", "run", "--no-lanes"]
+    env = clean_env()
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    ran = subprocess.run(command, cwd=sample.path, env=env, capture_output=True)
+    assert ran.returncode == 0, ran.stdout.decode() + ran.stderr.decode()
+    assert list(sample.path.glob("__pycache__/*.pyc"))  # written during the run, not ignored
 
 
 def test_a_harmless_staged_change_with_a_matching_tree_is_clean(sample: GitRepo) -> None:
     sample.write("mod.py", GOOD + "# a comment\n")
     sample.git("add", "mod.py")
     # bytecode Python writes next to sources when a project does not ignore it is no code
-    sample.write("__pycache__/mod.cpython-311.pyc", b"\0bytecode")
+    sample.write("__pycache__/mod.cpython-311.pyc", _pyc(0))
     with sample.untouched():
         status, report = review(sample, "--bounded-review-target=staged")
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
