@@ -176,6 +176,13 @@ def test_inside_a_hook_environment(tmp_path: Path) -> None:
     repo.git("add", "d.py", env={"GIT_INDEX_FILE": str(hook_index)})
     hook_env = {"GIT_DIR": str(repo.path / ".git"), "GIT_INDEX_FILE": ".git/next-index"}
     hook_bytes = hook_index.read_bytes()
+    # c.py is in the working tree, not in the hook's snapshot: the tree tested is not it
+    ran, report = _review(repo, "--bounded-review-target=staged", env=hook_env)
+    assert ran.returncode == 1, ran.stdout[-2000:]
+    assert report is not None and report["gate"]["review_clean"] == "indeterminate"
+    assert "c.py (not in the snapshot)" in ran.stdout
+    # with the working tree equal to the hook's snapshot, that snapshot is what is reviewed
+    (repo.path / "c.py").unlink()
     ran, report = _review(repo, "--bounded-review-target=staged", env=hook_env)
     assert ran.returncode == 0, ran.stdout[-2000:]
     assert _files(report) == ["d.py"]

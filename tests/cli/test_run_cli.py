@@ -155,7 +155,7 @@ def test_progress_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
         pytest.param(  # a test that leaves a file git does not ignore: not the tree reviewed
             {"test_writes.py": "def test_writes():\n    open('left.txt', 'w').write('x')\n"},
             2,
-            "the tree changed during the run (left.txt)",
+            "the tree changed during the run (left.txt (not in the snapshot))",
             id="the-tree-changed",
         ),
     ],
