@@ -1,0 +1,299 @@
+"""A re-run in a copy of the repository imports the copy's code, and says what it did not.
+
+The base re-run (and a reproduction at the snapshot) runs in a copy of the repository, but the
+environment it inherits may point into the live repository: editable installs by ``.pth`` path
+entries (setuptools compat and ``package-dir`` folders, hatchling, flit, pdm, uv), by meta path
+finders (setuptools, ``editables``), by link trees (setuptools strict), or by symlinks. So the
+child starts with a folder of ours first on ``PYTHONPATH`` whose ``sitecustomize`` (then the one
+it replaced, if any) installs, before anything but ``.pth`` files has run:
+
+- the ``sys.path`` entries inside the live repository moved to the same folders in the copy;
+- a finder first on ``sys.meta_path`` that asks the others and, for a module whose file (links
+  followed) lies in the live repository, imports the same file of the copy instead, or raises
+  ``ModuleNotFoundError`` when the copy has none (as the copy would);
+- an audit hook that notes every module executed from a file of the live repository, for what
+  bypasses the finders (``spec_from_file_location`` of an absolute path, ``runpy``).
+
+At exit the child writes the modules it ran from the live repository (``provenance.json``);
+subprocesses that start from it do the same, each in a file of its own when they have any. Code
+inside the interpreter's own folders and ``site-packages`` (a ``.venv`` in the repository) is
+not the repository's code. This module is copied into the child's folder and runs there on its
+own: it imports only the standard library.
+"""
+
+from __future__ import annotations
+
+import atexit
+import contextlib
+import json
+import os
+import sys
+import threading
+from collections.abc import Mapping, Sequence
+from importlib.machinery import ModuleSpec, PathFinder
+from importlib.util import spec_from_file_location
+from pathlib import Path
+from types import CodeType
+
+ENV = "BOUNDED_REVIEW_BASE_FIRST"
+REPORT = "provenance.json"
+BOOT = "boot"
+_MODULE = "_bounded_review_basefirst"
+_STUB = f"""\
+# pytest-boundedreview: this re-run imports the code of the copy it runs in (see basefirst.py).
+import os, sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_this = sys.modules["sitecustomize"]
+try:
+    import {_MODULE}
+
+    {_MODULE}.install_from_environment()
+finally:
+    if _here in sys.path:
+        sys.path.remove(_here)
+    del sys.modules["sitecustomize"]
+    try:
+        import sitecustomize  # the one this folder stands in front of, if any
+    except ImportError as exc:
+        sys.modules["sitecustomize"] = _this  # the import of this module ends with it
+        if exc.name != "sitecustomize":
+            raise
+"""
+_SITE_FOLDERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
+
+
+class Place:
+    """Where code comes from: the live repository, or elsewhere (the copy, the interpreter,
+    installed packages)."""
+
+    def __init__(self, live: str, copy: str) -> None:
+        self.live = os.path.realpath(live)
+        self.copy = os.path.realpath(copy)
+        self._live = _folder(self.live)
+        prefixes = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+        self._elsewhere = tuple(
+            _folder(p) for p in {self.copy, *(os.path.realpath(p) for p in prefixes)}
+        )
+        self._real_folders: dict[str, str] = {}
+
+    def real(self, path: str) -> str:
+        """``path`` with symlinks followed (its folder's answer is kept: imports ask often)."""
+        folder, name = os.path.split(path)
+        real_folder = self._real_folders.get(folder)
+        if real_folder is None:
+            real_folder = self._real_folders[folder] = os.path.realpath(folder)
+        if os.path.islink(path):
+            return os.path.realpath(path)
+        return os.path.join(real_folder, name)
+
+    def relative(self, path: str) -> str | None:
+        """Where ``path`` (links followed) lies in the live repository; ``None`` when it is not
+        the repository's code."""
+        if not os.path.isabs(path):
+            return None
+        real = self.real(path)
+        inside = _folder(real)
+        if not inside.startswith(self._live):
+            return None
+        if inside.startswith(self._elsewhere) or any(s in real for s in _SITE_FOLDERS):
+            return None
+        return os.path.relpath(real, self.live)
+
+
+def _folder(path: str) -> str:
+    return path.rstrip(os.sep) + os.sep
+
+
+class Redirect:
+    """The meta path finder that imports the copy's module where another finder offers the
+    live repository's."""
+
+    def __init__(self, place: Place) -> None:
+        self.place = place
+        self.redirected: set[str] = set()
+        self._asking = threading.local()
+
+    def find_spec(
+        self, name: str, path: Sequence[str] | None = None, target: object = None
+    ) -> ModuleSpec | None:
+        asking: set[str] = self._asking.__dict__.setdefault("names", set())
+        if name in asking:  # a finder below asks for the same module again
+            return None
+        asking.add(name)
+        try:
+            spec = self._others(name, path, target)
+        finally:
+            asking.discard(name)
+        return None if spec is None else self._in_copy(name, spec)
+
+    def _others(self, name: str, path: Sequence[str] | None, target: object) -> ModuleSpec | None:
+        """What the finders after this one answer, as the import system would ask them."""
+        finders = sys.meta_path
+        start = next((i + 1 for i, f in enumerate(finders) if f is self), 0)
+        for finder in finders[start:]:
+            if finder is self:
+                continue
+            find = getattr(finder, "find_spec", None)
+            if find is None:  # a legacy finder: the import system asks it and the rest
+                return None
+            spec: ModuleSpec | None = find(name, path, target)
+            if spec is not None:
+                return spec
+        return None
+
+    def _in_copy(self, name: str, spec: ModuleSpec) -> ModuleSpec:
+        """``spec``, or the copy's module in its place when ``spec`` is the live one's."""
+        if spec.has_location and spec.origin:
+            relative = self.place.relative(spec.origin)
+            if relative is None:
+                return spec
+            package = spec.submodule_search_locations is not None
+            found = _copy_spec(name, Path(self.place.copy), Path(relative), package)
+            if found is None:
+                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+            self.redirected.add(name)
+            return found
+        locations = spec.submodule_search_locations
+        if spec.origin is not None or locations is None:
+            return spec
+        # A namespace package: its folders in the live repository become the copy's (one
+        # without a counterpart stays; what is found in it is redirected file by file).
+        moved = [self._folder_in_copy(location) for location in locations]
+        if moved == list(locations):
+            return spec
+        self.redirected.add(name)
+        namespace = ModuleSpec(name, None, is_package=True)
+        namespace.submodule_search_locations = moved
+        return namespace
+
+    def _folder_in_copy(self, folder: str) -> str:
+        relative = self.place.relative(folder)
+        if relative is None:
+            return folder
+        there = os.path.normpath(os.path.join(self.place.copy, relative))
+        return there if os.path.isdir(there) else folder
+
+
+def _copy_spec(name: str, copy: Path, relative: Path, package: bool) -> ModuleSpec | None:
+    """The spec of module ``name`` whose live file is ``relative`` (``__init__`` of a package
+    when ``package``), found in ``copy``; ``None`` when the copy has no such module."""
+    named = relative.parent if package else relative
+    if named.name.partition(".")[0] == name.rpartition(".")[2]:
+        # Found as an import finds it there: a module, a package or a namespace.
+        return PathFinder.find_spec(name, [str(copy / named.parent)])
+    file = copy / relative  # a finder's mapping to a file of another name
+    if not file.is_file():
+        return None
+    locations = [str(file.parent)] if package else None
+    return spec_from_file_location(name, file, submodule_search_locations=locations)
+
+
+class Provenance:
+    """Notes each module this process runs from a file of the live repository, and writes
+    them at exit."""
+
+    def __init__(self, place: Place, redirect: Redirect, report: Path) -> None:
+        self.place, self.redirect, self.report = place, redirect, report
+        self.files: set[str] = set()
+
+    def audit(self, event: str, args: tuple[object, ...]) -> None:
+        if event == "exec" and args and isinstance(args[0], CodeType):
+            filename = args[0].co_filename
+            if filename[:1] == os.sep and self.place.relative(filename) is not None:
+                self.files.add(self.place.real(filename))
+
+    def live(self) -> list[list[str]]:
+        """``[module, file]`` of what ran from the live repository (module ``""`` when it is
+        no longer in ``sys.modules``)."""
+        names: dict[str, str] = {}
+        for name, module in list(sys.modules.items()):
+            file = getattr(module, "__file__", None)
+            if isinstance(file, str) and self.place.relative(file) is not None:
+                names.setdefault(self.place.real(file), name)
+        files = self.files | set(names)
+        return sorted([names.get(file, ""), file] for file in files)
+
+    def write(self, always: bool) -> None:
+        live = self.live()
+        if not (live or always):
+            return
+        data = {"live": live, "redirected": sorted(self.redirect.redirected)}
+        # When the re-run is over and its folder gone, nobody reads this any more.
+        with contextlib.suppress(OSError):
+            self.report.write_text(json.dumps(data), encoding="utf-8")
+
+
+def install(live: str, copy: str, record: str) -> Provenance:
+    """Import ``copy``'s code in place of ``live``'s from now on in this process, and report
+    at exit into ``record`` what was not."""
+    place = Place(live, copy)
+    for index, entry in enumerate(sys.path):
+        relative = place.relative(entry) if entry else None
+        there = os.path.normpath(os.path.join(place.copy, relative)) if relative else ""
+        if there and os.path.isdir(there):
+            sys.path[index] = there
+    redirect = Redirect(place)
+    sys.meta_path.insert(0, redirect)
+    main = f"--bounded-review-record={record}" in sys.orig_argv
+    name = REPORT if main else f"provenance-{os.getpid()}.json"
+    provenance = Provenance(place, redirect, Path(record, name))
+    for module in list(sys.modules.values()):  # what .pth files ran before this
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and place.relative(file) is not None:
+            provenance.files.add(place.real(file))
+    sys.addaudithook(provenance.audit)
+    pid = os.getpid()  # a forked child is not the re-run itself
+    atexit.register(lambda: provenance.write(main and os.getpid() == pid))
+    return provenance
+
+
+def install_from_environment() -> None:
+    """:func:`install` as :func:`prepare` configured this process (and its children)."""
+    config = json.loads(os.environ[ENV])
+    install(config["live"], config["copy"], config["record"])
+
+
+def prepare(folder: Path, live: Path, copy: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a re-run recording into ``folder`` that runs in ``copy`` of the repository
+    at ``live``: the boot folder (made here) first on ``PYTHONPATH``."""
+    boot = folder / BOOT
+    boot.mkdir()
+    (boot / f"{_MODULE}.py").write_bytes(Path(__file__).read_bytes())
+    (boot / "sitecustomize.py").write_text(_STUB, encoding="utf-8")
+    prepared = dict(env)
+    prepared[ENV] = json.dumps({"live": str(live), "copy": str(copy), "record": str(folder)})
+    rest = prepared.get("PYTHONPATH", "")
+    prepared["PYTHONPATH"] = os.pathsep.join(filter(None, [str(boot), rest]))
+    return prepared
+
+
+MAX_BYTES = 4 * 1024 * 1024
+
+
+def read(folder: Path) -> tuple[str, ...] | None:
+    """``"module (file)"`` of each module the re-run recording into ``folder`` (and the
+    processes it started) ran from the live repository; ``None`` when the re-run did not
+    report (its redirect never started) or a report is not of this shape."""
+    found: set[str] = set()
+    reports = [folder / REPORT, *sorted(folder.glob("provenance-*.json"))]
+    for report in reports:
+        try:
+            text = report.read_bytes()
+        except OSError:
+            return None
+        if len(text) > MAX_BYTES:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        live = data.get("live") if isinstance(data, dict) else None
+        if not isinstance(live, list) or not all(_pair(item) for item in live):
+            return None
+        found.update(f"{name or '?'} ({file})" for name, file in live)
+    return tuple(sorted(found))
+
+
+def _pair(item: object) -> bool:
+    return isinstance(item, list) and len(item) == 2 and all(isinstance(s, str) for s in item)
