@@ -195,24 +195,27 @@ class Provenance:
 
     def __init__(self, place: Place, redirect: Redirect, report: Path) -> None:
         self.place, self.redirect, self.report = place, redirect, report
-        self.files: set[str] = set()
+        self.files: dict[str, str] = {}  # live file -> the module run from it ("" unknown)
 
     def audit(self, event: str, args: tuple[object, ...]) -> None:
         if event == "exec" and args and isinstance(args[0], CodeType):
             filename = args[0].co_filename
             if filename[:1] == os.sep and self.place.relative(filename) is not None:
-                self.files.add(self.place.real(filename))
+                real = self.place.real(filename)
+                self.files[real] = self.files.get(real) or _running(filename)
+
+    def note(self, name: str, module: object) -> None:
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and self.place.relative(file) is not None:
+            real = self.place.real(file)
+            self.files[real] = self.files.get(real) or name
 
     def live(self) -> list[list[str]]:
         """``[module, file]`` of what ran from the live repository (module ``""`` when it is
-        no longer in ``sys.modules``)."""
-        names: dict[str, str] = {}
+        not known)."""
         for name, module in list(sys.modules.items()):
-            file = getattr(module, "__file__", None)
-            if isinstance(file, str) and self.place.relative(file) is not None:
-                names.setdefault(self.place.real(file), name)
-        files = self.files | set(names)
-        return sorted([names.get(file, ""), file] for file in files)
+            self.note(name, module)
+        return sorted([name, file] for file, name in self.files.items())
 
     def write(self, always: bool) -> None:
         live = self.live()
@@ -222,6 +225,18 @@ class Provenance:
         # When the re-run is over and its folder gone, nobody reads this any more.
         with contextlib.suppress(OSError):
             self.report.write_text(json.dumps(data), encoding="utf-8")
+
+
+def _running(filename: str) -> str:
+    """The name of the module whose code from ``filename`` is about to run: the namespace
+    ``exec`` was given is a local of its caller (the loader's, ``runpy``'s, or anyone's)."""
+    caller = sys._getframe(2)  # this, the audit hook, then exec's caller
+    for value in caller.f_locals.values():
+        for candidate in value if isinstance(value, tuple) else (value,):
+            if isinstance(candidate, dict) and candidate.get("__file__") == filename:
+                name = candidate.get("__name__")
+                return name if isinstance(name, str) else ""
+    return ""
 
 
 def install(live: str, copy: str, record: str) -> Provenance:
@@ -238,10 +253,8 @@ def install(live: str, copy: str, record: str) -> Provenance:
     main = f"--bounded-review-record={record}" in sys.orig_argv
     name = REPORT if main else f"provenance-{os.getpid()}.json"
     provenance = Provenance(place, redirect, Path(record, name))
-    for module in list(sys.modules.values()):  # what .pth files ran before this
-        file = getattr(module, "__file__", None)
-        if isinstance(file, str) and place.relative(file) is not None:
-            provenance.files.add(place.real(file))
+    for name, module in list(sys.modules.items()):  # what .pth files ran before this
+        provenance.note(name, module)
     sys.addaudithook(provenance.audit)
     pid = os.getpid()  # a forked child is not the re-run itself
     atexit.register(lambda: provenance.write(main and os.getpid() == pid))

@@ -425,9 +425,14 @@ def rerun(
     args: Sequence[str],
     env: Mapping[str, str],
     timeout: float,
+    copy_of: tuple[Path, Path] | None = None,
 ) -> RerunResult:
-    """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped."""
-    return start_rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=timeout).result()
+    """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped.
+    ``copy_of``: see :func:`_start_child`."""
+    pending = start_rerun(
+        nodeids, rootdir=rootdir, args=args, env=env, timeout=timeout, copy_of=copy_of
+    )
+    return pending.result()
 
 
 def merged(first: RerunResult, second: RerunResult) -> RerunResult:
