@@ -261,21 +261,40 @@ def install(live: str, copy: str, record: str) -> Provenance:
     return provenance
 
 
+_installed: set[str] = set()
+
+
 def install_from_environment() -> None:
-    """:func:`install` as :func:`prepare` configured this process (and its children)."""
-    config = json.loads(os.environ[ENV])
-    install(config["live"], config["copy"], config["record"])
+    """:func:`install` as :func:`prepare` configured this process (and its children): once
+    for each re-run it runs inside (a re-run whose tests start re-runs of their own), each
+    once however many boot folders lead here."""
+    for config in json.loads(os.environ[ENV]):
+        if config["record"] not in _installed:
+            _installed.add(config["record"])
+            install(config["live"], config["copy"], config["record"])
 
 
 def prepare(folder: Path, live: Path, copy: Path, env: Mapping[str, str]) -> dict[str, str]:
     """``env`` for a re-run recording into ``folder`` that runs in ``copy`` of the repository
-    at ``live``: the boot folder (made here) first on ``PYTHONPATH``."""
+    at ``live``: the boot folder (made here) first on ``PYTHONPATH``. A re-run started inside
+    another keeps that one's redirect too."""
     boot = folder / BOOT
     boot.mkdir()
     (boot / f"{_MODULE}.py").write_bytes(Path(__file__).read_bytes())
     (boot / "sitecustomize.py").write_text(_STUB, encoding="utf-8")
     prepared = dict(env)
-    prepared[ENV] = json.dumps({"live": str(live), "copy": str(copy), "record": str(folder)})
+    try:
+        outer = json.loads(prepared.get(ENV, "[]"))
+    except ValueError:
+        outer = []
+    keys = {"live", "copy", "record"}
+    configs = [
+        c
+        for c in (outer if isinstance(outer, list) else [])
+        if isinstance(c, dict) and c.keys() == keys and all(isinstance(v, str) for v in c.values())
+    ]
+    configs.append({"live": str(live), "copy": str(copy), "record": str(folder)})
+    prepared[ENV] = json.dumps(configs)
     rest = prepared.get("PYTHONPATH", "")
     prepared["PYTHONPATH"] = os.pathsep.join(filter(None, [str(boot), rest]))
     return prepared

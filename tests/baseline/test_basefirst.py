@@ -233,6 +233,38 @@ def test_a_sitecustomize_of_the_project_still_runs(
     assert live_modules == ()
 
 
+def test_a_rerun_inside_a_rerun_keeps_both_redirects(
+    tmp_path: Path, trees: tuple[Path, Path]
+) -> None:
+    """A test of the base that starts a re-run of its own (this project's tests do): the
+    inner child imports both copies' code, and reports to the outer re-run only what it ran
+    from the outer live tree."""
+    live, copy = trees
+    inner_live, inner_copy = tmp_path / "inner_live", tmp_path / "inner_copy"
+    _write(inner_live, {"lib/inner.py": "WHERE = 'live'\n"})
+    _write(inner_copy, {"lib/inner.py": "WHERE = 'copy'\n"})
+    outer_record, inner_record = tmp_path / "outer", tmp_path / "inner"
+    outer_record.mkdir()
+    inner_record.mkdir()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env["PYTHONPATH"] = os.pathsep.join([str(live / "lib"), str(inner_live / "lib")])
+    env = basefirst.prepare(outer_record, live, copy, env)
+    env = basefirst.prepare(inner_record, inner_live, inner_copy, env)
+    script = "import calc, inner; print(calc.WHERE, inner.WHERE)"
+    proc = subprocess.run(
+        [sys.executable, "-c", script, f"--bounded-review-record={inner_record}"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["copy", "copy"]
+    assert basefirst.read(inner_record) == ()
+    assert list(outer_record.glob("provenance*.json")) == []  # nothing for the outer one
+
+
 def test_a_child_without_its_report_is_no_answer(tmp_path: Path) -> None:
     record = tmp_path / "record"
     record.mkdir()
