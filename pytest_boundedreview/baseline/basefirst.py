@@ -9,8 +9,9 @@ it replaced, if any) installs, before anything but ``.pth`` files has run:
 
 - the ``sys.path`` entries inside the live repository moved to the same folders in the copy;
 - a finder first on ``sys.meta_path`` that asks the others and, for a module whose file (links
-  followed) lies in the live repository, imports the same file of the copy instead, or raises
-  ``ModuleNotFoundError`` when the copy has none (as the copy would);
+  followed) lies in the live repository, imports the same file of the copy instead (a module
+  the copy has no file for, added by the change or built in the working tree, is imported as
+  it is, and reported);
 - an audit hook that notes every module executed from a file of the live repository, for what
   bypasses the finders (``spec_from_file_location`` of an absolute path, ``runpy``).
 
@@ -28,6 +29,7 @@ import contextlib
 import json
 import os
 import sys
+import sysconfig
 import threading
 from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
@@ -71,9 +73,11 @@ class Place:
         self.live = os.path.realpath(live)
         self.copy = os.path.realpath(copy)
         self._live = _folder(self.live)
-        prefixes = {sys.prefix, sys.exec_prefix, sys.base_prefix, sys.base_exec_prefix}
+        # The interpreter's own library folders (not its prefix: /usr holds /usr/src/app).
+        paths = sysconfig.get_paths()
+        libraries = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
         self._elsewhere = tuple(
-            _folder(p) for p in {self.copy, *(os.path.realpath(p) for p in prefixes)}
+            _folder(p) for p in {self.copy, *(os.path.realpath(p) for p in libraries)}
         )
         self._real_folders: dict[str, str] = {}
 
@@ -112,6 +116,7 @@ class Redirect:
     def __init__(self, place: Place) -> None:
         self.place = place
         self.redirected: set[str] = set()
+        self.lacking: dict[str, str] = {}  # live file -> module the copy has no file for
         self._asking = threading.local()
 
     def find_spec(
@@ -151,7 +156,12 @@ class Redirect:
             package = spec.submodule_search_locations is not None
             found = _copy_spec(name, Path(self.place.copy), Path(relative), package)
             if found is None:
-                raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+                # Added by the change, or built or generated in the working tree (a compiled
+                # extension, a version file): the base has no such file. Imported as it is
+                # and reported, it makes the run's answers unknown; a made-up ImportError
+                # could instead pass for a changed failure.
+                self.lacking[self.place.real(spec.origin)] = name
+                return spec
             self.redirected.add(name)
             return found
         locations = spec.submodule_search_locations
@@ -213,6 +223,8 @@ class Provenance:
     def live(self) -> list[list[str]]:
         """``[module, file]`` of what ran from the live repository (module ``""`` when it is
         not known)."""
+        for file, name in self.redirect.lacking.items():
+            self.files[file] = self.files.get(file) or name
         for name, module in list(sys.modules.items()):
             self.note(name, module)
         return sorted([name, file] for file, name in self.files.items())

@@ -53,14 +53,29 @@ def trees(tmp_path: Path) -> tuple[Path, Path]:
     return live, copy
 
 
+def _venv(folder: Path) -> tuple[Path, Path]:
+    """A bare virtual environment: its python and its site-packages."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(folder)], check=True)
+    python = folder / "bin" / "python"
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    return python, Path(site)
+
+
 def _child(
     tmp_path: Path,
     live: Path,
     copy: Path,
     script: str,
     pythonpath: list[Path] = (),  # type: ignore[assignment]
+    python: Path = Path(sys.executable),
 ) -> tuple[subprocess.CompletedProcess[str], tuple[str, ...] | None]:
-    """Run ``script`` as the re-run child of a record folder; its output and its report."""
+    """Run ``script`` with ``python`` as the re-run child of a record folder; its output and
+    its report."""
     record = tmp_path / "record"
     record.mkdir()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -68,7 +83,7 @@ def _child(
         env["PYTHONPATH"] = os.pathsep.join(str(p) for p in pythonpath)
     env = basefirst.prepare(record, live, copy, env)
     proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(script), f"--bounded-review-record={record}"],
+        [str(python), "-c", textwrap.dedent(script), f"--bounded-review-record={record}"],
         cwd=copy,
         env=env,
         capture_output=True,
@@ -88,21 +103,29 @@ def test_path_entries_into_the_live_tree_are_the_copys(
         live,
         copy,
         """
-        import importlib.util, sys
+        import importlib.util
         import calc, calc.removed
         print(calc.WHERE, calc.removed.WHERE)
-        try:
-            import calc.added
-        except ModuleNotFoundError as exc:
-            print("missing", exc.name)
         print(importlib.util.find_spec("no_such_module_anywhere"))
-        print(any(p.startswith(sys.argv[0]) for p in sys.path))
         """,
         [live / "lib"],
     )
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split("\n")[:3] == ["copy copy", "missing calc.added", "None"]
+    assert proc.stdout.split("\n")[:2] == ["copy copy", "None"]
     assert live_modules == ()
+
+
+def test_a_module_the_copy_lacks_is_reported(tmp_path: Path, trees: tuple[Path, Path]) -> None:
+    """Added by the change, or built in the working tree: the base has no such file. It is
+    imported as it is (a made-up ImportError could pass for a changed failure) and named."""
+    live, copy = trees
+    tree = live / "build" / "links"  # a link tree: its entry cannot move to the copy
+    tree.mkdir(parents=True)
+    (tree / "added.py").symlink_to(live / "lib" / "calc" / "added.py")
+    proc, live_modules = _child(tmp_path, live, copy, "import added; print(added.WHERE)", [tree])
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["live"]
+    assert live_modules == (f"added ({live / 'lib/calc/added.py'})",)
 
 
 def test_finders_that_map_names_to_live_files_are_turned_to_the_copy(
@@ -209,6 +232,40 @@ def test_what_bypasses_the_finders_is_reported(tmp_path: Path, trees: tuple[Path
     assert f"sneaky ({live / 'lib/calc/__init__.py'})" in live_modules
     assert any(str(live / "lib/calc/added.py") in m for m in live_modules)
     assert len(list((tmp_path / "record").glob("provenance-*.json"))) == 1  # the subprocess
+
+
+def test_what_a_pth_file_ran_before_the_redirect_is_reported(
+    tmp_path: Path, trees: tuple[Path, Path]
+) -> None:
+    """``.pth`` files run before any ``sitecustomize``: a line of one that imports the live
+    tree's code (some editable installs import a hook) is seen only afterwards, and named."""
+    live, copy = trees
+    python, site = _venv(tmp_path / "venv")
+    Path(site, "hook.pth").write_text(f"{live / 'lib'}\nimport calc\n")
+    proc, live_modules = _child(
+        tmp_path, live, copy, "import calc; print(calc.WHERE)", python=python
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["live"]  # imported before anything could redirect it
+    assert live_modules == (f"calc ({live / 'lib/calc/__init__.py'})",)
+
+
+def test_a_repository_inside_the_interpreters_prefix_is_still_the_live_tree(
+    tmp_path: Path,
+) -> None:
+    """As ``/usr/src/app`` under a system Python whose prefix is ``/usr``: only the
+    interpreter's library folders are installed code, not all its prefix holds."""
+    python, site = _venv(tmp_path / "venv")
+    live, copy = tmp_path / "venv" / "src" / "app", tmp_path / "copy"
+    _write(live, {"lib/calc/__init__.py": "WHERE = 'live'\n"})
+    _write(copy, {"lib/calc/__init__.py": "WHERE = 'copy'\n"})
+    Path(site, "app.pth").write_text(f"{live / 'lib'}\n")
+    proc, live_modules = _child(
+        tmp_path, live, copy, "import calc; print(calc.WHERE)", python=python
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["copy"]
+    assert live_modules == ()
 
 
 def test_a_sitecustomize_of_the_project_still_runs(
