@@ -215,7 +215,10 @@ class Provenance:
                 self.files[real] = self.files.get(real) or _running(filename)
 
     def note(self, name: str, module: object) -> None:
-        file = getattr(module, "__file__", None)
+        try:
+            file = getattr(module, "__file__", None)
+        except Exception:  # a lazy module's __getattr__ may raise anything
+            return
         if isinstance(file, str) and self.place.relative(file) is not None:
             real = self.place.real(file)
             self.files[real] = self.files.get(real) or name
