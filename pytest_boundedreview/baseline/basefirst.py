@@ -5,7 +5,8 @@ environment it inherits may point into the live repository: editable installs by
 entries (setuptools compat and ``package-dir`` folders, hatchling, flit, pdm, uv), by meta path
 finders (setuptools, ``editables``), by link trees (setuptools strict), or by symlinks. So the
 child starts with a folder of ours first on ``PYTHONPATH`` whose ``sitecustomize`` (then the one
-it replaced, if any) installs, before anything but ``.pth`` files has run:
+it replaced, if any) loads this module from the tool's own file and installs, before anything
+but ``.pth`` files has run:
 
 - the ``sys.path`` entries inside the live repository moved to the same folders in the copy;
 - a finder first on ``sys.meta_path`` that asks the others and, for a module whose file (links
@@ -18,8 +19,9 @@ it replaced, if any) installs, before anything but ``.pth`` files has run:
 At exit the child writes the modules it ran from the live repository (``provenance.json``);
 subprocesses that start from it do the same, each in a file of its own when they have any. Code
 inside the interpreter's own folders and ``site-packages`` (a ``.venv`` in the repository) is
-not the repository's code. This module is copied into the child's folder and runs there on its
-own: it imports only the standard library.
+not the repository's code, and neither is this module's own file (the tool reviewing itself
+from an editable install runs it from the live repository). Loaded on its own there, it
+imports only the standard library.
 """
 
 from __future__ import annotations
@@ -29,7 +31,6 @@ import contextlib
 import json
 import os
 import sys
-import sysconfig
 import threading
 from collections.abc import Mapping, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
@@ -41,16 +42,21 @@ ENV = "BOUNDED_REVIEW_BASE_FIRST"
 REPORT = "provenance.json"
 BOOT = "boot"
 _MODULE = "_bounded_review_basefirst"
-_STUB = f"""\
+_STUB = """\
 # pytest-boundedreview: this re-run imports the code of the copy it runs in (see basefirst.py).
 import os, sys
 
 _here = os.path.dirname(os.path.abspath(__file__))
 _this = sys.modules["sitecustomize"]
 try:
-    import {_MODULE}
+    _module = sys.modules.get({name!r})
+    if _module is None:  # the tool's own file, and its bytecode cache
+        from importlib.util import module_from_spec, spec_from_file_location
 
-    {_MODULE}.install_from_environment()
+        _spec = spec_from_file_location({name!r}, {path!r})
+        _module = sys.modules[_spec.name] = module_from_spec(_spec)
+        _spec.loader.exec_module(_module)
+    _module.install_from_environment()
 finally:
     if _here in sys.path:
         sys.path.remove(_here)
@@ -69,17 +75,17 @@ class Place:
     """Where code comes from: the live repository, or elsewhere (the copy, the interpreter,
     installed packages)."""
 
-    def __init__(self, live: str, copy: str) -> None:
+    def __init__(self, live: str, copy: str, own: str = "") -> None:
         self.live = os.path.realpath(live)
+        self._own = own  # this module's file: the tool's, wherever it is installed
         self.copy = os.path.realpath(copy)
         self._live = _folder(self.live)
-        # The interpreter's own library folders (not its prefix: /usr holds /usr/src/app).
-        paths = sysconfig.get_paths()
-        libraries = {paths[k] for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
-        self._elsewhere = tuple(
-            _folder(p) for p in {self.copy, *(os.path.realpath(p) for p in libraries)}
-        )
+        # The standard library's folder, not the interpreter's prefix (/usr holds /usr/src/app);
+        # installed packages are in site-packages (see relative()).
+        stdlib = os.path.realpath(os.path.dirname(os.__file__))
+        self._elsewhere = (_folder(self.copy), _folder(stdlib))
         self._real_folders: dict[str, str] = {}
+        self._answers: dict[str, str | None] = {}
 
     def real(self, path: str) -> str:
         """``path`` with symlinks followed (its folder's answer is kept: imports ask often)."""
@@ -93,12 +99,20 @@ class Place:
 
     def relative(self, path: str) -> str | None:
         """Where ``path`` (links followed) lies in the live repository; ``None`` when it is not
-        the repository's code."""
+        the repository's code. (Each module's file is asked about when it is found, when it
+        runs and at exit: the answer is kept.)"""
+        try:
+            return self._answers[path]
+        except KeyError:
+            answer = self._answers[path] = self._relative(path)
+            return answer
+
+    def _relative(self, path: str) -> str | None:
         if not os.path.isabs(path):
             return None
         real = self.real(path)
         inside = _folder(real)
-        if not inside.startswith(self._live):
+        if not inside.startswith(self._live) or real == self._own:
             return None
         if inside.startswith(self._elsewhere) or any(s in real for s in _SITE_FOLDERS):
             return None
@@ -257,7 +271,7 @@ def _running(filename: str) -> str:
 def install(live: str, copy: str, record: str) -> Provenance:
     """Import ``copy``'s code in place of ``live``'s from now on in this process, and report
     at exit into ``record`` what was not."""
-    place = Place(live, copy)
+    place = Place(live, copy, os.path.realpath(__file__))
     for index, entry in enumerate(sys.path):
         relative = place.relative(entry) if entry else None
         there = os.path.normpath(os.path.join(place.copy, relative)) if relative else ""
@@ -295,8 +309,8 @@ def prepare(folder: Path, live: Path, copy: Path, env: Mapping[str, str]) -> dic
     another keeps that one's redirect too."""
     boot = folder / BOOT
     boot.mkdir()
-    (boot / f"{_MODULE}.py").write_bytes(Path(__file__).read_bytes())
-    (boot / "sitecustomize.py").write_text(_STUB, encoding="utf-8")
+    stub = _STUB.format(name=_MODULE, path=str(Path(__file__).resolve()))
+    (boot / "sitecustomize.py").write_text(stub, encoding="utf-8")
     prepared = dict(env)
     try:
         outer = json.loads(prepared.get(ENV, "[]"))
