@@ -281,7 +281,7 @@ def test_a_sitecustomize_of_the_project_still_runs(
         import os, sys, sitecustomize
         print(os.environ.get("CUSTOM"), sitecustomize.__file__.endswith("custom/sitecustomize.py"))
         print(any(p.endswith("/boot") for p in sys.path))
-        print("_bounded_review_basefirst" in sys.modules)
+        print("_bounded_review_redirect" in sys.modules)
         """,
         [tmp_path / "custom"],
     )
