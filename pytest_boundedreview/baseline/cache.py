@@ -1,9 +1,9 @@
 """Base re-run results cached under the state folder.
 
-The key is the base commit, the Python version, the installed distributions and the replayed
-options: with all of those equal, a test's outcome at the base is already known. A cache file
-that cannot be read or parsed, or whose digest does not match what it holds, is ignored (and
-later replaced), never trusted.
+The key is the base commit, the Python version, the installed distributions, the replayed
+options and what the answers rest on: with all of those equal, a test's outcome at the base is
+already known. A cache file that cannot be read or parsed, or whose digest does not match what
+it holds, is ignored (and later replaced), never trusted.
 """
 
 from __future__ import annotations
@@ -41,8 +41,13 @@ def environment_digest() -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
+# Answers of base runs that imported the base's code only (see basefirst.py): those cached
+# before that may come from the working tree's code and are not read.
+ANSWERS = "base-code-only"
+
+
 def cache_path(state: Path, base_commit: str, args: Sequence[str]) -> Path:
-    key = json.dumps([base_commit, environment_digest(), list(args)])
+    key = json.dumps([base_commit, environment_digest(), list(args), ANSWERS])
     return state / FOLDER / f"base-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 

@@ -2,7 +2,9 @@
 
 Failing node ids are re-run at head (a pass there means flaky) while those the base cache does
 not know re-run, at the same time, at the base revision in a temporary checkout, with the base
-sources first on ``sys.path`` so an editable install of the project cannot shadow the base code.
+sources first on ``sys.path`` and every import of the live repository's code turned to the
+checkout's (``basefirst.py``), so no install of the project, editable or not, shadows the base
+code; a base run that still ran a module of the live repository answers nothing (``unknown``).
 """
 
 from __future__ import annotations
@@ -93,6 +95,10 @@ def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str
     path = nodeid.split("::", 1)[0]
     if not (rootdir / path).exists():
         return {"kind": "missing"}
+    if result.live:  # any outcome of that run may be the live code's: none counts
+        shown = ", ".join(result.live[:3]) + (" ..." if len(result.live) > 3 else "")
+        detail = f"the base run loaded {shown} from the working tree, not from the base"
+        return {"kind": "live", "detail": detail}
     if nodeid in result.failed:
         return {"kind": "failed", "signature": result.failed[nodeid]}
     if "::" not in nodeid:  # a file that failed to collect at head collects at base
@@ -108,6 +114,7 @@ def _judge(node: NodeOutcome, verdict: Mapping[str, str], into: Classification) 
     """File one head failure under its class, given what happened to it at the base."""
     kind, base = verdict["kind"], verdict.get("signature")
     bucket, reason = {
+        "live": (into.unknown, verdict.get("detail", "")),
         "failed": (into.target_related, f"failure changed: was {base}"),
         "collect-error": (into.unknown, "its file does not collect at base"),
         "skipped": (into.unknown, "skipped at base"),  # the base could not tell: fail closed
@@ -196,7 +203,8 @@ def _at(
     """Where and how a re-run in ``checkout`` (a copy of some revision of the repository)
     runs: the rootdir the node ids are relative to, the session's options moved there, and
     an environment with its sources first on ``sys.path`` (``src/`` and the top; both when
-    the checkout is not ``made`` yet, as a missing folder on the path is no harm)."""
+    the checkout is not ``made`` yet, as a missing folder on the path is no harm). The re-run
+    is started with ``copy_of=(run.repo.root, checkout)``: it imports the checkout's code."""
     try:
         relative = run.rootdir.relative_to(run.repo.root)
     except ValueError:
@@ -213,7 +221,11 @@ def start_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[
     rootdir, args, env = _at(checkout, run)
     if not rootdir.is_dir():
         return PendingRerun(), rootdir
-    return start_rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout), rootdir
+    copy_of = (run.repo.root, checkout)
+    pending = start_rerun(
+        nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout, copy_of=copy_of
+    )
+    return pending, rootdir
 
 
 def start_waiting_in(
@@ -228,7 +240,13 @@ def start_waiting_in(
         with contextlib.suppress(ValueError):
             paths.append(str(checkout / path.relative_to(run.repo.root)))
     return start_waiting(
-        rootdir=rootdir, args=args, env=env, timeout=run.timeout, paths=paths, first=first
+        rootdir=rootdir,
+        args=args,
+        env=env,
+        timeout=run.timeout,
+        paths=paths,
+        first=first,
+        copy_of=(run.repo.root, checkout),
     )
 
 
@@ -309,8 +327,12 @@ class _AtBase:
             if self.unavailable is not None:
                 _unknown([n for n in nodes if n.nodeid in self.asked], self.unavailable, into)
                 into.limitations.append(self.unavailable)
-            if self.cache_file is not None:
-                basecache.store(self.cache_file, self.known)
+            live = [v for v in self.known.values() if v["kind"] == "live"]
+            if live:
+                into.limitations.append(live[0]["detail"] + ": its results count as unknown")
+            if self.cache_file is not None:  # an answer from the live code is no base answer
+                kept = {k: v for k, v in self.known.items() if v["kind"] != "live"}
+                basecache.store(self.cache_file, kept)
         for node in nodes:
             if node.nodeid in self.known:
                 _judge(node, self.known[node.nodeid], into)

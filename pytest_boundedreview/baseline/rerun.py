@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import itertools
 import json
 import os
 import shlex
@@ -22,7 +23,7 @@ from typing import Literal
 
 from ..core import subproc, tempdirs
 from ..target import git
-from . import recorder
+from . import basefirst, recorder
 
 # Options of the original session a re-run must not repeat: they select, stop or repeat tests,
 # write the user's outputs, or drive the session. Everything else (conftest options such as
@@ -143,6 +144,9 @@ class RerunResult:
     found: frozenset[str] = frozenset()
     failed: Mapping[str, str] = field(default_factory=dict)
     passed: frozenset[str] = frozenset()
+    # "module (file)" of each module a re-run in a copy of the repository ran from the live
+    # repository instead: its outcomes then say nothing about the copy (see basefirst.py).
+    live: tuple[str, ...] = ()
 
 
 def moved(args: Sequence[str], old_root: Path, new_root: Path) -> list[str]:
@@ -195,6 +199,20 @@ def disabled(plugin: str, args: Sequence[str], env: Mapping[str, str]) -> bool:
     )
 
 
+def _loads_xdist(args: Sequence[str], env: Mapping[str, str]) -> bool:
+    """Whether a child given ``args`` and ``env`` has pytest-xdist (and so knows ``-n``):
+    installed, not turned off, and loaded, by plugin autoload or else by name."""
+    if importlib.util.find_spec("xdist") is None or disabled("xdist", args, env):
+        return False
+    if not env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
+        return True
+    tokens = [*args, *shlex.split(env.get("PYTEST_ADDOPTS", ""))]
+    named = [t[2:] for t in tokens if t.startswith("-p") and len(t) > 2]
+    named += [after for t, after in itertools.pairwise(tokens) if t == "-p"]
+    named += env.get("PYTEST_PLUGINS", "").split(",")
+    return any(name.strip().startswith("xdist") for name in named)
+
+
 class PendingRerun:
     """A re-run started by :func:`start_rerun`: :meth:`result` waits for its outcomes,
     :meth:`cancel` ends it. Either removes its folder; both are safe to call twice."""
@@ -204,8 +222,10 @@ class PendingRerun:
         folder: Path | None = None,
         child: subproc.Started | subproc.Outcome | None = None,
         timeout: float = 0,
+        in_copy: bool = False,
     ) -> None:
         self._folder, self._child, self._timeout = folder, child, timeout
+        self._in_copy = in_copy  # the child ran in a copy and reports what it took from live
         self._result: RerunResult | None = None
 
     def result(self) -> RerunResult:
@@ -235,11 +255,16 @@ class PendingRerun:
             tail = outcome.start_error or "\n".join(tail.splitlines()[-5:])
             return RerunResult(status="error", detail=f"exit {outcome.returncode}: {tail}")
         data = json.loads(result_file.read_text(encoding="utf-8"))
+        live = basefirst.read(self._folder) if self._in_copy else ()
+        if live is None:
+            detail = "the re-run did not report where its modules came from (basefirst)"
+            return RerunResult(status="error", detail=detail)
         return RerunResult(
             status="ok",
             found=frozenset(data["found"]),
             failed={k: " | ".join(v) for k, v in data["failed"].items()},
             passed=frozenset(data["passed"]),
+            live=live,
         )
 
 
@@ -267,14 +292,19 @@ def _start_child(
     files: Sequence[str] | None,
     paths: Sequence[str] = (),
     first: Sequence[str] = (),
+    copy_of: tuple[Path, Path] | None = None,
 ) -> subproc.Started | subproc.Outcome:
     """A pytest child recording into ``folder``: running ``files``, or, when ``files`` is
     ``None``, starting with ``paths`` (for their conftest files) and waiting for its
-    selection; after the command ``first`` succeeds, if one is given (it makes ``rootdir``)."""
+    selection; after the command ``first`` succeeds, if one is given (it makes ``rootdir``).
+    With ``copy_of`` (the live repository, and the copy of it the child runs in), the child
+    imports the copy's code wherever the environment points into the live one."""
+    if copy_of is not None:
+        env = basefirst.prepare(folder, *copy_of, env)
     argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
     argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
     argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
-    if importlib.util.find_spec("xdist") is not None and not disabled("xdist", args, env):
+    if _loads_xdist(args, env):
         argv += ["-n", "0"]
     # The signature comes from the exception itself: no traceback is rendered (--tb=no,
     # after the session's own options, wins), so a re-run costs about the test's own time.
@@ -294,9 +324,10 @@ def start_rerun(
     args: Sequence[str],
     env: Mapping[str, str],
     timeout: float,
+    copy_of: tuple[Path, Path] | None = None,
 ) -> PendingRerun:
     """Start running ``nodeids`` (relative to ``rootdir``) once, in a pytest child; files
-    missing there are skipped."""
+    missing there are skipped. ``copy_of``: see :func:`_start_child`."""
     wanted = sorted(set(nodeids))
     files = _files(wanted, rootdir)
     if not files:
@@ -304,8 +335,8 @@ def start_rerun(
     folder = tempdirs.make("rerun")
     try:
         _select(folder, wanted, files)
-        child = _start_child(folder, rootdir, args, env, timeout, files)
-        return PendingRerun(folder, child, timeout)
+        child = _start_child(folder, rootdir, args, env, timeout, files, copy_of=copy_of)
+        return PendingRerun(folder, child, timeout, in_copy=copy_of is not None)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
@@ -319,11 +350,18 @@ class WaitingRerun:
     its start overlaps whatever the starter does meanwhile."""
 
     def __init__(
-        self, folder: Path, child: subproc.Started, rootdir: Path, timeout: float, made: bool
+        self,
+        folder: Path,
+        child: subproc.Started,
+        rootdir: Path,
+        timeout: float,
+        made: bool,
+        in_copy: bool = False,
     ) -> None:
         self._folder, self._child, self._timeout = folder, child, timeout
         self.rootdir = rootdir
         self.made = made  # ``rootdir`` is there (else the command run first is making it)
+        self._in_copy = in_copy
 
     def hand(self, nodeids: Iterable[str]) -> PendingRerun | None:
         """Give the child ``nodeids`` to run, its time counted from now; ``None`` when it has
@@ -347,7 +385,7 @@ class WaitingRerun:
             return PendingRerun()
         _select(self._folder, wanted, files)
         self._child.restart_clock()
-        return PendingRerun(self._folder, self._child, self._timeout)
+        return PendingRerun(self._folder, self._child, self._timeout, self._in_copy)
 
     def cancel(self) -> None:
         self._child.stop()
@@ -362,21 +400,22 @@ def start_waiting(
     timeout: float,
     paths: Sequence[str] = (),
     first: Sequence[str] = (),
+    copy_of: tuple[Path, Path] | None = None,
 ) -> WaitingRerun | None:
     """Start a pytest child in ``rootdir`` that loads the conftest files of ``paths`` (as a
     session given them does) and waits for the node ids it is to run (see
     :meth:`WaitingRerun.hand`), once the command ``first`` (if any) made ``rootdir``; ``None``
-    when it cannot start."""
+    when it cannot start. ``copy_of``: see :func:`_start_child`."""
     folder = tempdirs.make("rerun")
     try:
-        child = _start_child(folder, rootdir, args, env, timeout, None, paths, first)
+        child = _start_child(folder, rootdir, args, env, timeout, None, paths, first, copy_of)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     if isinstance(child, subproc.Outcome):
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return WaitingRerun(folder, child, rootdir, timeout, made=not first)
+    return WaitingRerun(folder, child, rootdir, timeout, not first, copy_of is not None)
 
 
 def rerun(
@@ -386,9 +425,14 @@ def rerun(
     args: Sequence[str],
     env: Mapping[str, str],
     timeout: float,
+    copy_of: tuple[Path, Path] | None = None,
 ) -> RerunResult:
-    """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped."""
-    return start_rerun(nodeids, rootdir=rootdir, args=args, env=env, timeout=timeout).result()
+    """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped.
+    ``copy_of``: see :func:`_start_child`."""
+    pending = start_rerun(
+        nodeids, rootdir=rootdir, args=args, env=env, timeout=timeout, copy_of=copy_of
+    )
+    return pending.result()
 
 
 def merged(first: RerunResult, second: RerunResult) -> RerunResult:
@@ -402,4 +446,5 @@ def merged(first: RerunResult, second: RerunResult) -> RerunResult:
         found=first.found | second.found,
         failed={**first.failed, **second.failed},
         passed=first.passed | second.passed,
+        live=tuple(sorted({*first.live, *second.live})),
     )

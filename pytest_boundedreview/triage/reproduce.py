@@ -71,10 +71,9 @@ class Reproducer:
                 ran, _ = rerun_in(copy, nodeids, self.run)
         except BaseUnavailable as exc:
             return {named(n): Reproduced("not-run", str(exc)) for n in nodeids}
-        if ran.status != "ok":
-            return {
-                named(n): Reproduced("not-run", f"at the snapshot: {ran.detail}") for n in nodeids
-            }
+        if ran.status != "ok" or ran.live:
+            why = ran.detail or f"it loaded {', '.join(ran.live[:3])} from the working tree"
+            return {named(n): Reproduced("not-run", f"at the snapshot: {why}") for n in nodeids}
         failing = []
         for nodeid in nodeids:
             if nodeid in ran.failed:

@@ -4,7 +4,14 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.baseline.rerun import RerunResult, merged, moved, replayable
+from pytest_boundedreview.baseline.rerun import (
+    RerunResult,
+    child_env,
+    merged,
+    moved,
+    replayable,
+    rerun,
+)
 
 
 @pytest.mark.parametrize(
@@ -59,6 +66,23 @@ def test_merged_results() -> None:
     assert (both.found, both.passed, dict(both.failed)) == ({"a", "b"}, {"a"}, {"b": "sig"})
     broken = RerunResult(status="timeout", detail="slow")
     assert merged(one, broken) is broken
+    tainted = RerunResult(status="ok", live=("m (/live/m.py)",))
+    assert merged(one, tainted).live == merged(tainted, two).live == ("m (/live/m.py)",)
+
+
+@pytest.mark.parametrize("plugins", [[], ["-p", "xdist.plugin"]])
+def test_a_rerun_without_plugin_autoload_runs(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, plugins: list[str]
+) -> None:
+    """With plugin autoload off, pytest-xdist is loaded only when named: a re-run passes
+    ``-n 0`` (to override the session's ``-n``) only to a child that knows it."""
+    monkeypatch.setenv("PYTEST_DISABLE_PLUGIN_AUTOLOAD", "1")
+    (tmp_path / "test_it.py").write_text("def test_it():\n    pass\n")
+    ran = rerun(
+        ["test_it.py::test_it"], rootdir=tmp_path, args=plugins, env=child_env(), timeout=60
+    )
+    assert (ran.status, ran.detail) == ("ok", "")
+    assert ran.passed == {"test_it.py::test_it"}
 
 
 @pytest.mark.parametrize(

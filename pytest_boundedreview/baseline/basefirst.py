@@ -1,0 +1,106 @@
+"""A re-run in a copy of the repository imports the copy's code, and says what it did not.
+
+The base re-run (and a reproduction at the snapshot) runs in a copy of the repository, but the
+environment it inherits may point into the live repository: editable installs by ``.pth`` path
+entries (setuptools compat and ``package-dir`` folders, hatchling, flit, pdm, uv), by meta path
+finders (setuptools, ``editables``), by link trees (setuptools strict), or by symlinks. So the
+child starts with a folder of ours first on ``PYTHONPATH`` whose ``sitecustomize`` (then the one
+it replaced, if any) loads ``redirect.py`` from the tool's own file and installs it, before
+anything but ``.pth`` files has run (see there); :func:`read` reads what the child reports.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from . import redirect
+from .redirect import ENV, REPORT
+
+BOOT = "boot"
+_MODULE = "_bounded_review_redirect"
+_STUB = """\
+# pytest-boundedreview: this re-run imports the code of the copy it runs in (see redirect.py).
+import os, sys
+
+_here = os.path.dirname(os.path.abspath(__file__))
+_this = sys.modules["sitecustomize"]
+try:
+    _module = sys.modules.get({name!r})
+    if _module is None:  # the tool's own file, and its bytecode cache
+        from importlib.util import module_from_spec, spec_from_file_location
+
+        _spec = spec_from_file_location({name!r}, {path!r})
+        _module = sys.modules[_spec.name] = module_from_spec(_spec)
+        _spec.loader.exec_module(_module)
+    _module.install_from_environment()
+finally:
+    if _here in sys.path:
+        sys.path.remove(_here)
+    del sys.modules["sitecustomize"]
+    try:
+        import sitecustomize  # the one this folder stands in front of, if any
+    except ImportError as exc:
+        sys.modules["sitecustomize"] = _this  # the import of this module ends with it
+        if exc.name != "sitecustomize":
+            raise
+"""
+
+
+def prepare(folder: Path, live: Path, copy: Path, env: Mapping[str, str]) -> dict[str, str]:
+    """``env`` for a re-run recording into ``folder`` that runs in ``copy`` of the repository
+    at ``live``: the boot folder (made here) first on ``PYTHONPATH``. A re-run started inside
+    another keeps that one's redirect too."""
+    boot = folder / BOOT
+    boot.mkdir()
+    stub = _STUB.format(name=_MODULE, path=str(Path(redirect.__file__).resolve()))
+    (boot / "sitecustomize.py").write_text(stub, encoding="utf-8")
+    prepared = dict(env)
+    try:
+        outer = json.loads(prepared.get(ENV, "[]"))
+    except ValueError:
+        outer = []
+    keys = {"live", "copy", "record"}
+    configs = [
+        c
+        for c in (outer if isinstance(outer, list) else [])
+        if isinstance(c, dict) and c.keys() == keys and all(isinstance(v, str) for v in c.values())
+    ]
+    configs.append({"live": str(live), "copy": str(copy), "record": str(folder)})
+    prepared[ENV] = json.dumps(configs)
+    rest = prepared.get("PYTHONPATH", "")
+    prepared["PYTHONPATH"] = os.pathsep.join(filter(None, [str(boot), rest]))
+    return prepared
+
+
+MAX_BYTES = 4 * 1024 * 1024
+
+
+def read(folder: Path) -> tuple[str, ...] | None:
+    """``"module (file)"`` of each module the re-run recording into ``folder`` (and the
+    processes it started) ran from the live repository; ``None`` when the re-run did not
+    report (its redirect never started) or a report is not of this shape."""
+    found: set[str] = set()
+    reports = [folder / REPORT, *sorted(folder.glob("provenance-*.json"))]
+    for report in reports:
+        try:
+            text = report.read_bytes()
+        except OSError:
+            return None
+        if len(text) > MAX_BYTES:
+            return None
+        try:
+            data = json.loads(text)
+        except ValueError:
+            return None
+        live = data.get("live") if isinstance(data, dict) else None
+        if not isinstance(live, list) or not all(_pair(item) for item in live):
+            return None
+        found.update(f"{name or '?'} ({file})" for name, file in live)
+    return tuple(sorted(found))
+
+
+def _pair(item: object) -> bool:
+    return isinstance(item, list) and len(item) == 2 and all(isinstance(s, str) for s in item)
