@@ -123,6 +123,8 @@ def test_the_commands_read_and_write_the_configured_folder(
         json.loads(shown.stdout)["target"]["revision"]
         == json.loads((folder / "report.json").read_text())["target"]["revision"]
     )
-    assert command(project, "gate").returncode == 0  # the clean report of this tree is found
+    # the clean review of this tree against main is found (a push of HEAD as a new branch)
+    assert command(project, "gate", "--stage", "pre-push").returncode == 0
     for argv in (("status",), ("reset",)):
         assert command(project, *argv).stdout == f"no review loop in {folder}\n"
+
