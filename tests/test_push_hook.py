@@ -231,3 +231,25 @@ def test_the_gate_reads_the_report_strictly(tmp_path: Path) -> None:
     report.write_text(json.dumps(clean))
     assert pushing.push("main").returncode == 0
 
+
+def test_pushed_refs_are_read_from_a_file_and_a_missing_one_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    pushing = Pushing(tmp_path, framework=False)
+    repo = pushing.repo
+    remote_main = pushing.on_remote("main")
+    repo.commit({"README.md": "notes\n"}, "notes")
+    assert pushing.review("--bounded-review-target=pr") == 0
+    lines = tmp_path / "pushed.txt"
+    head = repo.git("rev-parse", "HEAD")
+    lines.write_text(f"refs/heads/main {head} refs/heads/main {remote_main}\n")
+    gate = [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", "pre-push"]
+    passed = pushing._run(*gate, "--remote", "origin", "--pushed-refs", str(lines))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "the push of refs/heads/main" in passed.stdout
+    missing = tmp_path / "no-such-file"
+    refused = pushing._run(*gate, "--remote", "origin", "--pushed-refs", str(missing))
+    assert refused.returncode == 4, refused.stderr
+    assert f"--pushed-refs {missing}: cannot read it" in refused.stderr
+    assert "or - to read them from stdin" in refused.stderr
+    assert "Traceback" not in refused.stderr
