@@ -174,6 +174,11 @@ class BoundedReview:
     def _unfinished(self, session: pytest.Session, exitstatus: int) -> str | None:
         """Why the session is not a finished run of its tests, if it is not: it was ended early
         (-x, pytest.exit(), Ctrl-C), collected tests never reported, or no test ran."""
+        return self._stopped(session) or self._ran_nothing(exitstatus)
+
+    def _stopped(self, session: pytest.Session) -> str | None:
+        """Why the session did not run its tests to the end, if it did not: it was ended early,
+        collected tests never reported, or it only set fixtures up."""
         collector = self.collector
         unreported = collector.unreported
         never = f"{len(unreported)} collected test(s) did not run to the end"
@@ -185,6 +190,12 @@ class BoundedReview:
             return f"the session did not finish: {never}"
         if self.config.getoption("setuponly", False):  # --setup-plan sets it too
             return "--setup-only or --setup-plan: no test ran"
+        return None
+
+    def _ran_nothing(self, exitstatus: int) -> str | None:
+        """Why a session that ran to its end is no run of tests: every test it collected was
+        skipped before its call."""
+        collector = self.collector
         if not collector.ran and exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
             # (a shard given no test says so with pytest's own status: that is its whole part)
             collected = len(collector.collected)
@@ -340,7 +351,10 @@ class BoundedReview:
     ) -> Evidence:
         """A shard's report: its tests classified, no gate of its own, and how to re-run."""
         ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
-        left_out, stopped = self._what_ran(session, exitstatus) if ran else ([], None)
+        left_out = self._what_ran(session, exitstatus)[0] if ran else []
+        # A shard that ran to its end is complete even if every test it was given was skipped:
+        # whether any shard ran a test is the merge's question, asked across all of them.
+        stopped = self._stopped(session) if ran else None
         complete = ran and not (interrupted or stopped or self.config.option.collectonly)
         complete = complete and not self.target.untested
         shard = ShardInfo(

@@ -54,10 +54,14 @@ def test_the_commit_gate_answers_for_exactly_the_staged_tree(sample: GitRepo) ->
     status, why = check(handle, report, "pre-commit", {})
     assert (status, "no report at" in why) == (2, True)
     assert review(sample, "--bounded-review-target=local-diff", "--bounded-review-base=HEAD~1") == 0
+    status, why = check(handle, report, "pre-commit", {})  # HEAD's tree, but another base
+    assert status == 2
+    assert "not a review of this commit" in why
+    assert review(sample, "--bounded-review-target=local-diff") == 0  # against HEAD
     status, why = check(handle, report, "pre-commit", {})  # nothing staged: HEAD's tree
     assert status == 0
     assert why.startswith(f"accepted the clean review {report} for the staged tree tree:")
-    assert "local-diff against HEAD~1 @ " in why
+    assert f"local-diff against HEAD @ {sample.git('rev-parse', 'HEAD')[:12]}" in why
     sample.write("app.py", "x = 2\n")
     sample.git("add", "app.py")
     status, why = check(handle, report, "pre-commit", {})
@@ -77,6 +81,66 @@ def test_the_commit_gate_answers_for_exactly_the_staged_tree(sample: GitRepo) ->
     status, why = check(handle, report, "pre-commit", {})
     assert status == 2
     assert "gate.review_clean" in why
+
+
+def test_the_commit_gate_binds_the_base_to_head(sample: GitRepo) -> None:
+    """A review of the staged tree against a commit whose tree is that tree (``git stash
+    create``) reviews an empty diff: it is not a review of what the commit adds."""
+    handle = git.open_repo(sample.path)
+    report = sample.path / ".bounded-review" / "report.json"
+    sample.write("app.py", "x = 2\n")
+    sample.git("add", "app.py")
+    stash = sample.git("stash", "create")
+    with sample.untouched():
+        base = f"--bounded-review-base={stash}"
+        assert review(sample, "--bounded-review-target=local-diff", base) == 0
+        assert json.loads(report.read_text())["gate"]["review_clean"] == "yes"  # nothing to review
+        status, why = check(handle, report, "pre-commit", {})
+    assert status == 2
+    assert f"local-diff against {stash} ({stash[:12]})" in why
+    assert f"committed on HEAD ({sample.git('rev-parse', 'HEAD')[:12]})" in why
+    assert "--bounded-review-target=staged" in why
+    # a report that does not record its base commit (an earlier version's) is refused too
+    assert review(sample, "--bounded-review-target=staged") == 0
+    assert check(handle, report, "pre-commit", {})[0] == 0  # the staged review passes
+    document = json.loads(report.read_text())
+    del document["target"]["base_commit"]
+    report.write_text(json.dumps(document))
+    status, why = check(handle, report, "pre-commit", {})
+    assert status == 2
+    assert "does not record the commit it was reviewed against" in why
+
+
+def test_the_commit_gate_on_an_unborn_branch_needs_a_review_against_nothing(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo.init(tmp_path / "new")
+    repo.write(".gitignore", ".bounded-review/\n__pycache__/\n")
+    repo.write("test_a.py", "def test_a():\n    assert 1\n")
+    repo.git("add", "--all")
+    handle = git.open_repo(repo.path)
+    report = repo.path / ".bounded-review" / "report.json"
+    with repo.untouched():
+        assert review(repo, "--bounded-review-target=staged") == 0
+        document = json.loads(report.read_text())
+        assert document["target"]["base_commit"] is None
+        status, why = check(handle, report, "pre-commit", {})
+    assert status == 0, why
+    # a report of the same tree against some commit is not a review of a first commit
+    elsewhere = GitRepo.init(tmp_path / "elsewhere")
+    other = elsewhere.commit({"x": "1\n"}, "other")
+    forged = {**document, "target": {**document["target"], "base_commit": other, "base": other}}
+    report.write_text(json.dumps(forged))
+    status, why = check(handle, report, "pre-commit", {})
+    assert status == 2
+    assert "an unborn branch" in why
+    # nor is an earlier version's report, which does not say what it was reviewed against
+    forged = {**document, "target": {**document["target"], "base": "main"}}
+    del forged["target"]["base_commit"]
+    report.write_text(json.dumps(forged))
+    status, why = check(handle, report, "pre-commit", {})
+    assert status == 2
+    assert "does not record the commit" in why
 
 
 def test_auto_is_a_push_when_pre_commit_says_one_runs(sample: GitRepo) -> None:
@@ -135,6 +199,10 @@ def test_the_gate_hook_blocks_a_commit_until_a_clean_review_of_the_staged_tree(
     assert blocked.returncode != 0, blocked.stdout
     assert "no report at" in blocked.stdout
     assert review(sample, "--bounded-review-target=local-diff", "--bounded-review-base=HEAD~1") == 0
+    elsewhere = try_repo(sample, offered, "bounded-review-gate", "pre-commit")  # another base
+    assert elsewhere.returncode != 0
+    assert "not a review of this commit" in elsewhere.stdout
+    assert review(sample, "--bounded-review-target=staged") == 0
     passed = try_repo(sample, offered, "bounded-review-gate", "pre-commit")
     assert passed.returncode == 0, passed.stdout + passed.stderr
     sample.write("app.py", "x = 3\n")

@@ -39,6 +39,7 @@ class Pushing:
     installed."""
 
     def __init__(self, tmp_path: Path, framework: bool) -> None:
+        self.framework = framework
         self.remote = tmp_path / "remote.git"
         subprocess.run(["git", "init", "--quiet", "--bare", "-b", "main", str(self.remote)])
         self.repo = GitRepo.init(tmp_path / "work")
@@ -130,6 +131,10 @@ def test_a_review_against_head_does_not_pass_a_push_against_the_remote(
     assert f"pr against origin/main @ {before[:12] if before else '?'}" in passed.stdout
     assert report["target"]["base_commit"] == before
     assert pushing.on_remote("main") == repo.git("rev-parse", "HEAD")
+    # pre-commit names one pushed ref: its gate says so and where every ref is checked
+    named = "only refs/heads/main, the ref pre-commit named, was checked"
+    assert (named in passed.stdout) == pushing.framework
+    assert ("hooks/pre-push" in passed.stdout) == pushing.framework
 
 
 def test_a_new_branch_is_reviewed_against_the_configured_base(pushing: Pushing) -> None:
@@ -175,7 +180,26 @@ def test_every_pushed_ref_must_be_covered(tmp_path: Path) -> None:
     assert "the push of refs/heads/other" in refused.stdout
     assert "check out refs/heads/other" in refused.stdout
     assert (pushing.on_remote("reviewed"), pushing.on_remote("other")) == (None, None)
-    assert pushing.push("reviewed").returncode == 0
+    passed = pushing.push("reviewed")
+    assert passed.returncode == 0, passed.stdout
+    assert "the ref pre-commit named" not in passed.stdout  # git's lines: every ref checked
+
+
+def test_under_pre_commit_the_gate_says_it_checked_only_the_named_ref(tmp_path: Path) -> None:
+    """pre-commit passes one pushed ref; a clean answer must not read as one for the push."""
+    pushing = Pushing(tmp_path, framework=True)
+    repo = pushing.repo
+    repo.git("checkout", "--quiet", "-b", "reviewed")
+    repo.commit({"README.md": "reviewed\n"}, "reviewed")
+    repo.git("checkout", "--quiet", "-b", "other", "main")
+    repo.commit({"app.py": REGRESSION}, "not reviewed")
+    repo.git("checkout", "--quiet", "reviewed")
+    assert pushing.review("--bounded-review-target=pr") == 0
+    passed = pushing.push("reviewed", "other")
+    assert passed.returncode == 0, passed.stdout  # pre-commit named only the first ref
+    assert "only refs/heads/reviewed, the ref pre-commit named, was checked" in passed.stdout
+    assert "other refs pushed at once were not" in passed.stdout
+    assert "hooks/pre-push" in passed.stdout
 
 
 def test_the_gate_reads_the_report_strictly(tmp_path: Path) -> None:
@@ -206,3 +230,26 @@ def test_the_gate_reads_the_report_strictly(tmp_path: Path) -> None:
     assert "tool_version" in refused.stdout
     report.write_text(json.dumps(clean))
     assert pushing.push("main").returncode == 0
+
+
+def test_pushed_refs_are_read_from_a_file_and_a_missing_one_is_a_usage_error(
+    tmp_path: Path,
+) -> None:
+    pushing = Pushing(tmp_path, framework=False)
+    repo = pushing.repo
+    remote_main = pushing.on_remote("main")
+    repo.commit({"README.md": "notes\n"}, "notes")
+    assert pushing.review("--bounded-review-target=pr") == 0
+    lines = tmp_path / "pushed.txt"
+    head = repo.git("rev-parse", "HEAD")
+    lines.write_text(f"refs/heads/main {head} refs/heads/main {remote_main}\n")
+    gate = [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", "pre-push"]
+    passed = pushing._run(*gate, "--remote", "origin", "--pushed-refs", str(lines))
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    assert "the push of refs/heads/main" in passed.stdout
+    missing = tmp_path / "no-such-file"
+    refused = pushing._run(*gate, "--remote", "origin", "--pushed-refs", str(missing))
+    assert refused.returncode == 4, refused.stderr
+    assert f"--pushed-refs {missing}: cannot read it" in refused.stderr
+    assert "or - to read them from stdin" in refused.stderr
+    assert "Traceback" not in refused.stderr

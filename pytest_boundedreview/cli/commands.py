@@ -51,9 +51,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if args.pushed_refs is not None:
         from ..target.push import parse
 
-        source = sys.stdin if args.pushed_refs == "-" else open(args.pushed_refs)  # noqa: SIM115
-        with source:
-            pushed = parse(source.read())
+        if args.pushed_refs == "-":
+            pushed = parse(sys.stdin.read())
+        else:
+            pushed = parse(_pushed_refs_file(args.pushed_refs))
 
     def configured() -> tuple[str, str]:
         from ..core.config import load_settings
@@ -69,6 +70,17 @@ def cmd_gate(args: argparse.Namespace) -> int:
     for line in why.splitlines():
         print(f"bounded-review gate: {terminal(line)}", file=out)
     return status
+
+
+def _pushed_refs_file(name: str) -> str:
+    """The text of the ``--pushed-refs`` file; one that cannot be read is a usage error."""
+    try:
+        return Path(name).read_text(encoding="utf-8", errors="surrogateescape")
+    except OSError as exc:
+        raise UsageError(
+            f"--pushed-refs {name}: cannot read it ({exc.strerror or exc}): give a file of git's "
+            "pre-push lines, or - to read them from stdin"
+        ) from exc
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -1,11 +1,11 @@
 """``bounded-review gate``: is there a clean review of exactly what is committed or pushed? The
 cheap check for commit and push hooks — no test runs, a few git calls.
 
-A commit (``pre-commit``, ``manual``) needs a clean report of the staged tree. A push
-(``pre-push``) needs, for every pushed ref that carries something new, a clean report of the
-tree it sends whose base commit is the base of the pushed range (``target/push.py``): a review
-of the same tree against another base (a local diff against HEAD after unreviewed commits) is
-not a review of the push.
+A commit (``pre-commit``, ``manual``) needs a clean report of the staged tree whose base commit
+is the HEAD commit it goes on. A push (``pre-push``) needs, for every pushed ref that carries
+something new, a clean report of the tree it sends whose base commit is the base of the pushed
+range (``target/push.py``): a review of the same tree against another base (a local diff against
+HEAD after unreviewed commits) is not a review of the push.
 """
 
 from __future__ import annotations
@@ -89,15 +89,36 @@ def verdict(path: Path, report: Report, what: str) -> Verdict:
 
 
 def check_commit(repo: git.Repo, path: Path, report: Report, env: Mapping[str, str]) -> Verdict:
-    """A commit: the report must be of the staged tree."""
+    """A commit: the report must be of the staged tree, reviewed against the HEAD commit the
+    commit goes on (none on an unborn branch): a review of the same tree against another base
+    (an older commit, a stash) is not a review of what this commit adds."""
+    target, head = report.target, repo.head()
     revision = f"tree:{staged_tree(repo, env)}"
-    if report.target.revision != revision:
+    if target.revision != revision:
         why = (
-            f"the last report ({path}) reviewed {report.target.revision}, not this pre-commit "
+            f"the last report ({path}) reviewed {target.revision}, not this pre-commit "
             f"snapshot {revision}: run {REVIEW_STAGED}"
         )
         return EXIT_INDETERMINATE, why
-    return verdict(path, report, f"the staged tree {revision}")
+    what = f"the staged tree {revision}"
+    # On an unborn branch a review against nothing records base HEAD, no base commit and no head.
+    against_nothing = head is None and target.head is None and target.base == "HEAD"
+    if target.base_commit is None and not against_nothing:
+        why = (
+            f"the report {path} does not record the commit it was reviewed against (written by "
+            f"an earlier version), so it cannot be matched with {what}: run {REVIEW_STAGED}"
+        )
+        return EXIT_INDETERMINATE, why
+    if target.base_commit != head:
+        against = f"{target.base} ({target.base_commit[:12] if target.base_commit else 'none'})"
+        on = f"HEAD ({head[:12]})" if head else "an unborn branch (no commit yet)"
+        why = (
+            f"the report {path} reviewed {target.kind} against {against}, but {what} is "
+            f"committed on {on}: a review against another base is not a review of this commit; "
+            f"run {REVIEW_STAGED}"
+        )
+        return EXIT_INDETERMINATE, why
+    return verdict(path, report, what)
 
 
 def review_command(repo: git.Repo, pushed: PushRange) -> str:
@@ -168,16 +189,32 @@ def check(
     if stage != "pre-push":
         found = read(report)
         return found if isinstance(found, tuple) else check_commit(repo, report, found, env)
+    note = None
     if pushed is None:
         pushed = from_pre_commit(repo, env)
         remote = remote or env.get("PRE_COMMIT_REMOTE_NAME")
+        if pushed is not None:
+            note = only_named(pushed[0])
     if pushed is None:  # by hand: HEAD, as if pushed to a new ref
         pushed = [PushedRef("HEAD", repo.head() or "0" * 40, "", None)]
     carried = ranges(repo, pushed, remote, configured or _no_base)
     if not carried:
-        return EXIT_CLEAN, "the push carries no commit the remote lacks: nothing to review"
-    found = read(report)
-    return found if isinstance(found, tuple) else check_push(repo, report, found, carried)
+        status, why = EXIT_CLEAN, "the push carries no commit the remote lacks: nothing to review"
+    elif isinstance(found := read(report), tuple):
+        status, why = found
+    else:
+        status, why = check_push(repo, report, found, carried)
+    return (status, f"{why}\n{note}") if status == EXIT_CLEAN and note else (status, why)
+
+
+def only_named(ref: PushedRef) -> str:
+    """What a clean answer from pre-commit's variables does not cover: pre-commit names one
+    pushed ref (the first with something to push), so the others were not checked."""
+    return (
+        f"only {ref.local_ref}, the ref pre-commit named, was checked: pre-commit passes one "
+        "pushed ref, so other refs pushed at once were not; hooks/pre-push (git's own pre-push "
+        "hook, which passes every pushed ref) checks each"
+    )
 
 
 def _no_base() -> tuple[str, str]:

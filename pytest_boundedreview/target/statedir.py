@@ -51,6 +51,9 @@ def _problem(repo: git.Repo, configured: str, collection: Collection) -> str | N
     for git_folder in {repo.git_dir.resolve(), repo.common_dir.resolve()}:
         if real == git_folder or real.is_relative_to(git_folder):
             return "is inside .git, which belongs to git"
+    if real.exists() and not real.is_dir():  # an ignored file (.env): no folder can go there
+        where = "" if real == named else f" (through a symbolic link, at {real})"
+        return f"is an existing file, not a folder{where}"
     relative = sorted({named.relative_to(root).as_posix(), real.relative_to(root).as_posix()})
     shown = _shown_files(repo, relative)
     if shown:

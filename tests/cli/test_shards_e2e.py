@@ -64,7 +64,7 @@ def project(tmp_path: Path) -> tuple[GitRepo, Path]:
     return repo, counter
 
 
-def _shard(repo: GitRepo, out: Path, name: str, tests: str) -> subprocess.CompletedProcess[str]:
+def _shard(repo: GitRepo, out: Path, name: str, *tests: str) -> subprocess.CompletedProcess[str]:
     return _run(
         repo.path,
         "-m",
@@ -77,7 +77,7 @@ def _shard(repo: GitRepo, out: Path, name: str, tests: str) -> subprocess.Comple
         "--bounded-review-shard",
         "--bounded-review-base=base",
         f"--bounded-review-report={out / name}",
-        tests,
+        *tests,
     )
 
 
@@ -227,6 +227,46 @@ def test_an_interrupted_shard_keeps_the_merge_from_yes(
     report = _json(tmp_path / "final.json")
     assert report["gate"]["review_clean"] == "indeterminate"
     assert any("shard s.json is incomplete" in r for r in report["gate"]["reasons"])
+
+
+SKIPPED = (
+    "import pytest\n\n\n@pytest.mark.skipif(True, reason='not here')\ndef test_c():\n    pass\n"
+)
+
+
+def test_a_shard_whose_tests_are_all_skipped_is_complete(
+    project: tuple[GitRepo, Path], tmp_path: Path
+) -> None:
+    repo, counter = project
+    repo.commit(
+        {
+            "app.py": "def double(x):\n    return x + x\n",
+            "tests/test_a.py": "def test_fine():\n    assert True\n",
+            "tests/test_c.py": SKIPPED,
+        },
+        "fix, and a test skipped here",
+    )
+    out, final = tmp_path / "shards", tmp_path / "final.json"
+
+    def merge(*names: str) -> subprocess.CompletedProcess[str]:
+        paths = [str(out / name) for name in names]
+        return _run(repo.path, "-m", "pytest_boundedreview", "merge", *paths, f"--report={final}")
+
+    with repo.untouched():
+        assert _shard(repo, out, "ran.json", "tests/test_a.py", "tests/test_b.py").returncode == 0
+        assert _shard(repo, out, "skipped.json", "tests/test_c.py").returncode == 0
+        assert _json(out / "skipped.json")["shard"]["complete"] is True
+        merged = merge("ran.json", "skipped.json")
+        assert merged.returncode == 0, merged.stdout + merged.stderr
+        assert _json(final)["gate"]["review_clean"] == "yes"
+        # the same suite in one session: clean too
+        whole = _run(repo.path, "-m", "pytest", "--bounded-review", "--bounded-review-base=base")
+        assert whole.returncode == 0, whole.stdout + whole.stderr
+        # the skipped shard alone is complete, but no test ran at all: never clean
+        nothing = merge("skipped.json")
+    assert nothing.returncode == 2, nothing.stdout + nothing.stderr
+    assert "no shard ran a test" in _json(final)["gate"]["reasons"]
+    assert counter.read_text().startswith("x\n")  # the merge reviewed, with its lane
 
 
 def test_overlapping_or_empty_shards_never_merge_into_yes(

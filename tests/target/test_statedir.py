@@ -113,6 +113,28 @@ def test_a_symbolic_link_is_judged_where_it_leads(
         check(project, ".bounded-review")
 
 
+def test_an_existing_file_is_refused_even_when_git_ignores_it(project: GitRepo) -> None:
+    (project.path / ".env").write_text("SECRET=1\n")
+    (project.path / "data.txt").write_text("x\n")
+    (project.path / ".link").symlink_to(project.path / "data.txt")
+    (project.path / ".git" / "info" / "exclude").write_text(".env\ndata.txt\n.link\n")
+    before = every_file(project.path)
+    for value, why in [
+        (".env", "is an existing file, not a folder"),
+        (".link", "is an existing file, not a folder (through a symbolic link, at "),
+    ]:
+        with pytest.raises(ConfigError) as raised:
+            check(project, value)
+        message = str(raised.value)
+        assert message.startswith(f"state_dir {value!r} {why}"), message
+        assert message.endswith("such as the default .bounded-review")
+    assert every_file(project.path) == before
+    # a folder of that name that exists already, ignored, is still the tool's own
+    (project.path / ".envs").mkdir()
+    (project.path / ".git" / "info" / "exclude").write_text(".env\n.envs\n")
+    assert check(project, ".envs").name == ".envs"
+
+
 def test_a_link_inside_the_repository_to_a_hidden_folder_passes(project: GitRepo) -> None:
     (project.path / ".real").mkdir()
     (project.path / ".state").symlink_to(project.path / ".real", target_is_directory=True)

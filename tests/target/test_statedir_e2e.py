@@ -123,6 +123,25 @@ def test_the_commands_read_and_write_the_configured_folder(
         json.loads(shown.stdout)["target"]["revision"]
         == json.loads((folder / "report.json").read_text())["target"]["revision"]
     )
-    assert command(project, "gate").returncode == 0  # the clean report of this tree is found
+    # the clean review of this tree against main is found (a push of HEAD as a new branch)
+    assert command(project, "gate", "--stage", "pre-push").returncode == 0
     for argv in (("status",), ("reset",)):
         assert command(project, *argv).stdout == f"no review loop in {folder}\n"
+
+
+def test_a_state_dir_that_names_an_ignored_file_is_a_configuration_error(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    configure(project, ".env")
+    (pytester.path / ".env").write_text("SECRET=1\n")
+    (pytester.path / ".git" / "info" / "exclude").write_text(".env\n")
+    before, files = project.user_state(), every_file(pytester.path, PYTESTER_FILES)
+    result = pytester.runpytest_subprocess("--bounded-review")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert "state_dir '.env' is an existing file, not a folder" in result.stderr.str()
+    done = command(project, "run", "--no-lanes")
+    assert done.returncode == 4, done.stdout + done.stderr
+    assert "state_dir '.env' is an existing file, not a folder" in done.stderr
+    assert "such as the default .bounded-review" in done.stderr
+    assert (project.user_state(), every_file(pytester.path, PYTESTER_FILES)) == (before, files)
+    assert (pytester.path / ".env").read_text() == "SECRET=1\n"
