@@ -179,7 +179,8 @@ def test_inside_a_hook_environment(tmp_path: Path) -> None:
     # c.py is in the working tree, not in the hook's snapshot: the tree tested is not it
     ran, report = _review(repo, "--bounded-review-target=staged", env=hook_env)
     assert ran.returncode == 1, ran.stdout[-2000:]
-    assert report is not None and report["gate"]["review_clean"] == "indeterminate"
+    assert report is not None
+    assert report["gate"]["review_clean"] == "indeterminate"
     assert "c.py (not in the snapshot)" in ran.stdout
     # with the working tree equal to the hook's snapshot, that snapshot is what is reviewed
     (repo.path / "c.py").unlink()
