@@ -104,3 +104,12 @@ def every_file(root: Path, theirs: tuple[str, ...] = ()) -> set[str]:
             if not relative.startswith(theirs):
                 found.add(relative)
     return found
+
+
+def interruptible() -> None:
+    """``preexec_fn`` for a child the test will Ctrl-C: SIGINT back to its default, which a
+    shell's background job (or ``nohup``) passes on as ignored, and Python then never raises
+    ``KeyboardInterrupt``."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_DFL)

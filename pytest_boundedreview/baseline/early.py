@@ -95,8 +95,9 @@ class EarlyBase:
     def hand(self, nodeids: Sequence[str]) -> tuple[PendingRerun, Path] | None:
         """The base re-run of ``nodeids`` in the early checkout, and the rootdir the node ids
         are relative to; ``None`` when no checkout was made early."""
+        # The waiting child stays ours until the session closes (a Ctrl-C in the middle of
+        # the hand-over must still end it): cancelling it twice is harmless.
         run, checkout, waiting = self._run, self._checkout, self._waiting
-        self._waiting = None
         if run is None or checkout is None:
             return None
         pending = waiting.hand(nodeids) if waiting is not None else None

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from gitrepo import PYTESTER_IGNORES, GitRepo
+from gitrepo import PYTESTER_IGNORES, GitRepo, interruptible
 
 PYPROJECT = """\
 [build-system]
@@ -136,7 +136,14 @@ def _start_and_wait_for_base(
 ) -> subprocess.Popen[bytes]:
     log = scratch.parent / "run.log"  # a file, not a pipe nobody reads while we wait
     with log.open("wb") as out:
-        proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=out, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=interruptible,
+        )
     deadline = time.monotonic() + 120
     # Wait until the base re-run's pytest works inside its checkout (not merely the git that
     # `worktree add` starts there).

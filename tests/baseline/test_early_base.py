@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import GitRepo, interruptible
 from test_base_isolation_e2e import _processes_in
 
 # The root conftest notes every process that imports it in the base checkout.
@@ -62,7 +62,14 @@ def start(repo: GitRepo, env: dict[str, str], *extra: str) -> subprocess.Popen[b
     argv += ["--bounded-review", "--bounded-review-base=main"]
     log = Path(env["TMPDIR"]).parent / "run.log"
     with log.open("wb") as out:
-        return subprocess.Popen(argv, cwd=repo.path, env=env, stdout=out, stderr=subprocess.STDOUT)
+        return subprocess.Popen(
+            argv,
+            cwd=repo.path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            preexec_fn=interruptible,
+        )
 
 
 def wait_for_base_child(run: subprocess.Popen[bytes], scratch: Path) -> list[int]:
