@@ -86,9 +86,13 @@ def pytest_configure(config: pytest.Config) -> None:
     root = checkout_root(Path(config.rootpath))
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
+        from .baseline.deselection import Deselections
         from .target.imported import WorkerModules
 
         config.pluginmanager.register(WorkerModules(root), "bounded-review-modules")
+        config.pluginmanager.register(
+            Deselections(Path(config.rootpath)), "bounded-review-deselected"
+        )
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True
@@ -98,6 +102,7 @@ def pytest_configure(config: pytest.Config) -> None:
     session = BoundedReview.from_config(config, keys)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
+    config.pluginmanager.register(session.deselections, "bounded-review-deselected")
     config.pluginmanager.register(session, "bounded-review-session")
 
 
@@ -106,5 +111,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is not None:
         session.close()
         config.pluginmanager.unregister(session.collector)
+        config.pluginmanager.unregister(session.deselections)
         config.pluginmanager.unregister(session)
         del config.stash[SESSION_KEY]

@@ -13,14 +13,17 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .baseline.classify import Classification
+from .baseline.deselection import Deselections
 from .baseline.outcomes import OutcomeCollector
-from .baseline.suite import narrowed, suite_files
+from .baseline.wholeness import Session as SessionView
+from .baseline.wholeness import Wholeness, judge
 from .core.ceilings import Tier
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.pytestini import Collection, from_session
+from .core.selecting import Selection
 from .core.statefile import state_folder
-from .models.report import Gate, Report, RiskReason, ShardInfo
+from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
 from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
@@ -64,6 +67,8 @@ class BoundedReview:
         self.target = target
         self.waivers = waivers
         self.collector = OutcomeCollector(repo.root)
+        self.deselections = Deselections(Path(config.rootpath))
+        self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
         self._announced = False
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
@@ -116,50 +121,46 @@ class BoundedReview:
         reporter.write_line(f"bounded-review: {message}")
 
     @functools.cached_property
-    def _narrowed(self) -> str | None:
-        """Why the paths on the command line (or the folder pytest was started in) run only
-        part of the suite, if they do."""
-        if self.config.args_source == pytest.Config.ArgsSource.TESTPATHS:
-            return None
-        testpaths = self.config.getini("testpaths")
-        return narrowed(
-            self.config.args,
-            self.config.invocation_params.dir,
-            Path(self.config.rootpath),
-            testpaths if isinstance(testpaths, list) else [],
+    def _whole(self) -> Wholeness:
+        """What defined the suite and whether this session ran all of it (asked once the
+        session has collected, on its workers too)."""
+        config = self.config
+        selection = Selection.of(
+            [str(a) for a in config.getini("addopts")],
+            self._env_addopts,
+            [str(a) for a in config.invocation_params.args],
+            self.settings.suite,
         )
+        workers = bool(getattr(config.option, "numprocesses", None)) and (
+            config.pluginmanager.hasplugin("xdist")
+        )
+        settings = self.settings
+        view = SessionView(
+            config, selection, settings.suite, self.deselections, workers, listed=settings.shard
+        )
+        return judge(view)
 
-    def _suite_files(self) -> list[str]:
-        """The test files of the whole suite, so the merge can tell a file no shard ran."""
-        ini = self.config.getini
-        listed = [ini(name) for name in ("testpaths", "python_files", "norecursedirs")]
-        testpaths, patterns, skipped = (v if isinstance(v, list) else [] for v in listed)
-        return suite_files(Path(self.config.rootpath), testpaths, patterns, skipped)
-
-    def _unseen(self) -> list[str]:
-        """What else kept collected or collectable tests from running: --lf with failures on
-        record, --ignore given, or deselection that xdist does on its workers, out of sight."""
-        option, why = self.config.option, []
+    def _last_failed(self) -> list[str]:
+        """--lf with failures on record runs only those: files without one are not even
+        collected, so no deselection names them."""
         lastfailed = self.config.pluginmanager.get_plugin("lfplugin")
         # pytest keeps the count of failures it re-ran, whatever passes now (no public API)
-        if getattr(option, "lf", False) and getattr(lastfailed, "_previously_failed_count", 0):
-            why.append("--lf ran only the tests that failed last time")
-        given = [str(a) for a in self.config.invocation_params.args]
-        if any(a.startswith("--ignore") for a in given):
-            why.append("--ignore left paths out")
-        workers = getattr(option, "numprocesses", None) and self.config.pluginmanager.hasplugin(
-            "xdist"
-        )
-        if workers and (option.keyword or option.markexpr or getattr(option, "deselect", None)):
-            why.append("-k/-m/--deselect under xdist (deselection happens out of sight)")
-        return why
+        if getattr(self.config.option, "lf", False) and getattr(
+            lastfailed, "_previously_failed_count", 0
+        ):
+            return ["--lf ran only the tests that failed last time"]
+        return []
 
     def _partial(self) -> str | None:
         """Why this session ran only part of the suite, if it did."""
-        deselected = self.collector.deselected
-        why = [f"{deselected} test(s) deselected"] if deselected else []
-        why += [*filter(None, [self._narrowed]), *self._unseen()]
-        return "; ".join(why) or None
+        return "; ".join([*self._whole.reasons, *self._last_failed()]) or None
+
+    def _suite(self) -> SuiteInfo:
+        whole = self._whole
+        shown = whole.left_out[:20]
+        return SuiteInfo(
+            defined_by=whole.defined_by, left_out=shown, left_out_total=len(whole.left_out)
+        )
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
         # pytest calls this for pytest.exit() too, whatever return code it was given
@@ -204,14 +205,9 @@ class BoundedReview:
 
     def _what_ran(self, session: pytest.Session, exitstatus: int) -> tuple[list[str], str | None]:
         """Limitations on what the session looked at, and why it did not finish, if it did not."""
-        limitations = []
-        if self.collector.deselected:
-            limitations.append(
-                f"{self.collector.deselected} test(s) deselected (-k, -m, --lf or similar) "
-                "did not run, so they were not reviewed"
-            )
-        if self._narrowed:
-            limitations.append(f"{self._narrowed}: the rest was not reviewed")
+        whole = self._whole
+        limitations = [*whole.project_notes]
+        limitations += [f"{why}: not reviewed" for why in whole.reasons]
         stopped = self._unfinished(session, exitstatus)
         if stopped:
             limitations.append(stopped)
@@ -233,7 +229,8 @@ class BoundedReview:
 
     def _counts(self) -> Counts:
         collector = self.collector
-        return Counts(len(collector.passed), len(collector.failed), collector.deselected)
+        deselected = len(self._whole.run_deselected)
+        return Counts(len(collector.passed), len(collector.failed), deselected)
 
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
@@ -351,6 +348,7 @@ class BoundedReview:
     ) -> Evidence:
         """A shard's report: its tests classified, no gate of its own, and how to re-run."""
         ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        whole = self._whole
         left_out = self._what_ran(session, exitstatus)[0] if ran else []
         # A shard that ran to its end is complete even if every test it was given was skipped:
         # whether any shard ran a test is the merge's question, asked across all of them.
@@ -360,19 +358,17 @@ class BoundedReview:
         shard = ShardInfo(
             rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
             args=self._replayable(),
-            deselected=self.collector.deselected,
+            deselected=len(whole.run_deselected),
             complete=complete,
             nodeids=sorted(self.collector.seen),
-            deselected_ids=sorted(self.collector.deselected_ids),
+            deselected_ids=sorted(whole.run_deselected),
             files=sorted(
-                {
-                    n.split("::", 1)[0]
-                    for n in [*self.collector.seen, *self.collector.deselected_ids]
-                }
+                {n.split("::", 1)[0] for n in [*self.collector.seen, *self.deselections.ids]}
                 | self.collector.skipped_modules
+                | set(whole.covered)
             ),
-            suite_files=self._suite_files(),
-            narrowed="; ".join(self._unseen()) or None,
+            suite_files=whole.suite,
+            narrowed="; ".join([*whole.partial, *self._last_failed()]) or None,
         )
         gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
         limitations = list(evidence.limitations)
@@ -418,6 +414,8 @@ class BoundedReview:
                 reason = "the review was interrupted before it finished"
                 gate = Gate(review_clean="indeterminate", reasons=[reason])
                 evidence = self.review.evidence(gate, self._counts())
+            if exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED):
+                evidence = dataclasses.replace(evidence, suite=self._suite())
             if self.settings.shard:
                 evidence = self._as_shard(session, evidence, exitstatus, interrupted)
             self.report = build(evidence)

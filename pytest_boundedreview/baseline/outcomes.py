@@ -90,8 +90,6 @@ class OutcomeCollector:
         self.seen: set[str] = set()  # every node id a report named
         self.passed_calls: set[str] = set()  # tests whose call phase passed (outside subtests)
         self.failing: dict[str, NodeOutcome] = {}
-        self.deselected = 0
-        self.deselected_ids: list[str] = []
         self.skipped_modules: set[str] = set()  # files skipped whole at collection
         self.collected: set[str] = set()  # the tests the session was to run, after selection
         # tests that ran: their call reported, whatever its outcome, or a phase failed (a test
@@ -107,10 +105,6 @@ class OutcomeCollector:
         """Under xdist the controller collects nothing: each worker names what it collected
         (after its own selection)."""
         self.collected.update(ids)
-
-    def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.deselected += len(items)
-        self.deselected_ids += [item.nodeid for item in items]
 
     def _fail(self, nodeid: str, failure: str) -> None:
         node = self.failing.get(nodeid)

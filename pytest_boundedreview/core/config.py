@@ -18,6 +18,7 @@ from ..models import plain as plain_models
 from ..models.plain import Check, Limits, build, plain, validate_data
 from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .errors import ConfigError
+from .selecting import unknown as not_selecting
 from .statepath import DEFAULT_STATE_DIR, OWN_FOLDER_FIX, state_dir_problem
 from .tables import (
     Category,
@@ -81,6 +82,16 @@ def _a_folder_of_its_own(value: str) -> str:
     why = state_dir_problem(value)
     if why is not None:
         raise ValueError(f"{why}; {OWN_FOLDER_FIX}")
+    return value
+
+
+def _a_suite(value: list[str]) -> list[str]:
+    others = not_selecting(value)
+    if others:
+        raise ValueError(
+            f"{', '.join(others)} cannot define a suite: it holds paths (relative to pytest's "
+            "rootdir) and -m, -k, --deselect, --ignore, --ignore-glob only"
+        )
     return value
 
 
@@ -156,6 +167,11 @@ class Settings:
     allow_partial: bool = False
     """A run of part of the suite (paths narrower than testpaths, -k, -m, shards that missed tests)
     may be clean."""
+    suite: Annotated[list[str], Check(_a_suite)] = field(default_factory=list)
+    """The narrowing your team accepts as the required suite, as pytest arguments: paths
+    (relative to pytest's rootdir, in place of `testpaths`), `-m`, `-k`, `--deselect`,
+    `--ignore`, `--ignore-glob`. A run with exactly this narrowing is whole; a narrower one is
+    partial. Example: `suite = ["-m", "not slow"]`."""
     instructions: list[str] = field(default_factory=lambda: ["AGENTS.md", "CONTRIBUTING.md"])
     """Files of the repository handed to reviewers as the project's instructions."""
     max_lanes: Annotated[Count | None, Check(_never_raised("max_lanes"))] = None

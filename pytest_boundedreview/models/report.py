@@ -176,6 +176,16 @@ class Statuses:
 
 
 @plain
+class SuiteInfo:
+    """What defined the suite the session was judged against, and what a partial run left
+    out."""
+
+    defined_by: list[str] = field(default_factory=list)  # testpaths, addopts -m, declared
+    left_out: list[str] = field(default_factory=list)  # files or tests, the first 20
+    left_out_total: Count = 0  # how many were left out in all
+
+
+@plain
 class ShardInfo:
     """How one CI shard ran, for ``bounded-review merge``."""
 
@@ -214,3 +224,4 @@ class Report:
     usage: Usage | None = None  # summed over the lane attempts that reported it
     waivers: list[WaiverNote] = field(default_factory=list)  # waivers that did not apply
     shard: ShardInfo | None = None  # set on a shard's report only
+    suite: SuiteInfo | None = None  # what defined the suite (a session's report)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..models.report import Report, TestFailure
 from .escape import markdown as md
 from .escape import markdown_code as code
-from .terminal import spent, tool_of
+from .terminal import spent, suite_text, tool_of
 
 if TYPE_CHECKING:
     from ..models.finding import ReportFinding
@@ -60,6 +60,8 @@ def _lines(report: Report) -> Iterator[str]:
     )
     if report.usage is not None:
         yield f"Reviewers spent {spent(report.usage)}."
+    if report.suite is not None:
+        yield f"Suite: {md(suite_text(report.suite))}."
     if report.shard is not None:
         state = "complete" if report.shard.complete else "incomplete"
         yield f"A shard report ({state}): `bounded-review merge` gates the shards together."

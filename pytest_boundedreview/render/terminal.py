@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..models.report import LaneReport, Report, TestFailure, Usage
+from ..models.report import LaneReport, Report, SuiteInfo, TestFailure, Usage
 from .escape import terminal
 
 
@@ -73,6 +73,8 @@ def lines(report: Report) -> Iterator[str]:
         f"{len(tests.target_related)}, pre-existing {len(tests.pre_existing)}, flaky "
         f"{len(tests.flaky)}, unknown {len(tests.unknown)}"
     )
+    if report.suite is not None:
+        yield "suite: " + terminal(suite_text(report.suite))
     if report.checks:
         counts = {
             state: sum(1 for c in report.checks if c.status == state)
@@ -136,3 +138,12 @@ def lines(report: Report) -> Iterator[str]:
     for reason in gate.reasons:
         yield f"  {terminal(reason)}"
     yield f"next action: {terminal(report.next_action)}"
+
+
+def suite_text(suite: SuiteInfo) -> str:
+    """What defined the suite and, for a partial run, what it left out (raw text)."""
+    text = "defined by " + "; ".join(suite.defined_by)
+    if suite.left_out_total:
+        more = suite.left_out_total - len(suite.left_out)
+        text += f"; left out: {', '.join(suite.left_out)}" + (f" and {more} more" if more else "")
+    return text

@@ -25,6 +25,7 @@ from ..models.report import (
     RiskReason,
     ShardInfo,
     Statuses,
+    SuiteInfo,
     TargetInfo,
     Tests,
     summed,
@@ -62,6 +63,7 @@ class Evidence:
     shard: ShardInfo | None = None
     again: str = "pytest --bounded-review"  # the command that reviews the next revision
     partial: str | None = None  # why only part of the suite ran
+    suite: SuiteInfo | None = None  # what defined the suite, what a partial run left out
     unfinished: str | None = None  # why the session did not run its tests to the end
     waived: Sequence[WaivedFinding] = ()  # out of the gate by a waiver, still reported
     waiver_notes: Sequence[WaiverNote] = ()  # waivers that did not apply
@@ -203,4 +205,5 @@ def build(ev: Evidence) -> Report:
         limitations=[*ev.limitations, *([NO_LANES] if ev.lanes is None else [])],
         next_action=_next_action(ev),
         shard=ev.shard,
+        suite=ev.suite,
     )

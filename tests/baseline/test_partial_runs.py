@@ -1,5 +1,7 @@
-"""A run of part of the suite is reported as ``partial`` and is never clean unless
-``allow_partial = true``; paths that cover ``testpaths`` (or the rootdir) are the whole suite."""
+"""The suite is what ``pytest`` with no arguments runs under the project's own configuration. A
+run is partial only when it ran less than that — test files its paths or ignores left out, or
+tests deselected by what was given for this run — and a partial run is never clean unless
+``allow_partial = true``."""
 
 from __future__ import annotations
 
@@ -9,42 +11,78 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+TEST = "def test_one():\n    pass\n"
 
-def setup(project: GitRepo, config: str = "") -> None:
-    tests = "def test_one():\n    pass\n"
+
+def setup(
+    project: GitRepo, config: str = "", ini: str = "", files: dict[str, str] | None = None
+) -> None:
+    """A project with two test files under ``tests/`` (plus ``files``), and a harmless change
+    under review."""
+    pyproject = "[tool.bounded-review]\n" + config
+    if ini:
+        pyproject += "[tool.pytest.ini_options]\n" + ini
     project.commit(
         {
-            "pyproject.toml": "[tool.bounded-review]\n" + config,
-            "tests/test_a.py": tests,
-            "tests/test_b.py": tests,
+            "pyproject.toml": pyproject,
+            "tests/test_a.py": TEST,
+            "tests/test_b.py": TEST,
             "app.py": "x = 1\n",
+            **(files or {}),
         },
         "base",
     )
     project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"app.py": "x = 2\n"}, "change")
+    project.commit({"app.py": "x = 2  # harmless\n"}, "change")
 
 
-def review(pytester: pytest.Pytester, *args: str) -> tuple[int, dict[str, Any]]:
-    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main", *args)
+def review(
+    pytester: pytest.Pytester, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, dict[str, Any]]:
+    with pytest.MonkeyPatch.context() as patch:
+        for key, value in (env or {}).items():
+            patch.setenv(key, value)
+        result = pytester.runpytest_subprocess(
+            "-p", "no:randomly", "--bounded-review", "--bounded-review-base=main", *args
+        )
     report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    report["stdout"] = result.stdout.str()
     return result.ret, report
 
 
-def test_a_path_narrower_than_the_suite_is_partial_and_never_clean(
+def assert_whole(code: int, report: dict[str, Any]) -> None:
+    assert report["gate"] == {"review_clean": "yes", "reasons": []}, report["gate"]
+    assert report["statuses"]["local_verification"] == "passed"
+    assert report["suite"]["left_out_total"] == 0
+    assert code == 0
+
+
+def assert_partial(code: int, report: dict[str, Any], why: str) -> None:
+    assert report["statuses"]["local_verification"] == "partial"
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert report["gate"]["reasons"] == [f"a partial run: {why} (allow_partial = true accepts one)"]
+    assert code == 1
+
+
+def test_a_path_narrower_than_the_suite_is_partial_and_names_what_it_left_out(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
     setup(project)
     code, report = review(pytester, "tests/test_a.py")
-    assert report["statuses"]["local_verification"] == "partial"
-    assert report["gate"] == {
-        "review_clean": "indeterminate",
-        "reasons": [
-            "a partial run: only the paths given ran (tests/test_a.py), not all of . "
-            "(allow_partial = true accepts one)"
-        ],
+    why = (
+        "1 test file(s) of the suite left out by the paths and ignores of this run "
+        "(tests/test_a.py): tests/test_b.py"
+    )
+    assert_partial(code, report, why)
+    assert report["suite"] == {
+        "defined_by": ["the rootdir (no testpaths)"],
+        "left_out": ["tests/test_b.py"],
+        "left_out_total": 1,
     }
-    assert code == 1
+    assert (
+        "suite: defined by the rootdir (no testpaths); left out: tests/test_b.py"
+        in (report["stdout"])
+    )
 
 
 def test_allow_partial_accepts_a_partial_run_and_still_says_partial(
@@ -57,50 +95,219 @@ def test_allow_partial_accepts_a_partial_run_and_still_says_partial(
     assert code == 0
 
 
-@pytest.mark.parametrize("given", ["tests", "."])
+@pytest.mark.parametrize("given", [["tests"], ["."]])
 def test_paths_that_cover_testpaths_are_the_whole_suite(
-    pytester: pytest.Pytester, project: GitRepo, given: str
+    pytester: pytest.Pytester, project: GitRepo, given: list[str]
 ) -> None:
-    setup(project)
-    ini = project.path / "pyproject.toml"
-    project.commit(
-        {"pyproject.toml": ini.read_text() + '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'}
+    setup(project, ini='testpaths = ["tests"]\n', files={"elsewhere/test_x.py": TEST})
+    code, report = review(pytester, *given)
+    assert_whole(code, report)
+    assert report["suite"]["defined_by"] == ["testpaths: tests"]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [["tests"], ["tests", "docs"], ["pkg", "tests"], ["tests/test_a.py", "tests/test_b.py"]],
+)
+def test_paths_that_hold_every_test_file_are_the_whole_suite_without_testpaths(
+    pytester: pytest.Pytester, project: GitRepo, given: list[str]
+) -> None:
+    setup(project, files={"docs/index.rst": "Docs\n", "pkg/core.py": "x = 1\n"})
+    assert_whole(*review(pytester, *given))
+
+
+def test_a_test_file_outside_the_paths_given_makes_the_run_partial(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, files={"test_top.py": TEST})
+    code, report = review(pytester, "tests")
+    why = (
+        "1 test file(s) of the suite left out by the paths and ignores of this run (tests): "
+        "test_top.py"
     )
-    code, report = review(pytester, given)
-    assert report["statuses"]["local_verification"] == "passed"
-    assert report["gate"]["review_clean"] == "yes"
-    assert code == 0
+    assert_partial(code, report, why)
 
 
-def test_a_run_from_a_subfolder_is_partial(
+def test_a_run_from_a_subfolder_is_whole_when_it_holds_every_test_file(
     pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     setup(project)
     monkeypatch.chdir(project.path / "tests")
-    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
-    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert_whole(*review(pytester))
+
+
+def test_a_run_from_a_subfolder_is_partial_when_tests_lie_elsewhere(
+    pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    setup(project, files={"test_top.py": TEST})
+    monkeypatch.chdir(project.path / "tests")
+    code, report = review(pytester)
+    why = (
+        "1 test file(s) of the suite left out by the paths and ignores of this run "
+        "(the folder it started in): test_top.py"
+    )
+    assert_partial(code, report, why)
+
+
+@pytest.mark.parametrize("ignore", [["--ignore", "benchmark.py"], ["--ignore-glob=bench*.py"]])
+def test_ignoring_a_file_that_holds_no_test_leaves_nothing_out(
+    pytester: pytest.Pytester, project: GitRepo, ignore: list[str]
+) -> None:
+    setup(project, files={"benchmark.py": "print('timing')\n"})
+    assert_whole(*review(pytester, *ignore))
+
+
+@pytest.mark.parametrize("ignore", [["--ignore=tests/test_b.py"], ["--ignore-glob", "*/test_b*"]])
+def test_ignoring_a_test_file_at_invocation_is_partial(
+    pytester: pytest.Pytester, project: GitRepo, ignore: list[str]
+) -> None:
+    setup(project)
+    code, report = review(pytester, *ignore)
     assert report["statuses"]["local_verification"] == "partial"
-    assert report["gate"]["review_clean"] == "indeterminate"
-    assert "only the paths given ran" in report["gate"]["reasons"][0]
-    assert result.ret == 1
+    assert report["suite"]["left_out"] == ["tests/test_b.py"]
+    assert code == 1
+
+
+def test_the_projects_own_ignores_define_the_suite(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(
+        project,
+        ini='addopts = ["--ignore=tests/test_b.py"]\n',
+        files={"tests/conftest.py": 'collect_ignore = ["test_c.py"]\n', "tests/test_c.py": TEST},
+    )
+    code, report = review(pytester, "tests")
+    assert report["tests"]["passed"] == 1
+    assert_whole(code, report)
+
+
+def test_doctest_modules_count_when_the_project_turns_them_on(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    doc = 'def f():\n    """\n    >>> f()\n    1\n    """\n    return 1\n'
+    setup(project, ini='addopts = ["--doctest-modules"]\n', files={"pkg/mod.py": doc})
+    code, report = review(pytester, "tests")
+    assert report["suite"]["left_out"] == ["pkg/mod.py"]
+    assert code == 1
+    assert_whole(*review(pytester, "tests", "pkg"))
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_deselection_by_the_projects_addopts_defines_the_suite(
+    pytester: pytest.Pytester, project: GitRepo, workers: list[str]
+) -> None:
+    stress = "import pytest\n\n\n@pytest.mark.stress\ndef test_heavy():\n    pass\n"
+    setup(
+        project,
+        ini='addopts = ["-m", "not stress"]\nmarkers = ["stress: opt-in"]\n',
+        files={"tests/test_stress.py": stress},
+    )
+    code, report = review(pytester, *workers)
+    assert_whole(code, report)
+    assert report["tests"]["passed"] == 2
+    note = (
+        "1 test(s) deselected by the project's configuration (addopts: -m 'not stress'); "
+        "not reviewed"
+    )
+    assert note in report["limitations"]
+    assert report["suite"]["defined_by"] == [
+        "the rootdir (no testpaths)",
+        "addopts: -m 'not stress' (1 deselected)",
+    ]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_deselection_given_at_invocation_is_partial(
+    pytester: pytest.Pytester, project: GitRepo, workers: list[str]
+) -> None:
+    setup(project)
+    code, report = review(pytester, *workers, "-k", "test_a")
+    assert report["tests"]["passed"] == 1
+    assert_partial(code, report, "1 test(s) deselected by this run (command line: -k test_a)")
+    assert report["suite"]["left_out"] == ["tests/test_b.py::test_one"]
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_deselection_from_pytest_addopts_is_partial(
+    pytester: pytest.Pytester, project: GitRepo, workers: list[str]
+) -> None:
+    setup(project)
+    code, report = review(pytester, *workers, env={"PYTEST_ADDOPTS": "--deselect tests/test_b.py"})
+    why = "1 test(s) deselected by this run (PYTEST_ADDOPTS: --deselect tests/test_b.py)"
+    assert_partial(code, report, why)
+
+
+def test_the_projects_own_expression_given_again_is_still_the_suite(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, ini='addopts = ["-k", "not test_b"]\n', files={"tests/test_c.py": TEST})
+    assert_whole(*review(pytester, "-k", "not test_b"))
+    code, report = review(pytester, "-k", "not test_b and not test_a")
+    assert report["statuses"]["local_verification"] == "partial"
+    assert code == 1
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]])
+def test_a_conftest_of_the_project_that_deselects_defines_the_suite(
+    pytester: pytest.Pytester, project: GitRepo, workers: list[str]
+) -> None:
+    conftest = (
+        "def pytest_collection_modifyitems(config, items):\n"
+        "    dropped = [i for i in items if 'test_b' in i.nodeid]\n"
+        "    items[:] = [i for i in items if i not in dropped]\n"
+        "    config.hook.pytest_deselected(items=dropped)\n"
+    )
+    setup(project, files={"conftest.py": conftest})
+    code, report = review(pytester, *workers)
+    assert_whole(code, report)
+    note = (
+        "1 test(s) deselected by the project's configuration (conftest conftest.py's "
+        "pytest_collection_modifyitems); not reviewed"
+    )
+    assert note in report["limitations"]
+
+
+def test_a_declared_suite_makes_exactly_that_narrowing_whole(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    slow = "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    pass\n"
+    setup(
+        project,
+        config='suite = ["-m", "not slow"]\n',
+        ini='markers = ["slow: long", "gpu: needs one"]\n',
+        files={"tests/test_slow.py": slow},
+    )
+    code, report = review(pytester, "-m", "not slow")
+    assert_whole(code, report)
+    assert "declared suite: -m 'not slow' (1 deselected)" in report["suite"]["defined_by"]
+    # anything narrower than the declared suite is partial
+    code, report = review(pytester, "-m", "not slow and not gpu", "tests/test_a.py")
+    assert report["statuses"]["local_verification"] == "partial"
+    assert code == 1
+
+
+def test_a_declared_suite_holds_paths_and_selecting_options_only(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, config='suite = ["-x", "tests"]\n')
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*suite*-x cannot define a suite*"])
+
+
+def test_named_tests_only_are_partial(pytester: pytest.Pytester, project: GitRepo) -> None:
+    setup(project)
+    code, report = review(pytester, "tests/test_a.py::test_one")
+    assert_partial(code, report, "only the tests named ran: tests/test_a.py::test_one")
 
 
 def test_last_failed_only_is_partial(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project)
     project.commit({"tests/test_b.py": "def test_one():\n    assert 0\n"}, "break b")
     review(pytester)  # records the failure for --lf
-    project.commit({"tests/test_b.py": "def test_one():\n    pass\n"}, "fix b")
+    project.commit({"tests/test_b.py": TEST}, "fix b")
     code, report = review(pytester, "--lf")
     assert report["statuses"]["local_verification"] == "partial"
     assert report["gate"]["review_clean"] == "indeterminate"
     assert "--lf ran only the tests that failed last time" in report["gate"]["reasons"][0]
-    assert code == 1
-
-
-def test_deselection_under_xdist_is_partial(pytester: pytest.Pytester, project: GitRepo) -> None:
-    setup(project)
-    code, report = review(pytester, "-n", "2", "-k", "test_a")
-    assert report["tests"]["passed"] == 1
-    assert report["statuses"]["local_verification"] == "partial"
-    assert "under xdist" in report["gate"]["reasons"][0]
     assert code == 1

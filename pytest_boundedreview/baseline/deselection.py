@@ -1,0 +1,81 @@
+"""Who deselected which tests. pytest's ``pytest_deselected`` names the tests, not who left
+them out, so the recorder asks the caller's frame: pytest's ``-k`` and ``-m`` (``_pytest.mark``),
+``--deselect`` (``_pytest.main``), ``--lf``/``--sw`` (``_pytest.cacheprovider`` and
+``_pytest.stepwise``), a conftest of the project, or another plugin. It runs where tests are
+collected: the controller, or each xdist worker, which hands its record to the controller."""
+
+from __future__ import annotations
+
+import inspect
+import os
+from pathlib import Path
+
+import pytest
+
+WORKER_KEY = "bounded_review_deselected"  # what an xdist worker hands its controller
+_PYTEST_SOURCES = {
+    ("_pytest.mark", "deselect_by_keyword"): "-k",
+    ("_pytest.mark", "deselect_by_mark"): "-m",
+    ("_pytest.main", "pytest_collection_modifyitems"): "--deselect",
+}
+_RERUN_PLUGINS = {"_pytest.cacheprovider": "--lf/--nf", "_pytest.stepwise": "--stepwise"}
+
+
+def caller(rootdir: Path) -> str:
+    """Who called ``pytest_deselected``: ``-k``, ``-m``, ``--deselect``, ``--lf/--nf``,
+    ``--stepwise``, ``conftest <path>`` (relative to ``rootdir``) or ``plugin <module>``."""
+    frame = inspect.currentframe()
+    while frame is not None:
+        module = str(frame.f_globals.get("__name__", ""))
+        if not module.startswith(("pluggy", __package__ or "pytest_boundedreview")):
+            break
+        frame = frame.f_back
+    if frame is None:
+        return "plugin ?"
+    module, function = str(frame.f_globals.get("__name__", "")), frame.f_code.co_name
+    if (module, function) in _PYTEST_SOURCES:
+        return _PYTEST_SOURCES[module, function]
+    if module in _RERUN_PLUGINS:
+        return _RERUN_PLUGINS[module]
+    file = frame.f_code.co_filename
+    if os.path.basename(file) == "conftest.py":
+        try:
+            return f"conftest {Path(file).resolve().relative_to(rootdir.resolve()).as_posix()}"
+        except ValueError:
+            return f"conftest {file}"
+    return f"plugin {module}"
+
+
+class Deselections:
+    """The deselected tests of a session by who deselected them (see :func:`caller`)."""
+
+    def __init__(self, rootdir: Path) -> None:
+        self.rootdir = rootdir
+        self.by: dict[str, list[str]] = {}
+        self.reported = False  # an xdist worker handed its record over
+
+    def pytest_deselected(self, items: list[pytest.Item]) -> None:
+        self.by.setdefault(caller(self.rootdir), []).extend(item.nodeid for item in items)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        output = getattr(session.config, "workeroutput", None)
+        if isinstance(output, dict):  # on an xdist worker: hand the record over
+            output[WORKER_KEY] = self.by
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: object, error: object) -> None:
+        """An xdist worker ended: every worker collects the same tests, so its record joins
+        the others' without counting a test twice."""
+        output = getattr(node, "workeroutput", None)
+        got = output.get(WORKER_KEY) if isinstance(output, dict) else None
+        if isinstance(got, dict):
+            self.reported = True
+            for who, ids in got.items():
+                known = self.by.setdefault(str(who), [])
+                seen = set(known)
+                known += [i for i in ids if i not in seen]
+
+    @property
+    def ids(self) -> list[str]:
+        return sorted({i for ids in self.by.values() for i in ids})
