@@ -162,11 +162,9 @@ class Settings:
     `min_confidence` wins."""
     require_confidence: bool = False
     """A lane's blocker without a confidence is advisory."""
-    # A run of part of the suite (paths narrower than testpaths, -k, -m, shards that missed
-    # tests) may be clean only when this is set.
     allow_partial: bool = False
-    """A run of part of the suite (paths narrower than testpaths, -k, -m, shards that missed tests)
-    may be clean."""
+    """A partial run may be clean: one that ran less than the suite (test files its paths or
+    ignores left out, tests deselected at invocation, shards that missed a file)."""
     suite: Annotated[list[str], Check(_a_suite)] = field(default_factory=list)
     """The narrowing your team accepts as the required suite, as pytest arguments: paths
     (relative to pytest's rootdir, in place of `testpaths`), `-m`, `-k`, `--deselect`,
