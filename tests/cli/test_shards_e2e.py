@@ -393,3 +393,46 @@ def test_shards_merge_only_against_the_base_commit_they_were_classified_on(
     assert older.returncode == 1, older.stderr  # the regression
     final = json.loads((tmp_path / "final.json").read_text())
     assert final["target"]["base_commit"] == base
+
+
+@pytest.mark.parametrize("deselect", ["-m", "-k"])
+def test_the_projects_own_deselection_is_the_suite_in_a_merge_and_an_invocations_is_not(
+    project: tuple[GitRepo, Path], tmp_path: Path, deselect: str
+) -> None:
+    repo, _ = project
+    marked = "import pytest\n\n\n@pytest.mark.stress\ndef test_heavy():\n    pass\n"
+    ini = (
+        '[tool.pytest.ini_options]\naddopts = ["-m", "not stress"]\nmarkers = ["stress: opt-in"]\n'
+    )
+    repo.commit(
+        {
+            "pyproject.toml": (repo.path / "pyproject.toml").read_text() + ini,
+            "tests/test_stress.py": marked,
+        },
+        "opt-in stress tests",
+    )
+    out = tmp_path / "shards"
+    narrowing = [] if deselect == "-m" else ["-k", "not test_fine"]
+    assert _shard(repo, out, "shard-1.json", "tests/test_a.py", *narrowing).returncode == 0
+    assert (
+        _shard(repo, out, "shard-2.json", "tests/test_b.py", "tests/test_stress.py").returncode == 0
+    )
+    final = tmp_path / "final.json"
+    _run(
+        repo.path,
+        "-m",
+        "pytest_boundedreview",
+        "merge",
+        str(out / "shard-1.json"),
+        str(out / "shard-2.json"),
+        f"--report={final}",
+    )
+    report = _json(final)
+    partial = [r for r in report["gate"]["reasons"] if r.startswith("a partial run")]
+    note = "1 test(s) deselected by the project's configuration (addopts: -m 'not stress')"
+    assert any(note in lim for lim in report["limitations"])
+    if deselect == "-m":  # the project's own: the merge is whole
+        assert partial == []
+    else:  # given to a shard at invocation: no shard ran the test it left out
+        assert len(partial) == 1
+        assert "1 test(s) no shard ran (tests/test_a.py::test_fine)" in partial[0]
