@@ -9,6 +9,7 @@ deselected by what was given for this run (the command line, ``PYTEST_ADDOPTS``,
 
 from __future__ import annotations
 
+import glob
 import itertools
 import os
 from collections.abc import Sequence
@@ -73,7 +74,7 @@ class Session:
         start = self.rootdir if origin == "declared suite" else self.config.invocation_params.dir
         return Path(start, value).resolve()
 
-    def _ignores(self, project: bool) -> Ignores:
+    def ignores(self, project: bool) -> Ignores:
         chosen = [g for g in (*self.selection.every("--ignore"),) if g.project == project]
         globs = [g for g in self.selection.every("--ignore-glob") if g.project == project]
         found = {self._absolute(g.value, g.origin) for g in chosen}
@@ -111,7 +112,7 @@ class Session:
         )
 
     def suite(self) -> list[str]:
-        return suite_files(self.rootdir, self.collected(), self._ignores(project=True))
+        return suite_files(self.rootdir, self.collected(), self.ignores(project=True))
 
 
 def _paths(session: Session, into: Wholeness) -> None:
@@ -123,13 +124,12 @@ def _paths(session: Session, into: Wholeness) -> None:
         into.paths_partial = f"only the tests named ran: {' '.join(named)}"
         into.left_out = named
         return
-    ignores = session._ignores(project=False)
+    ignores = session.ignores(project=False)
     source = config.args_source
-    own = source == pytest.Config.ArgsSource.TESTPATHS and not ignores and not session.declared
-    if own and not session.listed:
-        return  # pytest ran its own testpaths: nothing to compare, no git to ask
-    suite = into.suite = session.suite()
     given = [Path(config.invocation_params.dir, a).resolve() for a in args]
+    if not (ignores or session.listed) and _reaches_all(session, given):
+        return  # the paths given hold every folder of the suite: no git to ask
+    suite = into.suite = session.suite()
     missed = left_out(suite, session.rootdir, given, ignores)
     into.covered = sorted(set(suite) - set(missed))
     if missed:
@@ -143,6 +143,15 @@ def _paths(session: Session, into: Wholeness) -> None:
             f"run ({how}): {_shown(missed)}"
         )
         into.left_out = missed
+
+
+def _reaches_all(session: Session, given: Sequence[Path]) -> bool:
+    """Whether the paths ``given`` hold every folder the suite is collected from."""
+    entries = session.collected().testpaths
+    if any(glob.has_magic(entry) for entry in entries):
+        return False
+    roots = [Path(session.rootdir, entry).resolve() for entry in entries] or [session.rootdir]
+    return all(any(r == g or r.is_relative_to(g) for g in given) for r in roots)
 
 
 def _deselected(session: Session, into: Wholeness) -> None:
