@@ -17,6 +17,7 @@ from pytest_boundedreview.models.report import (
     RiskReason,
     ShardInfo,
     Statuses,
+    SuiteInfo,
     TargetInfo,
     Usage,
 )
@@ -151,6 +152,7 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
             "limitations": [text],
             "next_action": text,
             "usage": Usage(input_tokens=1200, output_tokens=80, cost_usd=0.0123, turns=3),
+            "suite": SuiteInfo(defined_by=[text], left_out=[text], left_out_total=3),
             "shard": ShardInfo(
                 rootdir=".",
                 args=["-q"],

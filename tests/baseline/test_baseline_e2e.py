@@ -218,7 +218,10 @@ def test_deselected_tests_make_the_review_partial(pytester: pytest.Pytester, cal
     assert any("1 test(s) deselected" in item for item in report["limitations"])
     assert report["gate"] == {
         "review_clean": "indeterminate",
-        "reasons": ["a partial run: 1 test(s) deselected (allow_partial = true accepts one)"],
+        "reasons": [
+            "a partial run: 1 test(s) deselected by this run (command line: -k 'not other') "
+            "(allow_partial = true accepts one)"
+        ],
     }
     assert result.ret == 1
 
