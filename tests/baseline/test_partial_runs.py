@@ -311,3 +311,15 @@ def test_last_failed_only_is_partial(pytester: pytest.Pytester, project: GitRepo
     assert report["gate"]["review_clean"] == "indeterminate"
     assert "--lf ran only the tests that failed last time" in report["gate"]["reasons"][0]
     assert code == 1
+
+
+def test_declared_paths_take_the_place_of_testpaths(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, config='suite = ["tests"]\n', files={"tools/test_release.py": TEST})
+    code, report = review(pytester, "tests")
+    assert_whole(code, report)
+    assert report["suite"]["defined_by"] == ["declared suite: tests"]
+    code, report = review(pytester, "tests/test_a.py")
+    assert report["suite"]["left_out"] == ["tests/test_b.py"]
+    assert code == 1
