@@ -1,7 +1,8 @@
 """Built-in scans of the added lines of a change; each finding is verified by construction.
 
-Conflict markers and secrets block by default; debugger calls, skip/xfail newly added to a test
-that exists at the base, and deleted test functions are advisory (``[tool.bounded-review.scans]``
+Conflict markers, secrets and report-altering hooks (``hookscan.py``) block by default; debugger
+calls, skip/xfail newly added to a test that exists at the base, and deleted test functions are
+advisory (``[tool.bounded-review.scans]``
 sets each to ``blocking``, ``advisory`` or ``off``).
 """
 
@@ -17,6 +18,7 @@ from ..core.fingerprint import finding_fingerprint
 from ..target import git
 from ..target.freeze import Target
 from ..target.scope import FileChange
+from . import hookscan
 
 if TYPE_CHECKING:
     from ..models.finding import ReportFinding
@@ -191,6 +193,11 @@ def _test_scans(
             )
 
 
+def _python(target: Target) -> list[FileChange]:
+    """The Python files the change adds or edits: conftest files and local plugins among them."""
+    return [c for c in target.scope if c.path.endswith(".py") and c.status != "deleted"]
+
+
 def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportFinding]:
     """Every scan finding of ``target``; ``levels`` maps scan name → severity or ``off``."""
     findings: list[ReportFinding] = []
@@ -200,7 +207,9 @@ def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportF
         if _is_test_file(c.path) or (c.old_path is not None and _is_test_file(c.old_path))
     ]
     tested = {id(change) for change in tests}
-    sides = [side for change in tests for side in _sides(change, target) if side]
+    hooked = [] if levels["report_hooks"] == "off" else _python(target)
+    read = [*tests, *(c for c in hooked if id(c) not in tested)]
+    sides = [side for change in read for side in _sides(change, target) if side]
     sources = git.read_objects(repo.root, sides) if sides else {}
     for change in target.scope:
         # A bare "=======" is a conflict marker only beside "<<<<<<<" or ">>>>>>>" lines;
@@ -233,4 +242,9 @@ def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportF
                     )
         if id(change) in tested:
             findings.extend(_test_scans(change, target, sources, levels))
+    for change in hooked:
+        before, after = (
+            git.decode(sources.get(s) or b"") if s else "" for s in _sides(change, target)
+        )
+        findings.extend(hookscan.findings(change.path, before, after, levels["report_hooks"]))
     return sorted(findings, key=lambda f: (f.path, f.line))

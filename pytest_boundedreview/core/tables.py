@@ -126,6 +126,9 @@ class ScanConfig:
     """`skip`/`xfail` added to an existing test."""
     deleted_tests: ScanLevel = "advisory"
     """Tests the change deletes."""
+    report_hooks: ScanLevel = "blocking"
+    """Hooks that can alter outcomes or reports (`pytest_runtest_makereport`,
+    `pytest_collection_modifyitems`, ...) added or changed in conftest files and local plugins."""
 
 
 def _regexes(patterns: list[str]) -> list[str]:
