@@ -181,16 +181,38 @@ def _flaky_check(
         if again.status != "ok":
             into.limitations.append(f"flaky check at head did not complete: {again.detail}")
             break
-        for node in [n for n in remaining if n.nodeid in again.passed]:
+        passed = [n for n in remaining if n.nodeid in again.passed]
+        if passed and run.rerun_at_head is not None:
+            passed = _confirmed_fresh(passed, run, env, progress, into)
+        for node in passed:
             into.flaky.append(
                 TestFailure(
                     nodeid=node.nodeid,
                     signature=node.signature,
-                    reason="passes on a re-run at head",
+                    reason="passes on a re-run at head, in a fresh process",
                 )
             )
             remaining.remove(node)
     return remaining
+
+
+def _confirmed_fresh(
+    passed: list[NodeOutcome],
+    run: BaselineRun,
+    env: Mapping[str, str],
+    progress: Callable[[str], None],
+    into: Classification,
+) -> list[NodeOutcome]:
+    """Those of ``passed`` (on a re-run inside the session's own process) that pass in a fresh
+    process too: a test that fails on its first call in every process is not flaky, whatever
+    a second call in a process it already ran in says."""
+    progress(f"confirming {len(passed)} passing re-run(s) in a fresh process")
+    nodeids = [n.nodeid for n in passed]
+    fresh = rerun(nodeids, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout)
+    if fresh.status != "ok":
+        into.limitations.append(f"flaky check in a fresh process did not complete: {fresh.detail}")
+        return []
+    return [n for n in passed if n.nodeid in fresh.passed]
 
 
 class BaseUnavailable(Exception):

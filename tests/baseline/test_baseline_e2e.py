@@ -114,8 +114,38 @@ def test_flaky_test_is_advisory(
     calc.commit({"test_flaky.py": flaky}, "flaky test")
     result, report = review(pytester, *extra)
     assert ids(report, "flaky") == ["test_flaky.py::test_flaky"]
-    assert report["tests"]["flaky"][0]["reason"] == "passes on a re-run at head"
+    assert report["tests"]["flaky"][0]["reason"] == (
+        "passes on a re-run at head, in a fresh process"
+    )
     assert result.ret == 0
+
+
+FIRST_CALL_BUG = """\
+_calls = []
+
+
+def connect():
+    _calls.append(1)
+    return len(_calls) > 1  # the bug: the first call in a process fails
+
+
+def test_connect():
+    assert connect()
+"""
+
+
+@pytest.mark.parametrize("extra", XDIST)
+def test_a_failure_on_the_first_call_in_every_process_is_not_flaky(
+    pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
+) -> None:
+    """Its in-process re-run passes (the state is warm); a fresh process fails as the session
+    did, so it is what it is: new, and blocking."""
+    calc.commit({"test_connect.py": FIRST_CALL_BUG}, "a first-call bug")
+    result, report = review(pytester, *extra)
+    assert ids(report, "flaky") == []
+    assert ids(report, "target_related") == ["test_connect.py::test_connect"]
+    assert report["gate"]["review_clean"] == "no"
+    assert result.ret == 1
 
 
 def test_base_unreachable_is_unknown_and_fails_closed(
