@@ -90,9 +90,7 @@ def pytest_configure(config: pytest.Config) -> None:
         from .target.imported import WorkerModules
 
         config.pluginmanager.register(WorkerModules(root), "bounded-review-modules")
-        config.pluginmanager.register(
-            Deselections(Path(config.rootpath)), "bounded-review-deselected"
-        )
+        config.pluginmanager.register(Deselections(root), "bounded-review-deselected")
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True

@@ -20,7 +20,7 @@ from .baseline.wholeness import Wholeness, judge
 from .core.ceilings import Tier
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
-from .core.pytestini import Collection, from_session
+from .core.pytestini import Collection, from_session, words
 from .core.selecting import Selection
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
@@ -67,7 +67,7 @@ class BoundedReview:
         self.target = target
         self.waivers = waivers
         self.collector = OutcomeCollector(repo.root)
-        self.deselections = Deselections(Path(config.rootpath))
+        self.deselections = Deselections(repo.root)
         self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
         self._announced = False
@@ -124,19 +124,31 @@ class BoundedReview:
     def _whole(self) -> Wholeness:
         """What defined the suite and whether this session ran all of it (asked once the
         session has collected, on its workers too)."""
-        config = self.config
+        from .baseline.projectconfig import project_of
+
+        config, settings, target = self.config, self.settings, self.target
+        changed = frozenset(target.files)
+        inipath = Path(config.inipath) if config.inipath else None
+        project = project_of(self.repo, Path(config.rootpath), inipath, target.base_commit, changed)
         selection = Selection.of(
-            [str(a) for a in config.getini("addopts")],
+            words(project.options.get("addopts", ())),
             self._env_addopts,
             [str(a) for a in config.invocation_params.args],
-            self.settings.suite,
+            settings.suite,
         )
         workers = bool(getattr(config.option, "numprocesses", None)) and (
             config.pluginmanager.hasplugin("xdist")
         )
-        settings = self.settings
         view = SessionView(
-            config, selection, settings.suite, self.deselections, workers, listed=settings.shard
+            config,
+            selection,
+            settings.suite,
+            self.deselections,
+            workers,
+            project,
+            self.repo.root,
+            changed,
+            listed=settings.shard,
         )
         return judge(view)
 
@@ -368,7 +380,8 @@ class BoundedReview:
                 | set(whole.covered)
             ),
             suite_files=whole.suite,
-            narrowed="; ".join([*whole.partial, *self._last_failed()]) or None,
+            narrowed="; ".join([*whole.blind, *self._last_failed()]) or None,
+            project_deselected=sorted(whole.project_deselected),
         )
         gate = Gate(review_clean="indeterminate", reasons=[SHARD_GATE, *evidence.gate.reasons])
         limitations = list(evidence.limitations)

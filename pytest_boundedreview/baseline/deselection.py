@@ -7,7 +7,6 @@ collected: the controller, or each xdist worker, which hands its record to the c
 from __future__ import annotations
 
 import inspect
-import os
 from pathlib import Path
 
 import pytest
@@ -21,9 +20,10 @@ _PYTEST_SOURCES = {
 _RERUN_PLUGINS = {"_pytest.cacheprovider": "--lf/--nf", "_pytest.stepwise": "--stepwise"}
 
 
-def caller(rootdir: Path) -> str:
+def caller(root: Path) -> str:
     """Who called ``pytest_deselected``: ``-k``, ``-m``, ``--deselect``, ``--lf/--nf``,
-    ``--stepwise``, ``conftest <path>`` (relative to ``rootdir``) or ``plugin <module>``."""
+    ``--stepwise``, ``conftest <path>`` or ``local plugin <path>`` (code of the checkout
+    ``root``, the path relative to it) or ``plugin <module>``."""
     frame = inspect.currentframe()
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
@@ -37,25 +37,28 @@ def caller(rootdir: Path) -> str:
         return _PYTEST_SOURCES[module, function]
     if module in _RERUN_PLUGINS:
         return _RERUN_PLUGINS[module]
-    file = frame.f_code.co_filename
-    if os.path.basename(file) == "conftest.py":
-        try:
-            return f"conftest {Path(file).resolve().relative_to(rootdir.resolve()).as_posix()}"
-        except ValueError:
-            return f"conftest {file}"
+    file = Path(frame.f_code.co_filename).resolve()
+    if file.is_relative_to(root.resolve()) and not _installed(file):
+        kind = "conftest" if file.name == "conftest.py" else "local plugin"
+        return f"{kind} {file.relative_to(root.resolve()).as_posix()}"
     return f"plugin {module}"
+
+
+def _installed(file: Path) -> bool:
+    """Whether ``file`` is installed code (a virtualenv inside the repository)."""
+    return "site-packages" in file.parts or "dist-packages" in file.parts
 
 
 class Deselections:
     """The deselected tests of a session by who deselected them (see :func:`caller`)."""
 
-    def __init__(self, rootdir: Path) -> None:
-        self.rootdir = rootdir
+    def __init__(self, root: Path) -> None:
+        self.root = root  # the checkout
         self.by: dict[str, list[str]] = {}
         self.reported = False  # an xdist worker handed its record over
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
-        self.by.setdefault(caller(self.rootdir), []).extend(item.nodeid for item in items)
+        self.by.setdefault(caller(self.root), []).extend(item.nodeid for item in items)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -1,28 +1,46 @@
 """Whether a session ran the whole suite, and what defined the suite.
 
 The suite is what ``pytest`` with no arguments runs in the checkout under the project's own
-configuration: ``testpaths`` (or the rootdir), ``python_files``, ``norecursedirs``, the ini's
-``addopts`` (``-m``, ``-k``, ``--deselect``, ``--ignore``), conftest ``collect_ignore`` and a
-conftest's own deselection, and the declared ``suite`` of ``[tool.bounded-review]``. A run is
-partial only when it ran less than that: test files its paths or ignores left out, or tests
-deselected by what was given for this run (the command line, ``PYTEST_ADDOPTS``, ``--lf``)."""
+configuration, as the base has it: the configuration file pytest uses at the checkout (the
+repository root's, when it collects the session's rootdir), its ``testpaths`` (or its folder),
+``python_files``, ``norecursedirs`` and ``addopts`` (``-m``, ``-k``, ``--deselect``,
+``--ignore``, doctests), conftest ``collect_ignore``, the deselection of conftest files and
+local plugins the change does not touch, and the declared ``suite`` of
+``[tool.bounded-review]``. A run is partial only when it ran less than that: test files its
+paths or ignores left out, tests deselected by what was given for this run (the command line,
+``PYTEST_ADDOPTS``, ``--lf``, an option a conftest acts on, a conftest the change touches), or a
+configuration changed at invocation (``-o addopts=...``, ``-c``, ``--rootdir``,
+``-p no:doctest``)."""
 
 from __future__ import annotations
 
 import glob
-import itertools
 import os
-from collections.abc import Sequence
+import shlex
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ..core.pytestini import DEFAULT_NORECURSEDIRS, words
 from ..core.selecting import Given, Selection, paths
+from ..target.livetree import shown
 from .deselection import Deselections
 from .suite import Collected, Ignores, left_out, suite_files
 
 SHOWN = 20  # files or tests named before a count
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project's own pytest configuration: the folder its paths are relative to, its
+    options as the base has them, and its file (``None``: pytest's defaults)."""
+
+    rootdir: Path
+    options: Mapping[str, Any]
+    file: Path | None = None
 
 
 @dataclass
@@ -33,19 +51,21 @@ class Wholeness:
     defined_by: list[str] = field(default_factory=list)
     project_notes: list[str] = field(default_factory=list)  # deselected by the project's own
     partial: list[str] = field(default_factory=list)  # reasons, paths and ignores aside
+    blind: list[str] = field(default_factory=list)  # what could not be seen (a shard's too)
     paths_partial: str | None = None  # what the paths and ignores given left out
     left_out: list[str] = field(default_factory=list)  # files or tests
     covered: list[str] = field(default_factory=list)  # suite files the paths given reach
     suite: list[str] = field(default_factory=list)  # the suite's test files, when listed
     run_deselected: list[str] = field(default_factory=list)  # deselected by this run
+    project_deselected: list[str] = field(default_factory=list)  # by the project's own
 
     @property
     def reasons(self) -> list[str]:
-        return [*filter(None, [self.paths_partial]), *self.partial]
+        return [*filter(None, [self.paths_partial]), *self.partial, *self.blind]
 
 
 def _list(value: object) -> list[str]:
-    return [str(v) for v in value] if isinstance(value, list) else []
+    return [str(v) for v in value] if isinstance(value, (list, tuple)) else []
 
 
 def _shown(names: Sequence[str]) -> str:
@@ -62,54 +82,57 @@ class Session:
     declared: Sequence[str]  # the declared suite, as configured
     deselections: Deselections
     workers: bool  # xdist ran the tests: deselection happened on the workers
+    project: Project
+    root: Path  # the checkout
+    changed: frozenset[str] = frozenset()  # the files the change touches, from the root
     listed: bool = False  # list the suite's files even when nothing needs comparing (a shard)
 
     @property
     def rootdir(self) -> Path:
-        return Path(self.config.rootpath).resolve()
+        return self.project.rootdir.resolve()
 
-    def _absolute(self, value: str, origin: str) -> Path:
+    def absolute(self, value: str, origin: str) -> Path:
         # paths on pytest's side are relative to where it started; the declared suite's to
         # the rootdir, like testpaths
         start = self.rootdir if origin == "declared suite" else self.config.invocation_params.dir
         return Path(start, value).resolve()
 
     def ignores(self, project: bool) -> Ignores:
-        chosen = [g for g in (*self.selection.every("--ignore"),) if g.project == project]
+        chosen = [g for g in self.selection.every("--ignore") if g.project == project]
         globs = [g for g in self.selection.every("--ignore-glob") if g.project == project]
-        found = {self._absolute(g.value, g.origin) for g in chosen}
-        patterns = [str(self._absolute(g.value, g.origin)) for g in globs]
+        found = {self.absolute(g.value, g.origin) for g in chosen if g.value}
+        patterns = [str(self.absolute(g.value, g.origin)) for g in globs if g.value]
         if project:  # conftest files' collect_ignore, of those this session loaded
             for plugin in self.config.pluginmanager.get_plugins():
                 file = getattr(plugin, "__file__", None)
                 if not isinstance(file, str) or os.path.basename(file) != "conftest.py":
                     continue
                 folder = Path(file).resolve().parent
-                found |= {
-                    (folder / p).resolve() for p in _list(getattr(plugin, "collect_ignore", None))
-                }
-                patterns += [
-                    str(folder / p) for p in _list(getattr(plugin, "collect_ignore_glob", None))
-                ]
+                ignored = _list(getattr(plugin, "collect_ignore", None))
+                found |= {(folder / p).resolve() for p in ignored}
+                ignored = _list(getattr(plugin, "collect_ignore_glob", None))
+                patterns += [str(folder / p) for p in ignored]
         return Ignores(frozenset(found), tuple(patterns))
 
+    def _project_tokens(self) -> list[str]:
+        return [*words(self.project.options.get("addopts", ())), *self.declared]
+
     def collected(self) -> Collected:
-        ini = self.config.getini
-        project_tokens = [*_list(ini("addopts")), *self.declared]
-        globs = [
-            after
-            for token, after in itertools.pairwise(project_tokens)
-            if token == "--doctest-glob"
-        ]
-        globs += [t.partition("=")[2] for t in project_tokens if t.startswith("--doctest-glob=")]
-        declared_paths = paths(self.declared)
+        options, tokens = self.project.options, self._project_tokens()
+        globs = [g.value for g in self._doctest_globs(tokens)]
         return Collected(
-            testpaths=declared_paths or _list(ini("testpaths")),
-            patterns=_list(ini("python_files")),
-            skipped_dirs=_list(ini("norecursedirs")),
-            doctest_modules="--doctest-modules" in project_tokens,
+            testpaths=paths(self.declared) or words(options.get("testpaths", ())),
+            patterns=words(options.get("python_files", ())),
+            skipped_dirs=words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
+            doctest_modules="--doctest-modules" in tokens,
             doctest_globs=globs,
         )
+
+    @staticmethod
+    def _doctest_globs(tokens: Sequence[str]) -> list[Given]:
+        from ..core.selecting import scan
+
+        return scan(tokens, "addopts", ("--doctest-glob",))
 
     def suite(self) -> list[str]:
         return suite_files(self.rootdir, self.collected(), self.ignores(project=True))
@@ -121,11 +144,10 @@ def _paths(session: Session, into: Wholeness) -> None:
     args = [str(a) for a in config.args]
     named = [a for a in args if "::" in a]
     if named:
-        into.paths_partial = f"only the tests named ran: {' '.join(named)}"
-        into.left_out = named
+        into.paths_partial = f"only the tests named ran: {' '.join(map(shown, named))}"
+        into.left_out = [shown(n) for n in named]
         return
     ignores = session.ignores(project=False)
-    source = config.args_source
     given = [Path(config.invocation_params.dir, a).resolve() for a in args]
     if not (ignores or session.listed) and _reaches_all(session, given):
         return  # the paths given hold every folder of the suite: no git to ask
@@ -133,16 +155,18 @@ def _paths(session: Session, into: Wholeness) -> None:
     missed = left_out(suite, session.rootdir, given, ignores)
     into.covered = sorted(set(suite) - set(missed))
     if missed:
+        source = config.args_source
         how = (
             " ".join(args)
             if source == pytest.Config.ArgsSource.ARGS
             else "the folder it started in"
         )
+        names = [shown(m) for m in missed]
         into.paths_partial = (
             f"{len(missed)} test file(s) of the suite left out by the paths and ignores of this "
-            f"run ({how}): {_shown(missed)}"
+            f"run ({shown(how)}): {_shown(names)}"
         )
-        into.left_out = missed
+        into.left_out = names
 
 
 def _reaches_all(session: Session, given: Sequence[Path]) -> bool:
@@ -154,63 +178,95 @@ def _reaches_all(session: Session, given: Sequence[Path]) -> bool:
     return all(any(r == g or r.is_relative_to(g) for g in given) for r in roots)
 
 
+def _reconfigured(session: Session, into: Wholeness) -> None:
+    """A configuration changed at invocation: the suite the session ran is not the project's."""
+    project = session.project
+    for given in session.selection.reconfigured:
+        own = project.file.resolve() if project.file is not None else None
+        if given.option in ("-c", "--config-file") and session.absolute(given.value, "") == own:
+            continue
+        if given.option == "--rootdir" and session.absolute(given.value, "") == session.rootdir:
+            continue
+        into.partial.append(f"the configuration was changed at invocation ({given})")
+
+
 def _deselected(session: Session, into: Wholeness) -> None:
     """Sort each deselection by where it came from: the project's own, or this run's."""
-    selection = session.selection
+    selection, option = session.selection, session.config.option
     for who, ids in sorted(session.deselections.by.items()):
         if who in ("-m", "-k"):
+            used = str((option.markexpr if who == "-m" else option.keyword) or "")
             given = selection.effective(who)
-            _file(into, ids, given.project if given else False, str(given) if given else who)
+            if given is not None and given.value == used:
+                _file(into, ids, given.project, str(given))
+            else:  # spelled where no option of pytest's is looked for (-vm, -o addopts=...)
+                _file(into, ids, False, f"{who} {shlex.quote(used)}, given at invocation")
         elif who == "--deselect":  # a test is the project's if a prefix of its deselects it
             prefixes = selection.every("--deselect")
             own = [g for g in prefixes if g.project]
-            mine = [i for i in ids if _matched(i, own)]
-            theirs = [i for i in ids if not _matched(i, own)]
+            mine = [i for i in ids if any(i.startswith(g.value) for g in own)]
+            theirs = [i for i in ids if not any(i.startswith(g.value) for g in own)]
             if mine:
                 _file(into, mine, True, "; ".join(map(str, own)))
             if theirs:
-                _file(into, theirs, False, "; ".join(str(g) for g in prefixes if not g.project))
-        elif who.startswith("conftest "):
-            _file(into, ids, True, f"{who}'s pytest_collection_modifyitems")
+                others = "; ".join(str(g) for g in prefixes if not g.project)
+                _file(into, theirs, False, others or "--deselect")
+        elif who.startswith(("conftest ", "local plugin ")):
+            why = _driven(session, who.split(" ", 2)[-1])
+            _file(into, ids, why is None, f"{who}{why or ''}")
         else:
             _file(into, ids, False, who)
 
 
-def _matched(nodeid: str, given: Sequence[Given]) -> bool:
-    return any(nodeid.startswith(g.value) for g in given)
+def _driven(session: Session, path: str) -> str | None:
+    """Why deselection by the project's file at ``path`` is this run's, not the project's:
+    the change touches the file, or an option given at invocation is one it acts on."""
+    if path in session.changed:
+        return ", which the change touches"
+    try:
+        text = (session.root / path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return ", which could not be read"
+    options = {t.partition("=")[0] for t in session.selection.invocation if t.startswith("--")}
+    acted = sorted(o for o in options if f'"{o}"' in text or f"'{o}'" in text)
+    return f" acting on {', '.join(acted)} given at invocation" if acted else None
 
 
 def _file(into: Wholeness, ids: Sequence[str], project: bool, source: str) -> None:
+    names = [shown(i) for i in ids]
     if project:
         into.project_notes.append(
             f"{len(ids)} test(s) deselected by the project's configuration ({source}); not reviewed"
         )
         into.defined_by.append(f"{source} ({len(ids)} deselected)")
+        into.project_deselected += names
     else:
         into.partial.append(f"{len(ids)} test(s) deselected by this run ({source})")
-        into.left_out += ids
-        into.run_deselected += ids
+        into.left_out += names
+        into.run_deselected += names
 
 
 def judge(session: Session) -> Wholeness:
     """What defined the suite of ``session``, and whether it ran the whole of it."""
     into = Wholeness()
-    config = session.config
-    testpaths = paths(session.declared) or _list(config.getini("testpaths"))
+    testpaths = session.collected().testpaths
     origin = "declared suite" if paths(session.declared) else "testpaths"
+    where = session.project.file
+    config = f" ({shown(os.path.relpath(where, session.root))})" if where else ""
     into.defined_by.append(
-        f"{origin}: {' '.join(testpaths)}" if testpaths else "the rootdir (no testpaths)"
+        f"{origin}: {' '.join(testpaths)}{config}"
+        if testpaths
+        else f"the rootdir, no testpaths{config}"
     )
     _paths(session, into)
+    _reconfigured(session, into)
     _deselected(session, into)
     if session.workers and not session.deselections.reported:
-        invocation = [
-            g for o in ("-m", "-k") if (g := session.selection.effective(o)) and not g.project
-        ]
-        invocation += [g for g in session.selection.every("--deselect") if not g.project]
-        if invocation:
-            into.partial.append(
-                "deselection under xdist that no worker reported: "
-                + "; ".join(map(str, invocation))
+        selection = session.selection
+        unseen = [g for o in ("-m", "-k") if (g := selection.effective(o)) and not g.project]
+        unseen += [g for g in selection.every("--deselect") if not g.project]
+        if unseen:
+            into.blind.append(
+                "deselection under xdist that no worker reported: " + "; ".join(map(str, unseen))
             )
     return into

@@ -126,13 +126,14 @@ def _not_run(shards: Sequence[Shard]) -> list[str]:
     """Tests some shard collected and deselected that no shard ran."""
     infos = [shard.report.shard for shard in shards if shard.report.shard]
     ran = {n for info in infos for n in info.nodeids}
+    ran |= {n for info in infos for n in info.project_deselected}  # not the suite's
     return sorted({n for info in infos for n in info.deselected_ids} - ran)
 
 
 def partial(shards: Sequence[Shard]) -> str | None:
     """Why the shards together ran only part of the suite: a test file of the suite that no
-    shard collected, a collected test no shard ran, or a shard's own blind spot (--lf, --ignore,
-    deselection under xdist)."""
+    shard's paths reach, a test a shard deselected at invocation that no shard ran, or a shard's
+    own blind spot (--lf, deselection under xdist that no worker reported)."""
     infos = [s.report.shard for s in shards if s.report.shard]
     missed = _not_run(shards)
     files = {f for info in infos for f in info.files}

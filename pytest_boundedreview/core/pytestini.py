@@ -64,7 +64,7 @@ class Collection:
             current = root
             for part in path.relative_to(root).parts:
                 current = current / part
-                if any(_matches(pattern, current) for pattern in self.norecursedirs):
+                if any(matches(pattern, current) for pattern in self.norecursedirs):
                     break
             else:
                 return True
@@ -81,7 +81,7 @@ class Collection:
         return roots or [root]
 
 
-def _matches(pattern: str, path: Path) -> bool:
+def matches(pattern: str, path: Path) -> bool:
     """pytest's ``fnmatch_ex``: a pattern without a separator matches the folder's name, one
     with a separator the end of its whole path."""
     if os.sep not in pattern:
@@ -95,7 +95,7 @@ def from_session(
     rootdir: Path, testpaths: object, norecursedirs: object, source: str
 ) -> Collection:
     """The rules a running session uses (``config.getini`` values)."""
-    return Collection(rootdir, _words(testpaths), _words(norecursedirs), source)
+    return Collection(rootdir, words(testpaths), words(norecursedirs), source)
 
 
 def from_files(start: Path, stop: Path) -> Collection:
@@ -117,8 +117,8 @@ def from_files(start: Path, stop: Path) -> Collection:
             if options is not None:
                 return Collection(
                     folder,
-                    _words(options.get("testpaths", ())),
-                    _words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
+                    words(options.get("testpaths", ())),
+                    words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
                     str(path),
                 )
         if folder == stop:
@@ -129,9 +129,16 @@ def from_files(start: Path, stop: Path) -> Collection:
 def _options(path: Path) -> dict[str, Any] | None:
     """The pytest options of one configuration file, ``None`` when it holds none (a
     ``pytest.toml`` or ``pytest.ini`` always counts, as for pytest)."""
-    if path.suffix == ".toml":
-        document = tomllib.loads(path.read_text(encoding="utf-8"))
-        if path.name != "pyproject.toml":
+    return options_of(path.name, path.read_text(encoding="utf-8"))
+
+
+def options_of(name: str, text: str) -> dict[str, Any] | None:
+    """The pytest options in ``text``, the content of a configuration file called ``name``;
+    ``None`` when it holds none. Raises ``ValueError`` or ``configparser.Error`` on a file
+    pytest could not read either."""
+    if name.endswith(".toml"):
+        document = tomllib.loads(text)
+        if name != "pyproject.toml":
             table = document.get("pytest", {})
             return table if isinstance(table, dict) else {}
         tool = document.get("tool", {}).get("pytest")
@@ -141,15 +148,16 @@ def _options(path: Path) -> dict[str, Any] | None:
         native = {k: v for k, v in tool.items() if k != "ini_options"}
         return native or (ini if isinstance(ini, dict) else None)
     parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.read_string(path.read_text(encoding="utf-8"), str(path))
-    section = _INI_FILES.get(path.name, "tool:pytest")
+    parser.read_string(text, name)
+    section = _INI_FILES.get(name, "tool:pytest")
     if parser.has_section(section):
         return dict(parser.items(section))
-    return {} if path.name in ("pytest.ini", ".pytest.ini") else None
+    return {} if name in ("pytest.ini", ".pytest.ini") else None
 
 
-def _words(value: object) -> tuple[str, ...]:
-    """An ``args`` option's value: a list as it is, a string split as a shell would."""
+def words(value: object) -> tuple[str, ...]:
+    """An ``args`` or ``linelist`` option's value: a list as it is, a string split as a
+    shell would."""
     if isinstance(value, str):
         return tuple(shlex.split(value))
     if isinstance(value, Sequence):

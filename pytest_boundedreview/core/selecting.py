@@ -28,23 +28,57 @@ class Given:
         return self.origin in PROJECT
 
     def __str__(self) -> str:
-        return f"{self.origin}: {self.option} {shlex.quote(self.value)}"
+        value = f" {shlex.quote(self.value)}" if self.value else ""
+        return f"{self.origin}: {self.option}{value}"
 
 
-def scan(tokens: Sequence[str], origin: str) -> list[Given]:
-    """The selecting options among ``tokens`` (``-m EXPR``, ``-mEXPR``, ``--ignore=PATH``...)."""
+def scan(tokens: Sequence[str], origin: str, options: Sequence[str] = SELECTING) -> list[Given]:
+    """The ``options`` among ``tokens``, each with its value (``-m EXPR``, ``-mEXPR``,
+    ``--ignore=PATH``...)."""
+    short = tuple(o for o in options if not o.startswith("--"))
+    long = tuple(f"{o}=" for o in options if o.startswith("--"))
     found, pending = [], None
     for token in map(str, tokens):
         if pending is not None:
             found.append(Given(origin, pending, token))
             pending = None
-        elif token in SELECTING:
+        elif token in options:
             pending = token
-        elif token.startswith(_SHORT) and not token.startswith("--"):
+        elif short and token.startswith(short) and not token.startswith("--"):
             found.append(Given(origin, token[:2], token[2:]))
-        elif token.startswith(tuple(f"{o}=" for o in _LONG)):
+        elif long and token.startswith(long):
             option, _, value = token.partition("=")
             found.append(Given(origin, option, value))
+    return found
+
+
+# What reconfigures the collection itself when given at invocation: an ini override of a
+# collection key, another configuration file or rootdir, conftest files cut off, a collecting
+# plugin turned off.
+RECONFIGURING = ("-o", "--override-ini", "-c", "--config-file", "--rootdir", "--confcutdir", "-p")
+COLLECTION_KEYS = frozenset(
+    {"addopts", "testpaths", "python_files", "python_classes", "python_functions", "norecursedirs"}
+)
+COLLECTING_PLUGINS = frozenset({"doctest", "python", "unittest", "main"})
+
+
+def reconfiguring(tokens: Sequence[str], origin: str) -> list[Given]:
+    """The options among ``tokens`` that change how pytest collects: ``-o KEY=...`` of a
+    collection key, ``-c``, ``--rootdir``, ``--confcutdir``, ``--noconftest``, ``-p no:NAME``
+    of a collecting plugin (``-c`` and ``--rootdir`` may name the project's own; the caller
+    compares)."""
+    found = []
+    for given in scan(tokens, origin, RECONFIGURING):
+        if given.option in ("-o", "--override-ini"):
+            if given.value.partition("=")[0].strip() in COLLECTION_KEYS:
+                found.append(given)
+        elif given.option == "-p":
+            if given.value.startswith("no:") and given.value[3:] in COLLECTING_PLUGINS:
+                found.append(given)
+        else:
+            found.append(given)
+    if "--noconftest" in tokens:
+        found.append(Given(origin, "--noconftest", ""))
     return found
 
 
@@ -82,6 +116,8 @@ class Selection:
 
     given: tuple[Given, ...]
     declared: tuple[Given, ...] = ()
+    reconfigured: tuple[Given, ...] = ()  # given at invocation: see :func:`reconfiguring`
+    invocation: tuple[str, ...] = ()  # every token given at invocation
 
     @classmethod
     def of(
@@ -100,7 +136,16 @@ class Selection:
             *scan(from_env, "PYTEST_ADDOPTS"),
             *scan(command_line, "command line"),
         ]
-        return cls(tuple(given), tuple(scan(declared, "declared suite")))
+        reconfigured = [
+            *reconfiguring(from_env, "PYTEST_ADDOPTS"),
+            *reconfiguring(command_line, "command line"),
+        ]
+        return cls(
+            tuple(given),
+            tuple(scan(declared, "declared suite")),
+            tuple(reconfigured),
+            (*from_env, *map(str, command_line)),
+        )
 
     def effective(self, option: str) -> Given | None:
         """Where the value pytest used for a last-one-wins option (``-m``, ``-k``) came from:

@@ -197,7 +197,8 @@ class ShardInfo:
     deselected_ids: list[str] = field(default_factory=list)  # collected, then deselected
     files: list[str] = field(default_factory=list)  # the test files it collected
     suite_files: list[str] = field(default_factory=list)  # the suite's test files, all shards'
-    narrowed: str | None = None  # what else kept tests from running (--lf, --ignore, xdist -k)
+    narrowed: str | None = None  # what it could not see (--lf, deselection no worker reported)
+    project_deselected: list[str] = field(default_factory=list)  # by the project's own
 
 
 @plain

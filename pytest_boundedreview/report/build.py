@@ -32,6 +32,7 @@ from ..models.report import (
 )
 from ..risk import DOCS_PATHS, assess, rules_from
 from ..target.freeze import Target
+from ..target.livetree import shown
 
 if TYPE_CHECKING:
     from ..models.finding import RejectedFinding, ReportFinding
@@ -157,7 +158,7 @@ def build(ev: Evidence) -> Report:
             base=ev.target.base,
             head=ev.target.head,
             revision=ev.target.revision,
-            files=ev.target.files,
+            files=[shown(f) for f in ev.target.files],
             empty=ev.target.empty,
             base_commit=ev.target.base_commit,
         ),

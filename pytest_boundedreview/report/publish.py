@@ -39,7 +39,8 @@ def publish(
     ]
     for target, fmt in outputs:
         try:
-            write_atomic(target, render(report, fmt).encode())
+            # a name git holds as bytes that are not UTF-8 is written as its escape
+            write_atomic(target, render(report, fmt).encode("utf-8", "backslashreplace"))
         except OSError as exc:
             raise FatalError(f"cannot write the {fmt} report {target}: {exc}") from exc
     if env.get("GITHUB_ACTIONS") != "true" or report.shard is not None:

@@ -75,12 +75,12 @@ def test_a_path_narrower_than_the_suite_is_partial_and_names_what_it_left_out(
     )
     assert_partial(code, report, why)
     assert report["suite"] == {
-        "defined_by": ["the rootdir (no testpaths)"],
+        "defined_by": ["the rootdir, no testpaths (pyproject.toml)"],
         "left_out": ["tests/test_b.py"],
         "left_out_total": 1,
     }
     assert (
-        "suite: defined by the rootdir (no testpaths); left out: tests/test_b.py"
+        "suite: defined by the rootdir, no testpaths (pyproject.toml); left out: tests/test_b.py"
         in (report["stdout"])
     )
 
@@ -102,7 +102,7 @@ def test_paths_that_cover_testpaths_are_the_whole_suite(
     setup(project, ini='testpaths = ["tests"]\n', files={"elsewhere/test_x.py": TEST})
     code, report = review(pytester, *given)
     assert_whole(code, report)
-    assert report["suite"]["defined_by"] == ["testpaths: tests"]
+    assert report["suite"]["defined_by"] == ["testpaths: tests (pyproject.toml)"]
 
 
 @pytest.mark.parametrize(
@@ -211,7 +211,7 @@ def test_deselection_by_the_projects_addopts_defines_the_suite(
     )
     assert note in report["limitations"]
     assert report["suite"]["defined_by"] == [
-        "the rootdir (no testpaths)",
+        "the rootdir, no testpaths (pyproject.toml)",
         "addopts: -m 'not stress' (1 deselected)",
     ]
 
@@ -261,8 +261,7 @@ def test_a_conftest_of_the_project_that_deselects_defines_the_suite(
     code, report = review(pytester, *workers)
     assert_whole(code, report)
     note = (
-        "1 test(s) deselected by the project's configuration (conftest conftest.py's "
-        "pytest_collection_modifyitems); not reviewed"
+        "1 test(s) deselected by the project's configuration (conftest conftest.py); not reviewed"
     )
     assert note in report["limitations"]
 
@@ -319,7 +318,7 @@ def test_declared_paths_take_the_place_of_testpaths(
     setup(project, config='suite = ["tests"]\n', files={"tools/test_release.py": TEST})
     code, report = review(pytester, "tests")
     assert_whole(code, report)
-    assert report["suite"]["defined_by"] == ["declared suite: tests"]
+    assert report["suite"]["defined_by"] == ["declared suite: tests (pyproject.toml)"]
     code, report = review(pytester, "tests/test_a.py")
     assert report["suite"]["left_out"] == ["tests/test_b.py"]
     assert code == 1

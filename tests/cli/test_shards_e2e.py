@@ -411,6 +411,8 @@ def test_the_projects_own_deselection_is_the_suite_in_a_merge_and_an_invocations
         },
         "opt-in stress tests",
     )
+    repo.git("branch", "--force", "base")  # the project's own configuration, at the base
+    repo.commit({"README.md": "docs\n"}, "a harmless change")
     out = tmp_path / "shards"
     narrowing = [] if deselect == "-m" else ["-k", "not test_fine"]
     assert _shard(repo, out, "shard-1.json", "tests/test_a.py", *narrowing).returncode == 0

@@ -1,0 +1,42 @@
+"""The project's own pytest configuration, against which a session's suite is judged: the file
+pytest uses at the checkout — the repository root's when it collects the session's rootdir
+(a session started in ``tests/`` beside its own ``pytest.ini`` is still part of the root's
+suite), else the session's own — read as the base has it when the change touches it (a change
+cannot define its own suite), else as it is on disk."""
+
+from __future__ import annotations
+
+import configparser
+from collections.abc import Collection
+from pathlib import Path
+
+from ..core.pytestini import from_files, options_of
+from ..target import git
+from .wholeness import Project
+
+
+def project_of(
+    repo: git.Repo,
+    rootpath: Path,
+    inipath: Path | None,
+    base_commit: str | None,
+    changed: Collection[str],
+) -> Project:
+    """The project configuration of a session whose rootdir is ``rootpath`` and configuration
+    file ``inipath``, for a change against ``base_commit`` touching the files ``changed``."""
+    top = from_files(repo.root, repo.root)
+    if top.source != "pytest's defaults" and top.collects(rootpath.resolve()):
+        file: Path | None = Path(top.source)
+    else:
+        file = inipath
+    if file is None:
+        return Project(rootpath, {}, None)
+    name = file.resolve().relative_to(repo.root.resolve()).as_posix()
+    text = repo.show(base_commit, name) if base_commit and name in changed else None
+    if text is None and not (base_commit and name in changed):
+        text = file.read_text(encoding="utf-8", errors="replace")
+    try:  # absent at the base (the change adds it): pytest's defaults are the project's
+        options = options_of(file.name, text) if text is not None else None
+    except (ValueError, configparser.Error):
+        options = None
+    return Project(file.parent, options or {}, file)
