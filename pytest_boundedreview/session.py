@@ -285,8 +285,9 @@ class BoundedReview:
         from .baseline.rerun import child_env, rerun
 
         run = self._base_run()
+        env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
         in_a_new_process = partial(
-            rerun, rootdir=run.rootdir, args=run.args, env=child_env(), timeout=run.timeout
+            rerun, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout
         )
         return dataclasses.replace(
             run,
@@ -318,11 +319,14 @@ class BoundedReview:
             self._early.close()
 
     def _replayable(self) -> list[str]:
-        """The session's options that a re-run of some of its tests repeats."""
+        """The session's options that a re-run of some of its tests repeats, with its random
+        seed (pytest-randomly's, when it ran)."""
         from .baseline.rerun import replayable
+        from .baseline.seeds import with_seed
 
         params = self.config.invocation_params
-        return replayable(params.args, self.config.args, params.dir)
+        replayed = replayable(params.args, self.config.args, params.dir)
+        return with_seed(replayed, self.config.getoption("randomly_seed", None))
 
     def _baseline(self) -> Classification:
         """The session's failures re-run at head and at the base, and classified."""

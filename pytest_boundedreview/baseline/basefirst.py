@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 from . import redirect
-from .redirect import ENV, REPORT
+from .redirect import ENV, REPORT, WITHHELD
 
 BOOT = "boot"
 _MODULE = "_bounded_review_redirect"
@@ -49,12 +49,21 @@ finally:
 """
 
 
-def prepare(folder: Path, live: Path, copy: Path, env: Mapping[str, str]) -> dict[str, str]:
+def prepare(
+    folder: Path,
+    live: Path,
+    copy: Path,
+    env: Mapping[str, str],
+    withheld: Sequence[str] = (),
+) -> dict[str, str]:
     """``env`` for a re-run recording into ``folder`` that runs in ``copy`` of the repository
     at ``live``: the boot folder (made here) first on ``PYTHONPATH``. A re-run started inside
-    another keeps that one's redirect too."""
+    another keeps that one's redirect too. ``withheld``: the files (relative to ``live``) of
+    compiled modules the copy was not given, whose imports in vain the re-run reports."""
     boot = folder / BOOT
     boot.mkdir()
+    if withheld:
+        (folder / WITHHELD).write_text(json.dumps(list(withheld)), encoding="utf-8")
     stub = _STUB.format(name=_MODULE, path=str(Path(redirect.__file__).resolve()))
     (boot / "sitecustomize.py").write_text(stub, encoding="utf-8")
     prepared = dict(env)
@@ -78,27 +87,42 @@ def prepare(folder: Path, live: Path, copy: Path, env: Mapping[str, str]) -> dic
 MAX_BYTES = 4 * 1024 * 1024
 
 
+def _reports(folder: Path) -> Iterator[object]:
+    """The reports of the re-run recording into ``folder`` and of the processes it started,
+    each parsed (``None`` for one missing, too large or not JSON)."""
+    for report in [folder / REPORT, *sorted(folder.glob("provenance-*.json"))]:
+        try:
+            text = report.read_bytes()
+        except OSError:
+            yield None
+            continue
+        try:
+            yield json.loads(text) if len(text) <= MAX_BYTES else None
+        except ValueError:
+            yield None
+
+
 def read(folder: Path) -> tuple[str, ...] | None:
     """``"module (file)"`` of each module the re-run recording into ``folder`` (and the
     processes it started) ran from the live repository; ``None`` when the re-run did not
     report (its redirect never started) or a report is not of this shape."""
     found: set[str] = set()
-    reports = [folder / REPORT, *sorted(folder.glob("provenance-*.json"))]
-    for report in reports:
-        try:
-            text = report.read_bytes()
-        except OSError:
-            return None
-        if len(text) > MAX_BYTES:
-            return None
-        try:
-            data = json.loads(text)
-        except ValueError:
-            return None
+    for data in _reports(folder):
         live = data.get("live") if isinstance(data, dict) else None
         if not isinstance(live, list) or not all(_pair(item) for item in live):
             return None
         found.update(f"{name or '?'} ({file})" for name, file in live)
+    return tuple(sorted(found))
+
+
+def tried(folder: Path) -> tuple[str, ...]:
+    """The withheld compiled modules (see :func:`prepare`) the re-run recording into
+    ``folder`` tried to import and did not find."""
+    found: set[str] = set()
+    for data in _reports(folder):
+        names = data.get("withheld") if isinstance(data, dict) else None
+        if isinstance(names, list):
+            found.update(name for name in names if isinstance(name, str))
     return tuple(sorted(found))
 
 

@@ -1,7 +1,8 @@
 """Base re-run results cached under the state folder.
 
 The key is the base commit, the Python version, the installed distributions, the replayed
-options and what the answers rest on: with all of those equal, a test's outcome at the base is
+options, how the checkout was made ready (``base_setup``, the compiled modules copied in) and
+what the answers rest on: with all of those equal, a test's outcome at the base is
 already known. A cache file that cannot be read or parsed, or whose digest does not match what
 it holds, is ignored (and later replaced), never trusted.
 """
@@ -41,13 +42,17 @@ def environment_digest() -> str:
     return hashlib.sha256(text.encode()).hexdigest()
 
 
-# Answers of base runs that imported the base's code only (see basefirst.py): those cached
-# before that may come from the working tree's code and are not read.
-ANSWERS = "base-code-only"
+# Answers of base runs that imported the base's code only (see basefirst.py), with the
+# signatures of signature.py as it folds messages now and the ids of tests the base did not
+# collect told apart (classify.py): answers cached before that are not read.
+ANSWERS = "base-code-only; signatures 2; unlisted ids"
 
 
-def cache_path(state: Path, base_commit: str, args: Sequence[str]) -> Path:
-    key = json.dumps([base_commit, environment_digest(), list(args), ANSWERS])
+def cache_path(state: Path, base_commit: str, args: Sequence[str], prepared: str = "") -> Path:
+    """The cache file of base answers for ``base_commit`` run with ``args`` in a checkout
+    made ready as ``prepared`` says (the set-up command and the compiled modules copied in,
+    see artefacts.py)."""
+    key = json.dumps([base_commit, environment_digest(), list(args), ANSWERS, prepared])
     return state / FOLDER / f"base-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 

@@ -5,11 +5,13 @@ not know re-run, at the same time, at the base revision in a temporary checkout,
 sources first on ``sys.path`` and every import of the live repository's code turned to the
 checkout's (``basefirst.py``), so no install of the project, editable or not, shadows the base
 code; a base run that still ran a module of the live repository answers nothing (``unknown``).
+The checkout is first made ready as the working tree runs (``artefacts.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +20,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import GitError
 from ..models import TestFailure
 from ..target import git, kept, worktree
+from . import artefacts, testdefs
 from . import cache as basecache
 from .outcomes import NodeOutcome
 from .rerun import (
@@ -65,6 +68,20 @@ class BaselineRun:
     rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
     # The base re-run the session started early, handed the node ids (see early.py).
     started_early: Callable[[Sequence[str]], tuple[PendingRerun, Path] | None] | None = None
+    setup: tuple[str, ...] | None = None  # base_setup, as configured
+
+    @functools.cached_property
+    def preparation(self) -> artefacts.Preparation:
+        """What is done in a base checkout before the base re-run (see artefacts.py)."""
+        if self.base_commit is None:
+            return artefacts.Preparation()
+        return artefacts.plan(self.repo, self.base_commit, self.rootdir, self.setup)
+
+    def cache_file(self) -> Path:
+        """Where the base answers of this run are cached (see cache.py)."""
+        assert self.base_commit is not None
+        stamp = self.preparation.stamp
+        return basecache.cache_path(self.state, self.base_commit, self.args, stamp)
 
     @classmethod
     def configured(
@@ -87,11 +104,15 @@ class BaselineRun:
             timeout=settings.base_timeout,
             state=state,
             reuse_checkout=settings.reuse_base_checkout,
+            setup=tuple(settings.base_setup) if settings.base_setup else None,
         )
 
 
-def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str, str]:
-    """What happened to ``nodeid`` in a base re-run whose rootdir is ``rootdir``."""
+def verdict_at_base(
+    nodeid: str, result: RerunResult, rootdir: Path, withheld_because: str = ""
+) -> dict[str, str]:
+    """What happened to ``nodeid`` in a base re-run whose rootdir is ``rootdir``
+    (``withheld_because``: why compiled modules were not copied into the checkout)."""
     path = nodeid.split("::", 1)[0]
     if not (rootdir / path).exists():
         return {"kind": "missing"}
@@ -99,6 +120,13 @@ def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str
         shown = ", ".join(result.live[:3]) + (" ..." if len(result.live) > 3 else "")
         detail = f"the base run loaded {shown} from the working tree, not from the base"
         return {"kind": "live", "detail": detail}
+    if result.withheld:  # its outcomes may be those of a missing compiled module
+        shown = ", ".join(result.withheld[:3]) + (" ..." if len(result.withheld) > 3 else "")
+        detail = (
+            f"the base run could not import {shown}, built in the working tree and not "
+            f"copied to the base, as {withheld_because or 'it was withheld'}"
+        )
+        return {"kind": "withheld", "detail": detail}
     if nodeid in result.failed:
         return {"kind": "failed", "signature": result.failed[nodeid]}
     if "::" not in nodeid:  # a file that failed to collect at head collects at base
@@ -107,14 +135,29 @@ def verdict_at_base(nodeid: str, result: RerunResult, rootdir: Path) -> dict[str
         return {"kind": "collect-error", "signature": result.failed[path]}
     if nodeid in result.passed:
         return {"kind": "passed"}
-    return {"kind": "skipped" if nodeid in result.found else "missing"}
+    if nodeid in result.found:
+        return {"kind": "skipped"}
+    return testdefs.not_collected(nodeid, rootdir / path)
 
 
-def _judge(node: NodeOutcome, verdict: Mapping[str, str], into: Classification) -> None:
-    """File one head failure under its class, given what happened to it at the base."""
+def _judge(
+    node: NodeOutcome,
+    verdict: Mapping[str, str],
+    into: Classification,
+    head_rootdir: Path | None = None,
+) -> None:
+    """File one head failure under its class, given what happened to it at the base (and,
+    for a test the base did not list, its file at head in ``head_rootdir``)."""
     kind, base = verdict["kind"], verdict.get("signature")
+    if kind == "unlisted":
+        new, why = testdefs.new_case(node.nodeid, verdict.get("decorated", ""), head_rootdir)
+        bucket = into.target_related if new else into.unknown
+        bucket.append(TestFailure(nodeid=node.nodeid, signature=node.signature, reason=why))
+        return
     bucket, reason = {
         "live": (into.unknown, verdict.get("detail", "")),
+        "withheld": (into.unknown, verdict.get("detail", "")),
+        "unread": (into.unknown, verdict.get("detail", "")),
         "failed": (into.target_related, f"failure changed: was {base}"),
         "collect-error": (into.unknown, "its file does not collect at base"),
         "skipped": (into.unknown, "skipped at base"),  # the base could not tell: fail closed
@@ -170,7 +213,7 @@ def _flaky_check(
     into: Classification,
 ) -> list[NodeOutcome]:
     """Re-run the failures at head; file those that pass as flaky and return the rest."""
-    env = child_env()
+    env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
     for attempt in range(run.reruns):
         progress(f"re-running {len(remaining)} failing test(s) at head (flaky check {attempt + 1})")
         nodeids = [n.nodeid for n in remaining]
@@ -237,15 +280,23 @@ def _at(
     return checkout / relative, moved(run.args, run.repo.root, checkout), env
 
 
-def start_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[PendingRerun, Path]:
-    """Start running ``nodeids`` in ``checkout`` (see :func:`_at`); also the rootdir the node
-    ids are relative to."""
+def start_in(
+    checkout: Path, nodeids: Sequence[str], run: BaselineRun, at_base: bool = True
+) -> tuple[PendingRerun, Path]:
+    """Start running ``nodeids`` in ``checkout`` (see :func:`_at`), made ready first when it
+    is the base's (``at_base``, see artefacts.py); also the rootdir the node ids are relative
+    to."""
     rootdir, args, env = _at(checkout, run)
     if not rootdir.is_dir():
         return PendingRerun(), rootdir
-    copy_of = (run.repo.root, checkout)
     pending = start_rerun(
-        nodeids, rootdir=rootdir, args=args, env=env, timeout=run.timeout, copy_of=copy_of
+        nodeids,
+        rootdir=rootdir,
+        args=args,
+        env=env,
+        timeout=run.timeout,
+        copy_of=(run.repo.root, checkout),
+        prepare=run.preparation if at_base else None,
     )
     return pending, rootdir
 
@@ -254,8 +305,9 @@ def start_waiting_in(
     checkout: Path, run: BaselineRun, first: Sequence[str] = ()
 ) -> WaitingRerun | None:
     """A re-run child in ``checkout`` (see :func:`_at`) waiting for its node ids, started
-    with the session's paths, once the command ``first`` (if any) made the checkout; ``None``
-    when it cannot start. A path the base lacks is one pytest skips while waiting."""
+    with the session's paths, once the command ``first`` (if any) made the checkout and it was
+    made ready (see artefacts.py); ``None`` when it cannot start. A path the base lacks is one
+    pytest skips while waiting."""
     rootdir, args, env = _at(checkout, run, made=not first)
     paths = []
     for path in run.paths:
@@ -269,12 +321,15 @@ def start_waiting_in(
         paths=paths,
         first=first,
         copy_of=(run.repo.root, checkout),
+        prepare=run.preparation,
     )
 
 
-def rerun_in(checkout: Path, nodeids: Sequence[str], run: BaselineRun) -> tuple[RerunResult, Path]:
+def rerun_in(
+    checkout: Path, nodeids: Sequence[str], run: BaselineRun, at_base: bool = True
+) -> tuple[RerunResult, Path]:
     """Run ``nodeids`` in ``checkout`` (see :func:`start_in`) and wait for the outcomes."""
-    pending, rootdir = start_in(checkout, nodeids, run)
+    pending, rootdir = start_in(checkout, nodeids, run, at_base)
     return pending.result(), rootdir
 
 
@@ -312,10 +367,13 @@ def started_at_base(run: BaselineRun, nodeids: Sequence[str]) -> Iterator[Callab
 
         def verdicts() -> Verdicts:
             ran = pending.result()
+            if ran.status == "setup":
+                raise BaseUnavailable(f"the base could not be set up: {ran.detail}")
             if ran.status != "ok":
                 broke = "timed out" if ran.status == "timeout" else "broke"
                 raise BaseUnavailable(f"base run {broke}: {ran.detail}")
-            return {nodeid: verdict_at_base(nodeid, ran, rootdir) for nodeid in nodeids}
+            why = run.preparation.withheld_because()
+            return {nodeid: verdict_at_base(nodeid, ran, rootdir, why) for nodeid in nodeids}
 
         yield verdicts
 
@@ -336,10 +394,14 @@ class _AtBase:
     asked: frozenset[str] = frozenset()
     verdicts: Callable[[], Verdicts] | None = None
     unavailable: str | None = None
+    head_rootdir: Path | None = None  # where the tests are at head
+    notes: tuple[str, ...] = ()  # how the base checkout was made ready, when it is news
 
     def judge(self, nodes: Sequence[NodeOutcome], into: Classification) -> None:
         """File ``nodes`` (the failures the flaky check kept) by the base's answers; a base
         re-run none of them needs is not waited for (it ends with the classification)."""
+        if nodes:  # how the base was made ready, when the report needs to say it
+            into.limitations += self.notes
         if any(n.nodeid in self.asked for n in nodes):
             try:
                 if self.verdicts is not None:
@@ -349,15 +411,21 @@ class _AtBase:
             if self.unavailable is not None:
                 _unknown([n for n in nodes if n.nodeid in self.asked], self.unavailable, into)
                 into.limitations.append(self.unavailable)
-            live = [v for v in self.known.values() if v["kind"] == "live"]
-            if live:
-                into.limitations.append(live[0]["detail"] + ": its results count as unknown")
+            for kind in ("live", "withheld"):
+                found = [v for v in self.known.values() if v["kind"] == kind]
+                if found:
+                    into.limitations.append(found[0]["detail"] + ": its results count as unknown")
             if self.cache_file is not None:  # an answer from the live code is no base answer
-                kept = {k: v for k, v in self.known.items() if v["kind"] != "live"}
+                kept = {k: v for k, v in self.known.items() if v["kind"] not in _UNCACHED}
                 basecache.store(self.cache_file, kept)
         for node in nodes:
             if node.nodeid in self.known:
-                _judge(node, self.known[node.nodeid], into)
+                _judge(node, self.known[node.nodeid], into, self.head_rootdir)
+
+
+# Answers about this run alone: code of the working tree ran, or compiled modules it needs
+# were withheld; the next run may do neither.
+_UNCACHED = ("live", "withheld")
 
 
 def _start_at_base(
@@ -369,9 +437,16 @@ def _start_at_base(
     """The cached base answers for ``nodes``, and a base re-run started for the others (only
     cache misses are run), kept until ``stack`` closes."""
     if run.base_commit is None:
-        return _AtBase(known={n.nodeid: {"kind": "missing"} for n in nodes})
-    cache_file = basecache.cache_path(run.state, run.base_commit, run.args)
-    at = _AtBase(known=basecache.load(cache_file), cache_file=cache_file)
+        return _AtBase(
+            known={n.nodeid: {"kind": "missing"} for n in nodes}, head_rootdir=run.rootdir
+        )
+    cache_file = run.cache_file()
+    at = _AtBase(
+        known=basecache.load(cache_file),
+        cache_file=cache_file,
+        head_rootdir=run.rootdir,
+        notes=run.preparation.notes,
+    )
     todo = [n.nodeid for n in nodes if n.nodeid not in at.known]
     if todo:
         at.asked = frozenset(todo)

@@ -1,15 +1,17 @@
 """The base re-run started during the session, at the first failure the base cache does not
 know.
 
-At that failure one background process starts: ``git worktree add`` of the base, then, in
-the new checkout, a re-run child that loads pytest, the plugins and the base's conftest files
-for the session's paths, and waits for its node ids while the session goes on. By the time
-the session ends the checkout and the child's start are behind it. (A kept checkout,
-``reuse_base_checkout``, is brought back to its commit at once instead: that is quick.) The
-classification hands the child the failures that need the base (see
-:func:`classify.started_at_base`). A child that ended early or broke is replaced by a re-run
-started the usual way, in the same checkout if it was made. Only cache misses start
-anything; what is never needed costs its start and nothing else.
+At that failure one background process starts: ``git worktree add`` of the base, the
+checkout made ready (compiled modules copied in, ``base_setup`` run: see artefacts.py), then,
+in the new checkout, a re-run child that loads pytest, the plugins and the base's conftest
+files for the session's paths, and waits for its node ids while the session goes on. By the
+time the session ends the checkout and the child's start are behind it. (A kept checkout,
+``reuse_base_checkout``, is brought back to its commit at once instead: that is quick; the
+process then makes it ready.) The classification hands the child the failures that need the
+base (see :func:`classify.started_at_base`). A child that ended early or broke is replaced by
+a re-run started the usual way, in the same checkout if it was made; one whose set-up command
+failed is not: that failure is the base's answer (every base result unknown). Only cache
+misses start anything; what is never needed costs its start and nothing else.
 
 :meth:`EarlyBase.close` ends the child and removes the checkout; the session calls it on every
 exit, and a killed session's leftovers go with the next run's sweep (the child dies with it).
@@ -73,8 +75,7 @@ class EarlyBase:
             self._settled = True
             return
         if self._known is None:
-            cache_file = basecache.cache_path(run.state, run.base_commit, run.args)
-            self._known = set(basecache.load(cache_file))
+            self._known = set(basecache.load(run.cache_file()))
         if nodeid in self._known:
             return
         self._settled = True

@@ -12,6 +12,10 @@ has run), from the tool's own installation; it then installs:
 - an audit hook that notes every module executed from a file of the live repository, for what
   bypasses the finders (``spec_from_file_location`` of an absolute path, ``runpy``).
 
+When compiled modules built in the working tree were left out of the copy (``withheld.json``
+in the record folder lists their files), an import of one of them that finds nothing is noted
+too: what the run then did says nothing about the base as the working tree runs it.
+
 At exit the child writes the modules it ran from the live repository (``provenance.json``);
 subprocesses that start from it do the same, each in a file of its own when they have any. Code
 inside the standard library's folder and ``site-packages`` (a ``.venv`` in the repository) is
@@ -33,9 +37,11 @@ from importlib.machinery import ModuleSpec, PathFinder
 from importlib.util import spec_from_file_location
 from pathlib import Path
 from types import CodeType
+from typing import Any
 
 ENV = "BOUNDED_REVIEW_BASE_FIRST"
 REPORT = "provenance.json"
+WITHHELD = "withheld.json"  # the compiled modules' files (relative) the copy was not given
 _SITE_FOLDERS = (f"{os.sep}site-packages{os.sep}", f"{os.sep}dist-packages{os.sep}")
 
 
@@ -95,11 +101,15 @@ class Redirect:
     """The meta path finder that imports the copy's module where another finder offers the
     live repository's."""
 
-    def __init__(self, place: Place) -> None:
+    def __init__(self, place: Place, withheld: Sequence[str] = ()) -> None:
         self.place = place
         self.redirected: set[str] = set()
         self.lacking: dict[str, str] = {}  # live file -> module the copy has no file for
         self._asking = threading.local()
+        # Each withheld file as the parts of a module name (``pkg/_x.cpython-312.so``:
+        # pkg, _x); a module whose name ends with those parts is one of them.
+        self._withheld = {(*Path(f).parent.parts, Path(f).name.partition(".")[0]) for f in withheld}
+        self.tried: set[str] = set()  # withheld modules imported in vain
 
     def find_spec(
         self, name: str, path: Sequence[str] | None = None, target: object = None
@@ -112,7 +122,17 @@ class Redirect:
             spec = self._others(name, path, target)
         finally:
             asking.discard(name)
-        return None if spec is None else self._in_copy(name, spec)
+        if spec is None:
+            if self._withheld and self._is_withheld(name):
+                self.tried.add(name)
+            return None
+        return self._in_copy(name, spec)
+
+    def _is_withheld(self, name: str) -> bool:
+        parts = tuple(name.split("."))
+        return any(
+            file[-len(parts) :] == parts for file in self._withheld if len(file) >= len(parts)
+        )
 
     def _others(self, name: str, path: Sequence[str] | None, target: object) -> ModuleSpec | None:
         """What the finders after this one answer, as the import system would ask them."""
@@ -215,10 +235,12 @@ class Provenance:
         return sorted([name, file] for file, name in self.files.items())
 
     def write(self, always: bool) -> None:
-        live = self.live()
-        if not (live or always):
+        live, tried = self.live(), sorted(self.redirect.tried)
+        if not (live or tried or always):
             return
-        data = {"live": live, "redirected": sorted(self.redirect.redirected)}
+        data: dict[str, list[Any]] = {"live": live, "redirected": sorted(self.redirect.redirected)}
+        if tried:
+            data["withheld"] = tried
         # When the re-run is over and its folder gone, nobody reads this any more.
         with contextlib.suppress(OSError):
             self.report.write_text(json.dumps(data), encoding="utf-8")
@@ -245,7 +267,13 @@ def install(live: str, copy: str, record: str) -> Provenance:
         there = os.path.normpath(os.path.join(place.copy, relative)) if relative else ""
         if there and os.path.isdir(there):
             sys.path[index] = there
-    redirect = Redirect(place)
+    try:
+        withheld = json.loads(Path(record, WITHHELD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        withheld = []
+    if not isinstance(withheld, list) or not all(isinstance(f, str) for f in withheld):
+        withheld = []
+    redirect = Redirect(place, withheld)
     sys.meta_path.insert(0, redirect)
     main = f"--bounded-review-record={record}" in sys.orig_argv
     report = REPORT if main else f"provenance-{os.getpid()}.json"

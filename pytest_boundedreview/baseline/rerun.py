@@ -23,7 +23,8 @@ from typing import Literal
 
 from ..core import subproc, tempdirs
 from ..target import git
-from . import basefirst, recorder
+from . import artefacts, basefirst, recorder
+from .artefacts import Preparation
 
 # Options of the original session a re-run must not repeat: they select, stop or repeat tests,
 # write the user's outputs, or drive the session. Everything else (conftest options such as
@@ -137,9 +138,10 @@ def replayable(
 
 @dataclass(frozen=True)
 class RerunResult:
-    """Outcomes of one re-run. ``status`` is ``ok`` unless the run itself broke."""
+    """Outcomes of one re-run. ``status`` is ``ok`` unless the run itself broke (``setup``:
+    the set-up command run before it failed)."""
 
-    status: Literal["ok", "timeout", "error"]
+    status: Literal["ok", "timeout", "error", "setup"]
     detail: str = ""
     found: frozenset[str] = frozenset()
     failed: Mapping[str, str] = field(default_factory=dict)
@@ -147,6 +149,9 @@ class RerunResult:
     # "module (file)" of each module a re-run in a copy of the repository ran from the live
     # repository instead: its outcomes then say nothing about the copy (see basefirst.py).
     live: tuple[str, ...] = ()
+    # Compiled modules of the working tree the copy was not given that the re-run tried to
+    # import (see artefacts.py): its outcomes may be theirs alone.
+    withheld: tuple[str, ...] = ()
 
 
 def moved(args: Sequence[str], old_root: Path, new_root: Path) -> list[str]:
@@ -246,9 +251,15 @@ class PendingRerun:
         if self._folder is None or self._child is None:
             return RerunResult(status="ok")  # nothing to run
         outcome = self._child if isinstance(self._child, subproc.Outcome) else self._child.finish()
+        setup = artefacts.setup_command(self._folder)
         if outcome.timed_out:
             detail = f"re-run timed out after {self._timeout:g}s"
+            if setup is not None and not (self._folder / MADE).exists():
+                detail = f"base_setup {shlex.join(setup)} did not finish within {self._timeout:g}s"
             return RerunResult(status="timeout", detail=detail)
+        failed_setup = artefacts.setup_failure(self._folder)
+        if failed_setup is not None:
+            return RerunResult(status="setup", detail=failed_setup)
         result_file = self._folder / recorder.RESULT
         if outcome.returncode not in (0, 1, 5) or not result_file.exists():
             tail = (outcome.stderr or outcome.stdout).decode("utf-8", "replace").strip()
@@ -265,6 +276,7 @@ class PendingRerun:
             failed={k: " | ".join(v) for k, v in data["failed"].items()},
             passed=frozenset(data["passed"]),
             live=live,
+            withheld=basefirst.tried(self._folder) if self._in_copy else (),
         )
 
 
@@ -293,14 +305,20 @@ def _start_child(
     paths: Sequence[str] = (),
     first: Sequence[str] = (),
     copy_of: tuple[Path, Path] | None = None,
+    prepare: Preparation | None = None,
 ) -> subproc.Started | subproc.Outcome:
     """A pytest child recording into ``folder``: running ``files``, or, when ``files`` is
     ``None``, starting with ``paths`` (for their conftest files) and waiting for its
     selection; after the command ``first`` succeeds, if one is given (it makes ``rootdir``).
     With ``copy_of`` (the live repository, and the copy of it the child runs in), the child
-    imports the copy's code wherever the environment points into the live one."""
+    imports the copy's code wherever the environment points into the live one, once the copy
+    is made ready by ``prepare`` (see artefacts.py)."""
+    steps = [shlex.join(first)] if first else []
     if copy_of is not None:
-        env = basefirst.prepare(folder, *copy_of, env)
+        withheld = prepare.withheld if prepare is not None else ()
+        env = basefirst.prepare(folder, *copy_of, env, withheld)
+        if prepare is not None and prepare.needed:
+            steps.append(prepare.script(*copy_of, rootdir, folder))
     argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
     argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
     argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
@@ -310,10 +328,10 @@ def _start_child(
     # after the session's own options, wins), so a re-run costs about the test's own time.
     argv += [*args, "--tb=no"]
     argv += ["--bounded-review-wait", "--", *paths] if files is None else ["--", *files]
-    if first:  # then say so (MADE), and become the pytest child
+    if steps:  # then say so (MADE), and become the pytest child
         made, there = shlex.quote(str(folder / MADE)), shlex.quote(str(rootdir))
-        script = f"{shlex.join(first)} && : > {made} && cd {there} && exec {shlex.join(argv)}"
-        return subproc.start(["sh", "-c", script], cwd=folder, env=env, timeout=timeout)
+        steps += [f": > {made}", f"cd {there}", f"exec {shlex.join(argv)}"]
+        return subproc.start(["sh", "-c", " && ".join(steps)], cwd=folder, env=env, timeout=timeout)
     return subproc.start(argv, cwd=rootdir, env=env, timeout=timeout)
 
 
@@ -325,9 +343,10 @@ def start_rerun(
     env: Mapping[str, str],
     timeout: float,
     copy_of: tuple[Path, Path] | None = None,
+    prepare: Preparation | None = None,
 ) -> PendingRerun:
     """Start running ``nodeids`` (relative to ``rootdir``) once, in a pytest child; files
-    missing there are skipped. ``copy_of``: see :func:`_start_child`."""
+    missing there are skipped. ``copy_of``, ``prepare``: see :func:`_start_child`."""
     wanted = sorted(set(nodeids))
     files = _files(wanted, rootdir)
     if not files:
@@ -335,7 +354,9 @@ def start_rerun(
     folder = tempdirs.make("rerun")
     try:
         _select(folder, wanted, files)
-        child = _start_child(folder, rootdir, args, env, timeout, files, copy_of=copy_of)
+        child = _start_child(
+            folder, rootdir, args, env, timeout, files, copy_of=copy_of, prepare=prepare
+        )
         return PendingRerun(folder, child, timeout, in_copy=copy_of is not None)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
@@ -367,10 +388,12 @@ class WaitingRerun:
         """Give the child ``nodeids`` to run, its time counted from now; ``None`` when it has
         already ended (then the caller starts a re-run of its own)."""
         deadline = time.monotonic() + self._timeout
-        while not self.made:  # rootdir is being made
+        while not self.made:  # rootdir is being made (and made ready)
             self.made = (self._folder / MADE).exists()
             if self.made:
                 break
+            if not self._child.running() and artefacts.setup_failure(self._folder):
+                return PendingRerun(self._folder, self._child, self._timeout, self._in_copy)
             if not self._child.running() or time.monotonic() > deadline:
                 self.cancel()
                 return None
@@ -401,21 +424,26 @@ def start_waiting(
     paths: Sequence[str] = (),
     first: Sequence[str] = (),
     copy_of: tuple[Path, Path] | None = None,
+    prepare: Preparation | None = None,
 ) -> WaitingRerun | None:
     """Start a pytest child in ``rootdir`` that loads the conftest files of ``paths`` (as a
     session given them does) and waits for the node ids it is to run (see
     :meth:`WaitingRerun.hand`), once the command ``first`` (if any) made ``rootdir``; ``None``
-    when it cannot start. ``copy_of``: see :func:`_start_child`."""
+    when it cannot start. ``copy_of``, ``prepare``: see :func:`_start_child`."""
     folder = tempdirs.make("rerun")
     try:
-        child = _start_child(folder, rootdir, args, env, timeout, None, paths, first, copy_of)
+        child = _start_child(
+            folder, rootdir, args, env, timeout, None, paths, first, copy_of, prepare
+        )
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
     if isinstance(child, subproc.Outcome):
         shutil.rmtree(folder, ignore_errors=True)
         return None
-    return WaitingRerun(folder, child, rootdir, timeout, not first, copy_of is not None)
+    readied = copy_of is not None and prepare is not None and prepare.needed
+    made = not first and not readied
+    return WaitingRerun(folder, child, rootdir, timeout, made, copy_of is not None)
 
 
 def rerun(

@@ -3,6 +3,11 @@
 A signature is the exception type, the message with volatile parts folded (addresses, numbers,
 temporary paths, the checkout's own location) and the failing frame's file and function, so the
 same failure at the base checkout and at head compares equal.
+
+What differs between two runs of the same failure is folded too: the end of an object's repr
+that pytest shortened in the middle (``<pkg.tests....x7f3ab90>``: what is left there depends on
+the address) is one token, and the elements of a ``{...}`` group (a set's order follows the
+hash seed) are sorted.
 """
 
 from __future__ import annotations
@@ -17,6 +22,19 @@ from pathlib import Path
 import pytest
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
+# A hex number without its 0x (an id, a digest): eight or more hex digits, a digit and a
+# letter among them, as one word; folded whole, where the number rule would fold a piece.
+_BARE_HEX = re.compile(r"(?<!\w)(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}(?!\w)")
+# pytest's saferepr keeps the two ends of a long repr around "...": its start, as many
+# characters whatever the repr holds, and its end, where the address is (so what is left of it,
+# and of the words before it, depends on the address). A shortened ``<...>`` repr keeps its
+# start and folds from the cut to its end; elsewhere hex digits at the cut and the word after
+# it fold.
+_CUT_REPR = re.compile(r"(<[^<>]*?)[0-9a-fA-Fx]*\.{3,}[^<>]*>")
+_CUT = re.compile(r"[0-9a-fA-Fx]*\.{3,}\w*")
+_GROUP = re.compile(r"\{([^{}]*)\}")
+_OPEN, _CLOSE = "\x00", "\x01"  # a group already put in order, while its parent is
+_PAIRS = {"(": ")", "[": "]", "<": ">", _OPEN: _CLOSE}
 _NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
 _TEMP_DIRS = sorted({tempfile.gettempdir(), "/tmp", "/var/folders", "/private/var"}, key=len)
 _TEMP = re.compile("(?:" + "|".join(re.escape(d) for d in reversed(_TEMP_DIRS)) + r")/[^\s'\":]*")
@@ -36,10 +54,57 @@ def normalise_message(message: str, root: Path) -> str:
     for prefix in {str(root), str(root.resolve())}:
         text = text.replace(prefix, "<root>")
     text = _TEMP.sub("<tmp>", text)
+    text = _CUT.sub("...", _CUT_REPR.sub(r"\1...>", text))
     text = _HEX.sub("<addr>", text)
+    text = _BARE_HEX.sub("<addr>", text)
     text = _NUMBER.sub("N", text)
     text = _SPACE.sub(" ", text)
-    return text[:MAX_MESSAGE]
+    return in_order(text)[:MAX_MESSAGE]
+
+
+def in_order(text: str) -> str:
+    """``text`` with the elements of each ``{...}`` group sorted, innermost groups first: a
+    set's repr lists its elements in the order of their hashes, which the hash seed changes
+    from run to run. A group pytest shortened (holding ``...``) is ``{...}``: which elements
+    it shows depends on that order too."""
+
+    def ordered(match: re.Match[str]) -> str:
+        inside = match[1]
+        if "..." in inside:
+            return _OPEN + "..." + _CLOSE
+        return _OPEN + ", ".join(sorted(_elements(inside))) + _CLOSE
+
+    while True:
+        done = _GROUP.sub(ordered, text)
+        if done == text:
+            return text.replace(_OPEN, "{").replace(_CLOSE, "}")
+        text = done
+
+
+def _elements(inside: str) -> list[str]:
+    """``inside`` split at the ``, `` that separate its elements: outside quotes and
+    brackets."""
+    parts, start, closing, quote, i = [], 0, [], "", 0
+    while i < len(inside):
+        char = inside[i]
+        if quote:
+            if char == "\\":
+                i += 1
+            elif char == quote:
+                quote = ""
+        elif char in "'\"":
+            quote = char
+        elif char in _PAIRS:
+            closing.append(_PAIRS[char])
+        elif closing and char == closing[-1]:
+            closing.pop()
+        elif not closing and inside.startswith(", ", i):
+            parts.append(inside[start:i])
+            start = i + 2
+            i += 1
+        i += 1
+    parts.append(inside[start:])
+    return parts
 
 
 def location(path: str | Path, root: Path) -> str:

@@ -8,6 +8,7 @@ import difflib
 import hashlib
 import importlib.util
 import json
+import shlex
 import sys
 from collections.abc import Callable, Mapping
 from dataclasses import field
@@ -21,6 +22,7 @@ from .errors import ConfigError
 from .selecting import unknown as not_selecting
 from .statepath import DEFAULT_STATE_DIR, OWN_FOLDER_FIX, state_dir_problem
 from .tables import (
+    Argv,
     Category,
     CheckConfig,
     LaneConfig,
@@ -137,6 +139,12 @@ class Settings:
     base."""
     base_timeout: Seconds = 900
     """Seconds one re-run (at head or at the base) may take."""
+    base_setup: Argv | None = None
+    """An argv list (no shell) run in the base checkout, in pytest's rootdir there, before the
+    base re-run: what makes the base run like the working tree (`["python", "setup.py",
+    "build_ext", "--inplace"]`, compiled translations, generated code). It runs with the
+    session's environment within `base_timeout`; if it fails, every base result is `unknown`. A
+    change that alters it is reviewed with the base's value."""
     # Keep base checkouts in the user's cache folder for later cold runs (target/kept.py).
     reuse_base_checkout: bool = False
     """Keep base checkouts in your cache folder for later cold runs (one per base commit, at most 3
@@ -288,6 +296,16 @@ def read_toml(path: Path) -> dict[str, Any]:
         raise ConfigError(f"{path}: TOML syntax error: {where}") from exc
 
 
+def table_in(text: str) -> dict[str, Any] | None:
+    """The ``[tool.bounded-review]`` table of a ``pyproject.toml``'s ``text`` (another
+    revision's); ``None`` when it has none or is not TOML."""
+    try:
+        table = tomllib.loads(text).get("tool", {}).get("bounded-review")
+    except (tomllib.TOMLDecodeError, AttributeError):
+        return None
+    return table if isinstance(table, dict) else None
+
+
 def find_config(start: Path, stop: Path | None = None) -> tuple[Path | None, dict[str, Any]]:
     """The nearest ``pyproject.toml`` with a ``[tool.bounded-review]`` table, from ``start``
     upward (not above ``stop``), and that table; ``(None, {})`` when there is none."""
@@ -319,6 +337,14 @@ def _explain(error: Any, overrides: Mapping[str, object]) -> str:
         close = difflib.get_close_matches(str(loc[-1]), known, n=1)
         hint = f"did you mean {close[0]!r}? " if close else ""
         line += f"; {hint}known keys: {', '.join(known)}"
+    if error["type"] == "list_type" and isinstance(error.get("input"), str):
+        try:
+            words = shlex.split(error["input"])
+        except ValueError:  # an unclosed quote
+            words = error["input"].split()
+        line += f"; write it as a list (an argv list runs without a shell): {json.dumps(words)}"
+    if tuple(loc) == ("base_setup",) and error["type"] == "too_short":
+        line += "; leave the key out to run no set-up command"
     if loc and loc[0] in overrides:
         line = f"--bounded-review-{str(loc[0]).replace('_', '-')}: {line}"
     return line

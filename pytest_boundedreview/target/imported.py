@@ -56,6 +56,34 @@ def ignored(repo: git.Repo, files: Iterable[str]) -> list[str]:
     return sorted(name for name in git.decode(proc.stdout).split("\0") if name)
 
 
+EXTENSION_SUFFIXES = (".so", ".pyd", ".dylib")
+
+
+def built_in_place(repo: git.Repo) -> list[str]:
+    """The compiled modules git ignores in ``repo``'s working tree, relative to its top: what
+    an in-place build (``build_ext --inplace``, ``maturin develop``) leaves next to the
+    sources. Folders git ignores whole (a virtual environment, ``build/``) are not looked
+    into: git names them without listing their files, which keeps this cheap."""
+    proc = git.run(
+        ["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"],
+        repo.root,
+        check=False,
+    )
+    if proc.returncode != 0:
+        return []
+    names = git.decode(proc.stdout).split("\0")
+    return sorted(n for n in names if n.endswith(EXTENSION_SUFFIXES) and not n.endswith("/"))
+
+
+def changed_since(repo: git.Repo, commit: str) -> list[str]:
+    """The files of ``repo``'s working tree whose content is not ``commit``'s: changed,
+    added, deleted (both names of a rename), or untracked and not ignored."""
+    diff = git.run(["diff", "--name-only", "--no-renames", "-z", commit, "--"], repo.root)
+    untracked = git.run(["ls-files", "-z", "--others", "--exclude-standard"], repo.root)
+    names = git.decode(diff.stdout + untracked.stdout).split("\0")
+    return sorted({name for name in names if name})
+
+
 def limitation(names: list[str]) -> str:
     """The report's note on code that ran from files the reviewed tree does not hold."""
     shown = ", ".join(map(livetree.shown, names[:10]))

@@ -68,7 +68,7 @@ class Reproducer:
         out: dict[str, Reproduced] = {}
         try:
             with snapshot_copy(self.run.repo, self.tree) as copy:
-                ran, _ = rerun_in(copy, nodeids, self.run)
+                ran, _ = rerun_in(copy, nodeids, self.run, at_base=False)
         except BaseUnavailable as exc:
             return {named(n): Reproduced("not-run", str(exc)) for n in nodeids}
         if ran.status != "ok" or ran.live:
@@ -127,5 +127,7 @@ def _judged(verdict: dict[str, str]) -> Reproduced:
         return Reproduced("reproduced", "fails at head, passes at base")
     if kind == "missing":
         return Reproduced("reproduced", "fails at head; the test is new (not at base)")
+    if kind == "unlisted":
+        return Reproduced("reproduced", "fails at head; its id is not at base, its function is")
     why = verdict.get("detail") or "the base could not tell (skipped there)"
     return Reproduced("reproduced", f"fails at head; {why}")

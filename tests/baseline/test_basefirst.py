@@ -383,3 +383,55 @@ def test_a_rerun_in_a_copy_reports_and_a_rerun_at_head_is_left_alone(tmp_path: P
     assert in_copy.status == "ok"
     assert in_copy.failed.keys() == {"test_it.py::test_env"}  # it sees its redirect
     assert in_copy.live == (f"helper ({live / 'helper.py'})",)
+
+
+def test_imports_of_withheld_compiled_modules_that_find_nothing_are_reported(
+    tmp_path: Path,
+) -> None:
+    """The copy was not given ``pkg/_fast.*.so`` of the working tree: an import of it that
+    finds nothing, in the child or a process it starts, is reported; one that finds a module
+    is not, and neither is a module of another name."""
+    live, copy = tmp_path / "live", tmp_path / "copy"
+    _write(live, {"pkg/__init__.py": "", "pkg/_fast.cpython-311-x86_64-linux-gnu.so": ""})
+    _write(copy, {"pkg/__init__.py": "", "pkg/_other.py": "", "pkg/_slow.py": ""})
+    record = tmp_path / "record"
+    record.mkdir()
+    withheld = ["pkg/_fast.cpython-311-x86_64-linux-gnu.so", "pkg/_slow.cpython-311.so"]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = basefirst.prepare(record, live, copy, env, withheld)
+    script = textwrap.dedent(
+        """
+        import importlib.util, subprocess, sys
+        import pkg._other, pkg._slow  # found in the copy: nothing to report
+        assert importlib.util.find_spec("pkg._missing") is None  # not withheld
+        try:
+            import pkg._fast
+        except ImportError:
+            print("fallback")
+        subprocess.run([sys.executable, "-c", "import importlib.util as u; u.find_spec('_fast')"])
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script, f"--bounded-review-record={record}"],
+        cwd=copy,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["fallback"]
+    assert basefirst.tried(record) == ("_fast", "pkg._fast")
+    assert basefirst.read(record) == ()
+
+
+def test_a_base_run_that_tried_a_withheld_module_answers_nothing(tmp_path: Path) -> None:
+    (tmp_path / "t.py").write_text("")
+    ran = RerunResult(status="ok", found=frozenset({"t.py::test_a"}), withheld=("pkg._fast",))
+    verdict = verdict_at_base("t.py::test_a", ran, tmp_path, "the change touches x.c")
+    assert verdict == {
+        "kind": "withheld",
+        "detail": "the base run could not import pkg._fast, built in the working tree and "
+        "not copied to the base, as the change touches x.c",
+    }

@@ -33,6 +33,84 @@ def test_normalise_message(message: str, expected: str) -> None:
     assert normalise_message(message, ROOT) == expected
 
 
+# pytest shortens a repr in the middle, keeping as many characters of its start whatever it
+# holds ("<pkg.tests.te" + "..." + "x7f3ab90c1d0>"): what is left of the address at its end
+# depends on the address.
+SHORTENED = [
+    (
+        "assert [<pkg.tests.te...x7f3ab90c1d0>] == []",
+        "assert [<pkg.tests.te...t 0x55d0e1a2b>] == []",
+    ),
+    ("assert <pkg.tests....x7f3ab90> is None", "assert <pkg.tests....7f3ab90c1> is None"),
+    ("obj <pkg.tests.test_m...ab90c1d0ee> == 1", "obj <pkg.tests.test_m...90c1d0ee> == 1"),
+    ("Foo(id=0x7f3a...b90)", "Foo(id=0x7f3a...c17)"),
+    ("id 7f3ab90c1d0e gone", "id 55d0e1a2b3c4 gone"),
+]
+
+
+@pytest.mark.parametrize(("one", "other"), SHORTENED)
+def test_a_shortened_repr_folds_whatever_address_it_shows(one: str, other: str) -> None:
+    assert "x7f" not in normalise_message(one, ROOT)
+    assert normalise_message(one, ROOT) == normalise_message(other, ROOT)
+
+
+class AThingWithALongName:
+    pass
+
+
+class AnotherThingWithALongName:
+    pass
+
+
+def test_a_real_shortened_repr_keeps_its_start() -> None:
+    from _pytest._io.saferepr import saferepr
+
+    def shown(thing: object) -> str:
+        return normalise_message(f"assert [{saferepr(thing, maxsize=50)}] == []", ROOT)
+
+    assert {shown(AThingWithALongName()) for _ in range(5)} == {
+        "assert [<test_signature.AThingW...>] == []"
+    }
+    assert shown(AnotherThingWithALongName()) == "assert [<test_signature.Another...>] == []"
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        (  # a set's order follows the hash seed (or the objects' addresses)
+            "Ambiguous dispatch for <class 'dict'>: {<class 'Mapping'>, <class 'MutableMapping'>}",
+            "Ambiguous dispatch for <class 'dict'>: {<class 'MutableMapping'>, <class 'Mapping'>}",
+        ),
+        ("assert {'b', 'a, c'} == set()", "assert {'a, c', 'b'} == set()"),
+        (
+            "frozenset({frozenset({2, 1}), frozenset({3})})",
+            "frozenset({frozenset({3}), frozenset({1, 2})})",
+        ),
+        ("{(1, 2), (3, 4)} differ", "{(3, 4), (1, 2)} differ"),
+    ],
+)
+def test_the_order_of_a_sets_elements_does_not_matter(one: str, other: str) -> None:
+    assert normalise_message(one, ROOT) == normalise_message(other, ROOT)
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("{<class 'Mapping'>, <class 'MutableMapping'>}", "{<class 'Mapping'>, <class 'Set'>}"),
+        ("{'a', 'b'}", "{'a', 'b', 'c'}"),
+        ("{'a, b'}", "{'a', 'b'}"),  # a comma inside a string separates nothing
+        ("frozenset({frozenset({1, 2}), frozenset({3})})", "frozenset({frozenset({3}), {1, 2}})"),
+        ("(b, a) != x", "(a, b) != x"),  # only {...} groups are unordered
+    ],
+)
+def test_other_elements_are_another_failure(one: str, other: str) -> None:
+    assert normalise_message(one, ROOT) != normalise_message(other, ROOT)
+
+
+def test_a_set_shortened_by_pytest_is_one_token() -> None:
+    assert normalise_message("assert {'a', 'b', ...'y', 'z'} == x", ROOT) == "assert {...} == x"
+
+
 def test_location_is_relative_to_the_checkout() -> None:
     assert location("/work/checkout/pkg/mod.py", ROOT) == "pkg/mod.py"
     assert location("/elsewhere/mod.py", ROOT) == "/elsewhere/mod.py"

@@ -34,6 +34,13 @@ def test_found_from_the_rootdir_upward_and_not_above_the_stop(tmp_path: Path) ->
     assert find_config(tmp_path / "repo" / "sub", tmp_path / "repo" / "sub") == (None, {})
 
 
+def test_the_base_setup_command_is_an_argv_list(tmp_path: Path) -> None:
+    assert Settings().base_setup is None
+    write(tmp_path, '[tool.bounded-review]\nbase_setup = ["python", "setup.py", "build_ext"]\n')
+    settings, _ = load_settings(tmp_path, tmp_path)
+    assert settings.base_setup == ["python", "setup.py", "build_ext"]
+
+
 def test_options_override_the_config(tmp_path: Path) -> None:
     write(tmp_path, '[tool.bounded-review]\nbase = "main"\ntarget = "pr"\n')
     settings, _ = load_settings(tmp_path, tmp_path, {"base": "dev", "target": None})
@@ -130,6 +137,23 @@ BAD = [
         'env = ["NOT OK"]',
         ["lanes[0].env[0]:", "got 'NOT OK'"],
     ),
+    (
+        "set-up command as one string",
+        'base_setup = "python setup.py build_ext --inplace"',
+        [
+            "base_setup:",
+            "valid list",
+            "got 'python setup.py build_ext --inplace'",
+            'write it as a list (an argv list runs without a shell): ["python", "setup.py", '
+            '"build_ext", "--inplace"]',
+        ],
+    ),
+    (
+        "empty set-up command",
+        "base_setup = []",
+        ["base_setup:", "at least 1 item", "leave the key out to run no set-up command"],
+    ),
+    ("empty set-up argument", 'base_setup = ["make", ""]', ["base_setup[1]:", "got ''"]),
     (
         "timeout zero",
         '[[tool.bounded-review.checks]]\nname = "a"\ncommand = ["x"]\ntimeout = 0',

@@ -1,0 +1,183 @@
+"""The base checkout made ready to run as the working tree runs: compiled modules built in place
+copied in, then the configured set-up command (``base_setup``), before the base re-run starts.
+
+A compiled module (``*.so``, ``*.pyd``, ``*.dylib``) that git ignores is what an in-place build
+left next to the sources. A checkout of the base has none, so a test needing one fails, skips
+or takes a fallback there for that reason alone. They are copied into the checkout (see
+``copyin.py``) when the working tree's files they are built from are the base's: C, C++, Cython,
+Rust, Fortran or CUDA sources and headers, and the build files that say how (``setup.py``,
+``meson.build``, ``CMakeLists.txt``, ``Cargo.toml``, ...). ``pyproject.toml`` and
+``setup.cfg`` are not counted: they change for many other reasons, and a build setting changed
+there alone is the set-up command's to rebuild. Otherwise they are withheld, and a base run
+that tried to import one answers nothing (``redirect.py`` notes such imports).
+
+``base_setup`` then runs in the checkout, in pytest's rootdir there, with the session's
+environment, as the first step of the base re-run's child: after ``git worktree add`` (the
+early child) or the kept checkout's refresh, before pytest starts. A change that alters the
+setting is reviewed with the base's value, as it could otherwise make the base fail as the
+change does. Its failure makes every base answer unknown, naming the command, its exit status
+and the end of its output.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shlex
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ..core.config import table_in
+from ..core.errors import GitError
+from ..target import git, imported
+from . import copyin
+
+SOURCE_SUFFIXES = frozenset(
+    {".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".pyx", ".pxd", ".pxi"}
+    | {".rs", ".f", ".f90", ".f95", ".cu", ".cuh", ".cmake"}
+)
+BUILD_FILES = frozenset(
+    {"setup.py", "meson.build", "meson.options", "meson_options.txt", "CMakeLists.txt"}
+    | {"Cargo.toml", "Cargo.lock"}
+)
+SETUP_ARGV, SETUP_STATUS, SETUP_LOG = "setup.json", "setup.status", "setup.log"
+_TAIL_BYTES, _TAIL_LINES = 64 * 1024, 5
+
+
+def builds(path: str) -> bool:
+    """Whether ``path`` is a file compiled modules are built from."""
+    name = PurePosixPath(path)
+    return name.suffix.lower() in SOURCE_SUFFIXES or name.name in BUILD_FILES
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """What is done in a base checkout before its re-run."""
+
+    copies: tuple[str, ...] = ()  # compiled modules copied in (relative to the repository)
+    withheld: tuple[str, ...] = ()  # those left out, as the change touches their sources
+    because: tuple[str, ...] = ()  # the changed files they are built from
+    setup: tuple[str, ...] = ()  # the set-up command run after the copies
+    notes: tuple[str, ...] = ()  # what the report says about it
+    stamp: str = ""  # what base answers made after it rest on (for the base cache)
+
+    @property
+    def needed(self) -> bool:
+        return bool(self.copies or self.setup)
+
+    def withheld_because(self) -> str:
+        shown = ", ".join(self.because[:3]) + (" ..." if len(self.because) > 3 else "")
+        return (
+            f"the change touches what they are built from ({shown}); "
+            "`base_setup` can build them there"
+        )
+
+    def script(self, live: Path, checkout: Path, rootdir: Path, folder: Path) -> str:
+        """Shell commands doing it, for a child that runs them once ``checkout`` is made;
+        the set-up command's argv is written to ``folder`` now, its output and a failing
+        exit status there later (see :func:`setup_failure`)."""
+        steps = []
+        if self.copies:
+            copier = [sys.executable, "-I", "-S", str(Path(copyin.__file__).resolve())]
+            steps.append(shlex.join([*copier, str(live), str(checkout), *self.copies]))
+        if self.setup:
+            (folder / SETUP_ARGV).write_text(json.dumps(list(self.setup)), encoding="utf-8")
+            run = f"(cd {shlex.quote(str(rootdir))} && exec {shlex.join(self.setup)})"
+            log, status = (
+                shlex.quote(str(folder / SETUP_LOG)),
+                shlex.quote(str(folder / SETUP_STATUS)),
+            )
+            steps.append(
+                f"{{ {run} < /dev/null > {log} 2>&1 || {{ echo $? > {status}; exit 1; }}; }}"
+            )
+        return " && ".join(steps)
+
+
+def plan(
+    repo: git.Repo, base_commit: str, rootdir: Path, configured: Sequence[str] | None
+) -> Preparation:
+    """How to prepare a checkout of ``base_commit`` for a session run in ``rootdir`` of
+    ``repo``, with ``base_setup`` set to ``configured``. Compiled modules are copied when the
+    working tree's build inputs are the base's."""
+    try:
+        built = imported.built_in_place(repo)
+    except GitError:  # none known: none copied
+        built = []
+    try:
+        changed = imported.changed_since(repo, base_commit) if built else []
+        because = tuple(p for p in changed if builds(p))
+    except GitError as exc:  # then nothing says they are the base's
+        because = (f"the working tree could not be compared with the base: {exc}",)
+    copies, withheld = ((), tuple(built)) if because else (tuple(built), ())
+    setup, notes = _setup_of_base(repo, base_commit, rootdir, configured)
+    stamps = []
+    for name in copies:
+        with contextlib.suppress(OSError):
+            info = (repo.root / name).stat()
+            stamps.append([name, info.st_size, info.st_mtime_ns])
+    stamp = json.dumps([list(setup), stamps]) if setup or stamps else ""
+    return Preparation(copies, withheld, because, setup, notes, stamp)
+
+
+def _setup_of_base(
+    repo: git.Repo, base_commit: str, rootdir: Path, configured: Sequence[str] | None
+) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The set-up command to run, and a note when it is not the configured one: the base's
+    value, read from the configuration the base has where this one was looked up."""
+    value: object = None
+    try:
+        folders = [rootdir, *rootdir.parents[: len(rootdir.relative_to(repo.root).parts)]]
+    except ValueError:
+        folders = [repo.root]
+    for folder in folders:
+        relative = (folder / "pyproject.toml").relative_to(repo.root).as_posix()
+        try:
+            text = repo.show(base_commit, relative)
+        except GitError as exc:
+            return (), (
+                f"base_setup: the base's configuration could not be read ({exc}): none is run",
+            )
+        table = table_in(text) if text is not None else None
+        if table is not None:
+            value = table.get("base_setup")
+            break
+    ours = tuple(configured or ())
+    valid = isinstance(value, list) and value and all(isinstance(a, str) and a for a in value)
+    theirs = tuple(value) if valid and isinstance(value, list) else ()
+    if value is not None and not valid:
+        return (), (f"base_setup: the base's value {value!r} is not an argv list; none is run",)
+    if ours == theirs:
+        return ours, ()
+    note = (
+        f"base_setup is changed by the change: the base's ({shlex.join(theirs) or 'none'}) is "
+        "used for this review; the change's applies once it is merged"
+    )
+    return theirs, (note,)
+
+
+def setup_command(folder: Path) -> list[str] | None:
+    """The set-up command a child recording into ``folder`` runs, if any."""
+    try:
+        argv = json.loads((folder / SETUP_ARGV).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return [str(a) for a in argv] if isinstance(argv, list) else None
+
+
+def setup_failure(folder: Path) -> str | None:
+    """Why the set-up command of the child recording into ``folder`` failed: the command, its
+    exit status and the last lines of its output; ``None`` when it did not fail."""
+    try:
+        status = (folder / SETUP_STATUS).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    argv = setup_command(folder) or ["?"]
+    tail = ""
+    with contextlib.suppress(OSError), open(folder / SETUP_LOG, "rb") as log:
+        log.seek(max(0, os.fstat(log.fileno()).st_size - _TAIL_BYTES))
+        lines = log.read().decode("utf-8", "replace").strip().splitlines()
+        tail = "\n".join(lines[-_TAIL_LINES:])
+    return f"base_setup {shlex.join(argv)} exited {status}" + (f": {tail}" if tail else "")
