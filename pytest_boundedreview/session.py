@@ -32,6 +32,7 @@ from .target import baseconfig, git, imported, kept, worktree
 from .target.freeze import Target, freeze
 from .target.livetree import untested_reason
 from .target.statedir import approver
+from .triage.waivers import added as added_waivers
 from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
@@ -102,7 +103,7 @@ class BoundedReview:
             target = freeze(repo, settings.target, settings.base)
             rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
             settings = rules.settings
-            waivers = load_waivers(repo, target.tree, settings)
+            waivers = load_waivers(repo, target.tree, settings, target.base_commit)
         except FatalError as exc:
             raise pytest.UsageError(f"bounded-review: {exc}") from None
         return cls(config, settings, repo, target, waivers, rules)
@@ -228,6 +229,9 @@ class BoundedReview:
             baseline_run=self._baseline_run,
             plugins=list(self.config.pluginmanager.get_plugins()),
             waivers=self.waivers,
+            added_waivers=added_waivers(
+                self.repo, self.target.base_commit, self.settings, self.waivers
+            ),
             rules=self.rules,
         )
 

@@ -21,6 +21,7 @@ from ..review.phase import Counts, Review
 from ..target import baseconfig, git, kept, worktree
 from ..target.freeze import freeze
 from ..target.statedir import approver
+from ..triage.waivers import added as added_waivers
 from ..triage.waivers import load as load_waivers
 
 MAX_SHARD_BYTES = 64 * 1024 * 1024
@@ -203,6 +204,7 @@ def merge(
     def baseline_run() -> BaselineRun:
         return BaselineRun.configured(repo, rootdir, target.base_commit, args, settings, state)
 
+    waivers = load_waivers(repo, target.tree, settings, target.base_commit)
     review = Review(
         settings=settings,
         repo=repo,
@@ -211,7 +213,8 @@ def merge(
         state=state,
         progress=progress,
         baseline_run=baseline_run,
-        waivers=load_waivers(repo, target.tree, settings),
+        waivers=waivers,
+        added_waivers=added_waivers(repo, target.base_commit, settings, waivers),
         rules=rules,
     )
     counts, tests, limitations, incomplete = combined(shards)

@@ -59,6 +59,7 @@ class Review:
     plugins: Sequence[object] = ()
     objective: str | None = None  # a plan's objective ("" while it has none); None: code
     waivers: Sequence[Waiver] = ()  # from the reviewed snapshot's waivers file
+    added_waivers: Sequence[Waiver] = ()  # those of them the change itself adds
     reset_hint: str = "--bounded-review-reset"  # how the user starts a new loop
     rules: Ruled | None = None  # what the change proposes for its own rules, if it does
 
@@ -161,7 +162,9 @@ class Review:
         if not self.waivers:
             return Disposed(findings=list(findings), checks=list(checks))
         revision = code_revision(self.repo, self.target.revision, self.settings.waivers_file)
-        return dispose(self.waivers, findings, checks, revision, self.settings)
+        return dispose(
+            self.waivers, findings, checks, revision, self.settings, added=self.added_waivers
+        )
 
     def _lanes(
         self, tests: Classification, deterministic_clean: bool

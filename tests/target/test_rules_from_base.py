@@ -287,3 +287,70 @@ def test_a_relaxed_reviewer_setting_keeps_the_base_reviewers(
     assert blocker["lanes"] == ["rev"]
     key = relaxed.partition(" ")[0] or "lanes.rev"
     assert proposed(report) == [key]
+
+
+SCANS = '[tool.bounded-review.scans]\ndebugger = "blocking"\n'
+
+
+def test_a_waiver_the_change_adds_is_marked_in_every_output(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, "no_lanes = true\n" + SCANS)
+    change(
+        project, **{"app.py": DEBUGGER_APP, "bounded-review-waivers.toml": waiver(DEBUGGER_PRINT)}
+    )
+    result = pytester.runpytest_subprocess(
+        "-p",
+        "no:randomly",
+        "--bounded-review",
+        "--bounded-review-base=main",
+        "--bounded-review-markdown=review.md",
+    )
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert report["gate"]["review_clean"] == "yes"  # waivers_from = "head": it applies
+    (waived,) = report["findings"]["waived"]
+    assert waived["added_by_change"] is True
+    result.stdout.fnmatch_lines(["waived, a waiver the change itself adds: app.py:5 *"])
+    markdown = (pytester.path / "review.md").read_text()
+    assert "user waiver by me@" in markdown
+    assert ", a waiver the change itself adds: a debugging aid" in markdown
+
+
+def test_waivers_from_the_base_leave_out_the_change_s_own(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, 'no_lanes = true\nwaivers_from = "base"\n' + SCANS)
+    change(
+        project, **{"app.py": DEBUGGER_APP, "bounded-review-waivers.toml": waiver(DEBUGGER_PRINT)}
+    )
+    report = review(pytester)
+    assert report["gate"]["review_clean"] == "no"
+    assert notes(report, "blocking") == ["scan: debugger"]
+    assert report["findings"]["waived"] == []
+
+
+def test_a_waiver_at_the_base_applies_unmarked(pytester: pytest.Pytester, project: GitRepo) -> None:
+    setup(
+        project,
+        'no_lanes = true\nwaivers_from = "base"\n' + SCANS,
+        **{"bounded-review-waivers.toml": waiver(DEBUGGER_PRINT)},
+    )
+    change(project, **{"app.py": DEBUGGER_APP})
+    report = review(pytester)
+    assert report["gate"]["review_clean"] == "yes"
+    (waived,) = report["findings"]["waived"]
+    assert waived["added_by_change"] is False
+
+
+def test_moving_waivers_from_to_the_head_waits_for_the_merge(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, 'no_lanes = true\nwaivers_from = "base"\n' + SCANS)
+    change(
+        project,
+        'no_lanes = true\nwaivers_from = "head"\n' + SCANS,
+        **{"app.py": DEBUGGER_APP, "bounded-review-waivers.toml": waiver(DEBUGGER_PRINT)},
+    )
+    report = review(pytester)
+    assert report["gate"]["review_clean"] == "no"
+    assert proposed(report) == ["waivers_from"]
