@@ -28,10 +28,11 @@ from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
 from .review.phase import Counts, Review
-from .target import git, imported, kept, worktree
+from .target import baseconfig, git, imported, kept, worktree
 from .target.freeze import Target, freeze
 from .target.livetree import untested_reason
 from .target.statedir import approver
+from .triage.waivers import added as added_waivers
 from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
@@ -60,12 +61,14 @@ class BoundedReview:
         repo: git.Repo,
         target: Target,
         waivers: Sequence[Waiver] = (),
+        rules: baseconfig.Ruled | None = None,
     ) -> None:
         self.config = config
         self.settings = settings
         self.repo = repo
         self.target = target
         self.waivers = waivers
+        self.rules = rules
         self.collector = OutcomeCollector(repo.root)
         self.deselections = Deselections(repo.root)
         self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
@@ -88,21 +91,22 @@ class BoundedReview:
         try:
             repo = git.open_repo(Path(config.rootpath))
             worktree.sweep(repo)  # what a killed run left, whether or not this run needs a base
-            settings, _ = load_settings(
-                Path(config.rootpath),
-                repo.root,
-                option_overrides(
-                    {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
-                    config.invocation_params.dir,
-                ),
-                approver(repo, collection(config)),
+            overrides = option_overrides(
+                {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
+                config.invocation_params.dir,
+            )
+            rootdir = Path(config.rootpath)
+            settings, path = load_settings(
+                rootdir, repo.root, overrides, approver(repo, collection(config))
             )
             kept.sweep(repo, keep=settings.reuse_base_checkout)
             target = freeze(repo, settings.target, settings.base)
-            waivers = load_waivers(repo, target.tree, settings)
+            rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
+            settings = rules.settings
+            waivers = load_waivers(repo, target.tree, settings, target.base_commit)
         except FatalError as exc:
             raise pytest.UsageError(f"bounded-review: {exc}") from None
-        return cls(config, settings, repo, target, waivers)
+        return cls(config, settings, repo, target, waivers, rules)
 
     def pytest_report_header(self) -> list[str]:
         target = self.target
@@ -237,6 +241,10 @@ class BoundedReview:
             baseline_run=self._baseline_run,
             plugins=list(self.config.pluginmanager.get_plugins()),
             waivers=self.waivers,
+            added_waivers=added_waivers(
+                self.repo, self.target.base_commit, self.settings, self.waivers
+            ),
+            rules=self.rules,
         )
 
     def _counts(self) -> Counts:

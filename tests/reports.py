@@ -163,6 +163,7 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
                 files=["t.py"],
                 suite_files=["t.py"],
                 narrowed=text,
+                project_deselected=["t.py::c"],
             )
             if shard
             else None,

@@ -29,7 +29,7 @@ from ..loop.rounds import LoopRound
 from ..render.escape import terminal
 from ..report.build import assess_risk
 from ..review.choice import candidates, choose, retained, target_size, with_reviewer
-from ..target import git
+from ..target import baseconfig, git
 from ..target.freeze import Target, freeze
 from ..target.statedir import approver
 
@@ -40,8 +40,10 @@ def _context(args: argparse.Namespace) -> tuple[git.Repo, Settings, Target]:
     repo = git.open_repo(Path.cwd())
     values = {"base": args.base, "target": args.target, "risk": args.risk}
     overrides = option_overrides(values, Path.cwd())
-    settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
-    return repo, settings, freeze(repo, settings.target, settings.base)
+    settings, path = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
+    target = freeze(repo, settings.target, settings.base)
+    rules = baseconfig.rule(repo, target.base_commit, settings, path, Path.cwd(), overrides)
+    return repo, rules.settings, target
 
 
 def _readiness(lane: LaneConfig, settings: Settings, repo: git.Repo, tier: str) -> Iterator[str]:

@@ -18,9 +18,10 @@ from ..models.report import Gate, GateAnswer, Report, TestFailure
 from ..report.build import NO_LANES, assess_risk, build
 from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
-from ..target import git, kept, worktree
+from ..target import baseconfig, git, kept, worktree
 from ..target.freeze import freeze
 from ..target.statedir import approver
+from ..triage.waivers import added as added_waivers
 from ..triage.waivers import load as load_waivers
 
 MAX_SHARD_BYTES = 64 * 1024 * 1024
@@ -168,16 +169,14 @@ def merge(
     rootdir = (repo.root / first.shard.rootdir).resolve()
     if not rootdir.is_relative_to(repo.root.resolve()):
         raise UsageError(f"{shards[0].path}: its rootdir {first.shard.rootdir!r} is outside")
-    settings, _ = load_settings(
-        rootdir,
-        repo.root,
-        {
-            "mode": first.authorization,
-            "target": first.target.kind,
-            "base": first.target.base,
-            **overrides,
-        },
-        approver(repo, from_files(rootdir, repo.root)),
+    given = {
+        "mode": first.authorization,
+        "target": first.target.kind,
+        "base": first.target.base,
+        **overrides,
+    }
+    settings, path = load_settings(
+        rootdir, repo.root, given, approver(repo, from_files(rootdir, repo.root))
     )
     kept.sweep(repo, keep=settings.reuse_base_checkout)
     kind = first.target.kind
@@ -197,6 +196,8 @@ def merge(
             f"classified against {reviewed}: merge where the base names the same commit "
             "(fetch the same history, or run the shards again)"
         )
+    rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, given)
+    settings = rules.settings
     state = state_folder(repo.root, settings.state_dir)
 
     args = first.shard.args
@@ -204,6 +205,7 @@ def merge(
     def baseline_run() -> BaselineRun:
         return BaselineRun.configured(repo, rootdir, target.base_commit, args, settings, state)
 
+    waivers = load_waivers(repo, target.tree, settings, target.base_commit)
     review = Review(
         settings=settings,
         repo=repo,
@@ -212,7 +214,9 @@ def merge(
         state=state,
         progress=progress,
         baseline_run=baseline_run,
-        waivers=load_waivers(repo, target.tree, settings),
+        waivers=waivers,
+        added_waivers=added_waivers(repo, target.base_commit, settings, waivers),
+        rules=rules,
     )
     counts, tests, limitations, incomplete = combined(shards)
     limitations.insert(0, f"merged from {len(shards)} shard report(s)")

@@ -159,7 +159,11 @@ class Settings:
     # cryptography (the list only grows).
     waivers_file: str = "bounded-review-waivers.toml"
     """The committed waivers file, read from the reviewed snapshot, relative to the repository
-    root."""
+    root (the base's file, when the change names another)."""
+    waivers_from: Literal["base", "head"] = "head"
+    """Which waivers apply: `head`, the waivers file as the change has it (a waiver the change
+    itself adds is marked as such in the report), or `base`, only waivers the base already
+    has."""
     protected_categories: list[Category] = field(default_factory=list)
     """Categories a `user` waiver never waives, beyond security, data-loss, authorization and
     cryptography (the list only grows)."""

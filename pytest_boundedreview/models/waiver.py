@@ -50,14 +50,17 @@ class WaiversFile(Model):
 
 
 class WaivedFinding(ReportFinding):
-    """A finding a waiver took out of the gate: still reported, with its waiver."""
+    """A finding a waiver took out of the gate: still reported, with its waiver, and whether
+    the change under review adds that waiver itself (the base's waivers file lacks it)."""
 
     waiver: Waiver
+    added_by_change: bool = False
 
 
 class WaivedCheckFinding(CheckFinding):
     check: str
     waiver: Waiver
+    added_by_change: bool = False
 
 
 class WaiverNote(Model):
@@ -69,3 +72,4 @@ class WaiverNote(Model):
     disposition: str
     by: str
     why: str
+    added_by_change: bool = False

@@ -18,7 +18,7 @@ from ..models.report import Report, RiskReason
 from ..report.build import assess_risk, build
 from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
-from ..target import git
+from ..target import baseconfig, git
 from ..target.freeze import Target
 from ..target.statedir import approver
 from ..target.treefiles import TreeFiles, split_lines
@@ -51,12 +51,16 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
     repo = git.open_repo(cwd)
     keys = ("mode", "risk", "no_lanes", "full", "reset", "report", "markdown", "sarif")
     overrides = option_overrides({key: getattr(args, key) for key in keys}, cwd)
-    settings, _ = load_settings(
+    settings, path = load_settings(
         cwd, repo.root, overrides, approver(repo, from_files(cwd, repo.root))
     )
-    # Plan verdicts must say how they know (CONTRACT §6); code checks do not apply to a plan.
-    settings = dataclasses.replace(settings, require_assurances=True, checks=[])
     target, text = freeze_plan(repo, Path(cwd, args.plan))
+    rules = baseconfig.rule(repo, target.base_commit, settings, path, cwd, overrides)
+    # Plan verdicts must say how they know (CONTRACT §6); code checks do not apply to a plan.
+    settings = dataclasses.replace(rules.settings, require_assurances=True, checks=[])
+    rules = dataclasses.replace(
+        rules, proposals=[p for p in rules.proposals if p.key.partition(".")[0] != "checks"]
+    )
     where = target.files[0]
     plan_lines = split_lines(text)
     found = check_plan(where, plan_lines, TreeFiles(repo, target.tree), settings.plan)
@@ -77,6 +81,7 @@ def review_plan(args: argparse.Namespace, cwd: Path) -> tuple[Report, list[str]]
         objective=" ".join(objective.body.split()) if objective else "",  # "": none yet
         reset_hint="--reset",
         waivers=load_waivers(repo, target.tree, settings),  # HEAD's tree with the plan
+        rules=rules,
     )
     progress(f"reviewing the plan {where} ({target.revision})")
     evidence = review.judge(Counts(), Classification(), [NOT_CARRIED_OUT], None, found)

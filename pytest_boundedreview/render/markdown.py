@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from ..models.report import Report, TestFailure
 from .escape import markdown as md
 from .escape import markdown_code as code
-from .terminal import spent, suite_text, tool_of
+from .terminal import ADDED, spent, suite_text, tool_of
 
 if TYPE_CHECKING:
     from ..models.finding import ReportFinding
@@ -25,6 +25,11 @@ def _finding(f: ReportFinding) -> str:
     note = f" — _{md(f.note)}_" if f.note else ""
     lanes = f" ({md(', '.join(f.lanes))})" if f.lanes else ""
     return f"- {where} **{md(f.category)}**, {f.verification}{lanes}: {md(f.failure_mode)}{note}"
+
+
+def _added(by_change: bool) -> str:
+    """The mark of a waiver the change under review adds itself."""
+    return ADDED if by_change else ""
 
 
 def _where(path: str | None, line: int | None) -> str:
@@ -109,12 +114,14 @@ def _lines(report: Report) -> Iterator[str]:
             "Waived findings",
             [
                 f"- {code(_where(f.path, f.line))} {md(f.failure_mode)} ({md(f.category)}) — "
-                f"{f.waiver.disposition} waiver by {md(f.waiver.by)}: {md(f.waiver.reason)}"
+                f"{f.waiver.disposition} waiver by {md(f.waiver.by)}{_added(f.added_by_change)}: "
+                f"{md(f.waiver.reason)}"
                 for f in report.findings.waived
             ]
             + [
                 f"- {code(_where(f.path, f.line))} {md(f.rule)} (check {md(f.check)}) — "
-                f"{f.waiver.disposition} waiver by {md(f.waiver.by)}: {md(f.waiver.reason)}"
+                f"{f.waiver.disposition} waiver by {md(f.waiver.by)}{_added(f.added_by_change)}: "
+                f"{md(f.waiver.reason)}"
                 for c in report.checks
                 for f in c.waived
             ],
@@ -123,7 +130,7 @@ def _lines(report: Report) -> Iterator[str]:
             "Waivers that did not apply",
             [
                 f"- {note.state}: {code(note.fingerprint)} ({note.disposition}, by "
-                f"{md(note.by)}): {md(note.why)}"
+                f"{md(note.by)}{_added(note.added_by_change)}): {md(note.why)}"
                 for note in report.waivers
             ],
         ),

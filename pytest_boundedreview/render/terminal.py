@@ -7,6 +7,12 @@ from collections.abc import Iterator
 from ..models.report import LaneReport, Report, SuiteInfo, TestFailure, Usage
 from .escape import terminal
 
+ADDED = ", a waiver the change itself adds"
+
+
+def _where(path: str | None, line: int | None) -> str:
+    return f"{path or '-'}:{line or '-'}"
+
 
 def _failures(title: str, failures: list[TestFailure]) -> Iterator[str]:
     if not failures:
@@ -91,8 +97,21 @@ def lines(report: Report) -> Iterator[str]:
     for note in report.waivers:
         yield (
             f"waiver {note.state}: {terminal(note.fingerprint)} ({note.disposition}, by "
-            f"{terminal(note.by)}): {terminal(note.why)}"
+            f"{terminal(note.by)}{ADDED if note.added_by_change else ''}): {terminal(note.why)}"
         )
+    added = [
+        (f.fingerprint, f.waiver.by, _where(f.path, f.line))
+        for f in found.waived
+        if f.added_by_change
+    ]
+    added += [
+        (f.fingerprint, f.waiver.by, _where(f.path, f.line))
+        for c in report.checks
+        for f in c.waived
+        if f.added_by_change
+    ]
+    for fingerprint, by, where in added:
+        yield f"waived{ADDED}: {terminal(where)} {terminal(fingerprint)} (by {terminal(by)})"
     yield from _failures("target-related failures (block)", tests.target_related)
     yield from _failures("pre-existing failures (do not block)", tests.pre_existing)
     yield from _failures("flaky (advisory)", tests.flaky)

@@ -17,6 +17,7 @@ from ..gate import decide, unbacked_revisions
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
 from ..report.build import Evidence
 from ..target import git
+from ..target.baseconfig import Ruled
 from ..target.freeze import Target
 from ..target.livetree import untested_reason
 from ..triage.waivers import Disposed, code_revision, dispose
@@ -58,7 +59,9 @@ class Review:
     plugins: Sequence[object] = ()
     objective: str | None = None  # a plan's objective ("" while it has none); None: code
     waivers: Sequence[Waiver] = ()  # from the reviewed snapshot's waivers file
+    added_waivers: Sequence[Waiver] = ()  # those of them the change itself adds
     reset_hint: str = "--bounded-review-reset"  # how the user starts a new loop
+    rules: Ruled | None = None  # what the change proposes for its own rules, if it does
 
     def evidence(
         self,
@@ -79,7 +82,7 @@ class Review:
             gate=gate,
             committed=self.target.committed,
             deselected=counts.deselected,
-            limitations=list(limitations),
+            limitations=[*(self.rules.limitations if self.rules else ()), *limitations],
             lanes=lanes,
             risk=self.risk,
         )
@@ -111,6 +114,7 @@ class Review:
                 settings.checks, self.repo, target.base_commit, self.progress, target.scope
             )
         findings = [*deterministic, *scan(target, self.repo, dataclasses.asdict(settings.scans))]
+        findings += self.rules.findings() if self.rules else []
         limitations = [*limitations, *tests.limitations]
         limitations += [
             f"check {c.name!r} did not run: {c.detail}" for c in checks if c.status == "not-run"
@@ -158,7 +162,9 @@ class Review:
         if not self.waivers:
             return Disposed(findings=list(findings), checks=list(checks))
         revision = code_revision(self.repo, self.target.revision, self.settings.waivers_file)
-        return dispose(self.waivers, findings, checks, revision, self.settings)
+        return dispose(
+            self.waivers, findings, checks, revision, self.settings, added=self.added_waivers
+        )
 
     def _lanes(
         self, tests: Classification, deterministic_clean: bool

@@ -1,6 +1,8 @@
-"""Typed dispositions: the committed waivers file, read from the reviewed snapshot, and what it
-does to one review's findings. A waiver takes a finding out of the gate only by its rules, and
-the finding stays in the report with its waiver; a waiver that applies to nothing is reported.
+"""Typed dispositions: the committed waivers file, read from the reviewed snapshot (or with
+``waivers_from = "base"``, from the base commit), and what it does to one review's findings.
+A waiver the change itself adds is marked as such wherever it is reported. A waiver takes a
+finding out of the gate only by its rules, and the finding stays in the report with its
+waiver; a waiver that applies to nothing is reported.
 
 - ``user`` never waives a protected finding (security, data-loss, authorization, cryptography,
   plus ``protected_categories``) nor an unclassified one (a category outside the taxonomy, or
@@ -72,10 +74,27 @@ def parse(text: str, where: str) -> list[Waiver]:
     return waivers
 
 
-def load(repo: git.Repo, tree: str, settings: Settings) -> list[Waiver]:
-    """The waivers file as the reviewed snapshot has it (none when it has none)."""
-    text = repo.show(tree, settings.waivers_file)
+def load(repo: git.Repo, tree: str, settings: Settings, base: str | None = None) -> list[Waiver]:
+    """The waivers file as the reviewed snapshot has it (none when it has none); with
+    ``waivers_from = "base"``, as the base commit ``base`` has it."""
+    source = base if settings.waivers_from == "base" and base is not None else tree
+    text = repo.show(source, settings.waivers_file)
     return [] if text is None else parse(text, settings.waivers_file)
+
+
+def added(
+    repo: git.Repo, base: str | None, settings: Settings, waivers: Sequence[Waiver]
+) -> list[Waiver]:
+    """The ``waivers`` the change itself adds: those the base's waivers file lacks (all of
+    them when the base's file cannot be read as waivers)."""
+    if not waivers or base is None:
+        return []
+    text = repo.show(base, settings.waivers_file)
+    try:
+        there = [] if text is None else parse(text, settings.waivers_file)
+    except ConfigError:
+        there = []
+    return [waiver for waiver in waivers if waiver not in there]
 
 
 def code_revision(repo: git.Repo, revision: str, path: str) -> str:
@@ -118,8 +137,10 @@ def dispose(
     revision: str,
     settings: Settings,
     today: datetime.date | None = None,
+    added: Sequence[Waiver] = (),
 ) -> Disposed:
-    """Apply ``waivers`` to ``findings`` and the checks' target-related findings."""
+    """Apply ``waivers`` to ``findings`` and the checks' target-related findings; those in
+    ``added`` (the change adds them itself) are marked so wherever they are reported."""
     from ..models.waiver import PROTECTED_CATEGORIES, WaivedCheckFinding, WaivedFinding
 
     today = today or datetime.datetime.now(datetime.timezone.utc).date()
@@ -127,9 +148,10 @@ def dispose(
     categories: Mapping[str, str | None] = {c.name: c.category for c in settings.checks}
     out = Disposed(findings=list(findings), checks=list(checks))
     for waiver in waivers:
+        new = waiver in added
         if waiver.expires is not None and waiver.expires < today:
             why = f"expired on {waiver.expires.isoformat()}"
-            out.notes.append(_note("void", waiver, why))
+            out.notes.append(_note("void", waiver, why, new))
             continue
         # what it matches is decided on the review's findings, whatever earlier waivers did
         matched = sum(f.fingerprint == waiver.fingerprint for f in findings)
@@ -139,22 +161,29 @@ def dispose(
         for finding in [f for f in out.findings if f.fingerprint == waiver.fingerprint]:
             refused = refusal(waiver, finding.category, revision, protected)
             if refused:
-                out.notes.append(_note("refused", waiver, refused))
+                out.notes.append(_note("refused", waiver, refused, new))
                 continue
             out.findings.remove(finding)
             kept = finding.model_dump(by_alias=True)
-            out.waived.append(WaivedFinding.model_validate({**kept, "waiver": waiver}))
+            out.waived.append(
+                WaivedFinding.model_validate({**kept, "waiver": waiver, "added_by_change": new})
+            )
         for index, check in enumerate(out.checks):
             hits = [f for f in check.target_related if f.fingerprint == waiver.fingerprint]
             if not hits:
                 continue
             refused = refusal(waiver, categories.get(check.name), revision, protected)
             if refused:
-                out.notes.append(_note("refused", waiver, refused))
+                out.notes.append(_note("refused", waiver, refused, new))
                 continue
             waived = [
                 WaivedCheckFinding.model_validate(
-                    {**hit.model_dump(), "check": check.name, "waiver": waiver}
+                    {
+                        **hit.model_dump(),
+                        "check": check.name,
+                        "waiver": waiver,
+                        "added_by_change": new,
+                    }
                 )
                 for hit in hits
             ]
@@ -163,11 +192,11 @@ def dispose(
                 check, target_related=left, waived=[*check.waived, *waived]
             )
         if not matched:
-            out.notes.append(_note("stale", waiver, "matches no finding of this review"))
+            out.notes.append(_note("stale", waiver, "matches no finding of this review", new))
     return out
 
 
-def _note(state: str, waiver: Waiver, why: str) -> WaiverNote:
+def _note(state: str, waiver: Waiver, why: str, new: bool) -> WaiverNote:
     from ..models.waiver import WaiverNote
 
     return WaiverNote.model_validate(
@@ -177,5 +206,6 @@ def _note(state: str, waiver: Waiver, why: str) -> WaiverNote:
             "disposition": waiver.disposition,
             "by": waiver.by,
             "why": why,
+            "added_by_change": new,
         }
     )

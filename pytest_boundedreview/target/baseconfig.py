@@ -1,0 +1,176 @@
+"""The rules a change is reviewed under: ``[tool.bounded-review]`` as the base commit has it,
+read from git without touching the working tree, against the change's own.
+
+A change that relaxes a key of :data:`~pytest_boundedreview.core.baserules.RULES` is reviewed
+under the base's value, and the report lists what it proposes as an advisory finding; a change
+that tightens one applies at once. A first configuration (none at the base) applies as written;
+a base configuration this version cannot read or validate gives way to the change's, with a
+limitation that says so. When the two tables are equal, the base's is not validated again.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..core.baserules import Proposal, govern
+from ..core.config import MAX_CONFIG_BYTES, TABLE, Settings, read_toml
+from . import git
+
+if TYPE_CHECKING:
+    from ..models.finding import ReportFinding
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on Python 3.10 only
+    import tomli as tomllib
+
+NOTE = "config: applies after merge"
+
+
+@dataclass(frozen=True)
+class Ruled:
+    """The settings of this review, what the change proposes, and where its table is."""
+
+    settings: Settings
+    proposals: list[Proposal] = field(default_factory=list)
+    path: str = "pyproject.toml"  # the change's configuration file, from the repository root
+    text: str = ""  # its text, to find a key's line
+    limitations: list[str] = field(default_factory=list)
+
+    def findings(self) -> list[ReportFinding]:
+        """One advisory finding per relaxing value the change proposes."""
+        return [_finding(p, self.path, _line(self.text, p.key)) for p in self.proposals]
+
+
+def _candidates(start: Path, root: Path) -> list[str]:
+    """``pyproject.toml`` from ``start`` up to ``root``, as paths from the repository root."""
+    try:
+        folder = start.resolve().relative_to(root.resolve())
+    except ValueError:
+        return ["pyproject.toml"]
+    return [(parent / "pyproject.toml").as_posix() for parent in [folder, *folder.parents]]
+
+
+def base_table(
+    repo: git.Repo, commit: str, start: Path
+) -> tuple[str | None, dict[str, Any] | None, str | None]:
+    """The nearest ``pyproject.toml`` with the table at ``commit``, searched as the working
+    tree's is, in one read: (its path, the table, why it cannot be read). ``(None, None,
+    None)`` when the base has none."""
+    names = _candidates(start, repo.root)
+    blobs = git.read_objects(repo.root, [f"{commit}:{name}" for name in names])
+    for name in names:
+        blob = blobs.get(f"{commit}:{name}")
+        if blob is None:
+            continue
+        if len(blob) > MAX_CONFIG_BYTES:
+            return name, None, f"{len(blob)} bytes is over the limit of {MAX_CONFIG_BYTES}"
+        try:
+            data = tomllib.loads(blob.decode("utf-8"))
+        except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+            return name, None, f"not valid TOML: {exc}"
+        table = data.get("tool", {}).get("bounded-review") if isinstance(data, dict) else None
+        if table is None:
+            continue
+        if not isinstance(table, dict):
+            return name, None, f"[{TABLE}] is not a table"
+        return name, table, None
+    return None, None, None
+
+
+def rule(
+    repo: git.Repo,
+    base_commit: str | None,
+    head: Settings,
+    head_path: Path | None,
+    start: Path,
+    overrides: Mapping[str, object] | None = None,
+) -> Ruled:
+    """The settings ``head`` (loaded from ``head_path``, with ``overrides``) gives way to
+    where the base's configuration is stricter."""
+    where = _relative(repo, head_path)
+    if base_commit is None:
+        return Ruled(head, path=where)
+    head_table = _table(head_path)
+    name, table, broken = base_table(repo, base_commit, start)
+    if name is None or (table is not None and table == head_table):
+        return Ruled(head, path=where)  # a first configuration, or the same one
+    if broken is not None or table is None:
+        why = f"the base's {name} cannot be read ({broken}): the change's configuration applies"
+        return Ruled(head, path=where, limitations=[why])
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    try:
+        from ..models.plain import validate_data
+
+        base = validate_data(Settings, {**table, **given})
+    except ValueError as exc:  # pydantic's ValidationError is one
+        first = str(exc).strip().splitlines()
+        detail = first[1].strip() if len(first) > 1 else (first[0] if first else "invalid")
+        why = (
+            f"the base's [{TABLE}] in {name} does not validate under this version ({detail}): "
+            "the change's configuration applies"
+        )
+        return Ruled(head, path=where, limitations=[why])
+    governed = govern(base, head)
+    text = head_path.read_text(encoding="utf-8", errors="replace") if head_path else ""
+    return Ruled(governed.settings, governed.proposals, where, text)
+
+
+def _relative(repo: git.Repo, path: Path | None) -> str:
+    if path is None:
+        return "pyproject.toml"
+    try:
+        return path.resolve().relative_to(repo.root.resolve()).as_posix()
+    except ValueError:
+        return path.name
+
+
+def _table(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    table = read_toml(path).get("tool", {}).get("bounded-review")
+    return table if isinstance(table, dict) else {}
+
+
+def _line(text: str, key: str) -> int:
+    """The line of ``key`` in the change's configuration, or 1: a named check or lane by its
+    ``name``, a table's key by its own name."""
+    head, _, tail = key.partition(".")
+    if head in ("checks", "lanes") and tail:
+        pattern = rf"^\s*name\s*=\s*[\"']{re.escape(tail)}[\"']"
+    else:
+        pattern = rf"^\s*{re.escape(tail or head)}\s*="
+    for number, line in enumerate(text.splitlines(), 1):
+        if re.match(pattern, line):
+            return number
+    return 1
+
+
+def _finding(proposal: Proposal, path: str, line: int) -> ReportFinding:
+    from ..core.fingerprint import finding_fingerprint
+    from ..models.finding import ReportFinding
+
+    key = proposal.key
+    return ReportFinding(
+        path=path,
+        line=line,
+        severity="advisory",
+        category="requirement",
+        failure_mode=(
+            f"the change {proposal.why} (`{key}`): this review keeps the base's rule; the "
+            "change's applies after merge"
+        ),
+        evidence=f"`{key}` is {proposal.base} at the base and {proposal.head} in the change",
+        remediation=(
+            "a change cannot relax the rules of its own review: merge the configuration "
+            "change on its own, reviewed by the base's rules"
+        ),
+        fingerprint=finding_fingerprint(path, "requirement", f"config:{key}={proposal.head}"),
+        verification="deterministic",
+        note=NOTE,
+    )
