@@ -9,6 +9,17 @@ from gitrepo import PYTESTER_IGNORES, GitRepo
 
 from pytest_boundedreview.target.freeze import CI_BASE_VARIABLES
 
+# pytest-randomly (a test dependency) shuffles and reseeds every session it loads into: the
+# sessions the tests start keep their files' order unless a test loads it on purpose.
+NO_RANDOMLY = "-p no:randomly"
+
+
+@pytest.fixture
+def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
+    """pytest's own, with pytest-randomly kept out of its sessions (it clears the variable)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", NO_RANDOMLY)
+    return pytester
+
 
 @pytest.fixture(autouse=True)
 def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
@@ -19,8 +30,9 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
-    for name in (*CI_BASE_VARIABLES, "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY", "PYTEST_ADDOPTS"):
+    for name in (*CI_BASE_VARIABLES, "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PYTEST_ADDOPTS", NO_RANDOMLY)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -5,7 +5,7 @@ ini's ``addopts``, the declared ``suite``) defines the suite; the command line a
 from __future__ import annotations
 
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 # The options that leave tests out, spelled as pytest spells them (pytest takes no abbreviation).
@@ -82,31 +82,27 @@ def reconfiguring(tokens: Sequence[str], origin: str) -> list[Given]:
     return found
 
 
-def paths(tokens: Sequence[str]) -> list[str]:
-    """The tokens that are neither a selecting option nor its value: paths."""
-    found, skip = [], False
+def _unvalued(tokens: Sequence[str]) -> Iterator[str]:
+    """The tokens that are not the value of a selecting option given apart (``-m EXPR``)."""
+    skip = False
     for token in map(str, tokens):
         if skip:
             skip = False
         elif token in SELECTING:
             skip = True
-        elif not token.startswith("-"):
-            found.append(token)
-    return found
+        else:
+            yield token
+
+
+def paths(tokens: Sequence[str]) -> list[str]:
+    """The tokens that are neither a selecting option nor its value: paths."""
+    return [t for t in _unvalued(tokens) if not t.startswith("-")]
 
 
 def unknown(tokens: Sequence[str]) -> list[str]:
     """The options among ``tokens`` that are not selecting ones (a declared suite holds paths
     and selecting options only)."""
-    found, skip = [], False
-    for token in map(str, tokens):
-        if skip:
-            skip = False
-        elif token in SELECTING:
-            skip = True
-        elif token.startswith("-") and not scan([token], ""):
-            found.append(token)
-    return found
+    return [t for t in _unvalued(tokens) if t.startswith("-") and not scan([t], "")]
 
 
 @dataclass(frozen=True)

@@ -176,8 +176,9 @@ def randomly() -> list[str]:
 
 
 def test_under_pytest_randomly_the_base_draws_what_the_session_drew(
-    pytester: pytest.Pytester, project: GitRepo
+    pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)  # the suite's sessions run without it
     loaded = randomly()
     committed(project, {"test_drawn.py": DRAWN.format(words=FRUIT)})
     project.commit({"README.md": "docs\n"}, "docs only")

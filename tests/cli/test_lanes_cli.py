@@ -76,9 +76,17 @@ def test_lanes_shows_what_would_run_and_dispatches_nothing(
     assert not (project.path / ".bounded-review").exists()  # reads the state, creates none
 
 
+def at_base(project: GitRepo, files: dict[str, str]) -> None:
+    """Commit ``files`` as part of the base (the rules come from there), then change app.py
+    again on top."""
+    project.commit(files, "configure")
+    project.git("branch", "--force", "main")
+    project.commit({"app.py": "x = 1\ny = 4\n"}, "change")
+
+
 def test_lanes_names_a_missing_tool(project: GitRepo) -> None:
     selection = "[tool.bounded-review.selection]\nsmall_lines = 0\n"
-    project.commit({"pyproject.toml": CONFIG.replace("[[", selection + "[[", 1)})
+    at_base(project, {"pyproject.toml": CONFIG.replace("[[", selection + "[[", 1)})
     out = bounded_review(project, "lanes", "--risk", "strict")
     assert out.returncode == 0, out.stderr
     assert "lane deep [security, verdict, codex]: would run" in out.stdout
@@ -108,7 +116,7 @@ def test_an_unknown_base_names_the_commands_own_option(project: GitRepo) -> None
 
 def test_lanes_says_when_a_clean_run_would_settle_a_trivial_change(project: GitRepo) -> None:
     settle = "[tool.bounded-review.selection]\nsettle_trivial = true\n"
-    project.commit({"pyproject.toml": CONFIG.replace("[[", settle + "[[", 1)})
+    at_base(project, {"pyproject.toml": CONFIG.replace("[[", settle + "[[", 1)})
     out = bounded_review(project, "lanes", "--risk", "economy")
     assert out.returncode == 0, out.stderr
     note = (
