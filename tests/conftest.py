@@ -9,6 +9,10 @@ from gitrepo import PYTESTER_IGNORES, GitRepo
 
 from pytest_boundedreview.target.freeze import CI_BASE_VARIABLES
 
+# Real projects' configurations, copied into the repositories the tests make: never this
+# suite's own (a conftest there would hook into every test here).
+collect_ignore = ["data"]
+
 # pytest-randomly (a test dependency) shuffles and reseeds every session it loads into: the
 # sessions the tests start keep their files' order unless a test loads it on purpose.
 NO_RANDOMLY = "-p no:randomly"

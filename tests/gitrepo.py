@@ -80,10 +80,11 @@ class GitRepo:
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """This process's environment for a child run: no git or GitHub Actions variables, no
-    ``PYTEST_ADDOPTS``, plus ``extra``."""
+    """This process's environment for a child run: no git or GitHub Actions variables,
+    ``PYTEST_ADDOPTS`` only keeping pytest-randomly out (it would shuffle and reseed the
+    child's session), plus ``extra``."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "GITHUB_"))}
-    env.pop("PYTEST_ADDOPTS", None)
+    env["PYTEST_ADDOPTS"] = "-p no:randomly"
     env.update(extra or {})
     return env
 

@@ -1,0 +1,63 @@
+"""Signatures tell assertions apart: a test that failed at the base on one assertion and fails
+after the change on another is a changed failure, not a pre-existing one; the same assertion
+failing again, moved or in another process, keeps its signature."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+CODE = "def area(w, h):\n    return w * h + 1  # the old bug\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
+TEST = (
+    "from shapes import area, perimeter\n\n\n"
+    "def test_shapes():\n"
+    "    assert perimeter(2, 3) == 10\n"
+    "    assert area(2, 3) == 6\n"
+)
+XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
+
+
+def review(pytester: pytest.Pytester, *args: str) -> tuple[int, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main", *args)
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    return result.ret, report
+
+
+@pytest.fixture
+def shapes(project: GitRepo) -> GitRepo:
+    """At the base, ``test_shapes`` fails on its second assertion (area's old bug)."""
+    project.commit({"shapes.py": CODE, "test_shapes.py": TEST}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    return project
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_fixing_one_function_and_breaking_another_is_a_changed_failure(
+    pytester: pytest.Pytester, shapes: GitRepo, xdist: list[str]
+) -> None:
+    fixed_and_broken = CODE.replace("w * h + 1  # the old bug", "w * h").replace(
+        "2 * (w + h)", "2 * (w + h) + 1"
+    )
+    shapes.commit({"shapes.py": fixed_and_broken}, "fix area, break perimeter")
+    code, report = review(pytester, *xdist)
+    (failure,) = report["tests"]["target_related"]
+    assert failure["nodeid"] == "test_shapes.py::test_shapes"
+    assert failure["reason"].startswith("failure changed: was ")
+    assert "perimeter" in failure["signature"]
+    assert "area" in failure["base_signature"]
+    assert code == 1
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_the_same_assertion_failing_again_moved_is_pre_existing(
+    pytester: pytest.Pytester, shapes: GitRepo, xdist: list[str]
+) -> None:
+    moved = TEST.replace("def test_shapes():\n", "def test_shapes():\n    width = 2\n\n")
+    shapes.commit({"test_shapes.py": "# the shapes\n\n" + moved}, "move the assertions down")
+    code, report = review(pytester, *xdist)
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_shapes.py::test_shapes"]
+    assert report["gate"]["review_clean"] == "yes"
+    assert code == 0
