@@ -45,7 +45,7 @@ def environment_digest() -> str:
 # Answers of base runs that imported the base's code only (see basefirst.py), with the
 # signatures of signature.py as it folds messages now and the ids of tests the base did not
 # collect told apart (classify.py): answers cached before that are not read.
-ANSWERS = "base-code-only; signatures 2; unlisted ids"
+ANSWERS = "base-code-only; signatures 3; unlisted ids"
 
 
 def cache_path(state: Path, base_commit: str, args: Sequence[str], prepared: str = "") -> Path:

@@ -40,6 +40,7 @@ _TEMP_DIRS = sorted({tempfile.gettempdir(), "/tmp", "/var/folders", "/private/va
 _TEMP = re.compile("(?:" + "|".join(re.escape(d) for d in reversed(_TEMP_DIRS)) + r")/[^\s'\":]*")
 _SPACE = re.compile(r"\s+")
 MAX_MESSAGE = 200
+MAX_WHERE = 3  # where-lines of an assertion's explanation kept in its signature
 _LIBRARY_ROOTS = sorted(
     {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"], sys.prefix},
     key=len,
@@ -152,12 +153,32 @@ def from_excinfo(excinfo: pytest.ExceptionInfo[BaseException], root: Path) -> st
     if (special := _doctest(excinfo.value, root)) is not None:
         return special
     typename = type(excinfo.value).__name__
-    message = normalise_message(str(excinfo.value), root)
+    text = str(excinfo.value)
+    message = normalise_message(text, root)
     frames = excinfo.traceback.filter(excinfo)
     if len(frames) == 0:
         frames = excinfo.traceback
-    frame = f"{location(frames[-1].path, root)}::{frames[-1].name}" if len(frames) else "?"
-    return f"{typename}: {message} @ {frame}"
+    if not len(frames):
+        return f"{typename}: {message} @ ?"
+    frame = f"{location(frames[-1].path, root)}::{frames[-1].name}"
+    return f"{typename}: {message}{_explained(text, root)} @ {frame}{_statement(frames[-1])}"
+
+
+def _explained(text: str, root: Path) -> str:
+    """pytest's explanation of a failed assertion, its ``where`` lines (numbers folded): which
+    call gave the value, so two assertions of one shape stay apart."""
+    where = [line for line in text.splitlines()[1:] if line.lstrip(" +").startswith("where ")]
+    return "".join(f" / {normalise_message(line, root)}" for line in where[:MAX_WHERE])
+
+
+def _statement(entry: pytest.TracebackEntry) -> str:
+    """The failing statement as written, whitespace folded: moving it keeps it, another one
+    is another failure."""
+    try:
+        source = " ".join(str(entry.statement).split())
+    except Exception:  # no source to read (a compiled or generated frame)
+        return ""
+    return f" :: {source[:MAX_MESSAGE]}" if source else ""
 
 
 def from_text(longrepr: str, path: str, root: Path) -> str:

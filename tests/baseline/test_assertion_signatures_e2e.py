@@ -10,7 +10,10 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
-CODE = "def area(w, h):\n    return w * h + 1  # the old bug\n\n\ndef perimeter(w, h):\n    return 2 * (w + h)\n"
+CODE = (
+    "def area(w, h):\n    return w * h + 1  # the old bug\n\n\n"
+    "def perimeter(w, h):\n    return 2 * (w + h)\n"
+)
 TEST = (
     "from shapes import area, perimeter\n\n\n"
     "def test_shapes():\n"

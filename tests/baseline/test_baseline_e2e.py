@@ -327,7 +327,9 @@ def test_rootdir_below_the_repository_root(pytester: pytest.Pytester, project: G
     )
     report = json.loads((project.path / ".bounded-review" / "report.json").read_text())
     (failure,) = report["tests"]["pre_existing"]
-    assert failure["signature"] == "ValueError: bad @ lib/calc.py::legacy"
+    assert failure["signature"] == (
+        "ValueError: bad @ lib/calc.py::legacy :: raise ValueError('bad')"
+    )
     assert result.ret == 0
 
 

@@ -126,7 +126,26 @@ def test_from_excinfo_names_type_message_and_frame() -> None:
     here = Path(__file__).parent
     assert from_excinfo(info, here) == (
         "ValueError: bad value N at <addr> @ test_signature.py::failing"
+        ' :: raise ValueError("bad value 42 at 0xdeadbeef")'
     )
+
+
+def test_an_assertion_is_told_apart_by_its_statement_and_where_lines() -> None:
+    def value(x: int) -> int:
+        return x + 1
+
+    def check(x: int) -> None:
+        assert value(x) == 3
+
+    root = Path(__file__).parent
+    signatures = []
+    for x in (1, 5):
+        with pytest.raises(AssertionError) as info:
+            check(x)
+        signatures.append(from_excinfo(info, root))
+    # the numbers differ, the statement does not: one failure, wherever it ran
+    assert signatures[0] == signatures[1]
+    assert signatures[0].endswith(":: assert value(x) == 3")
 
 
 def test_same_failure_in_two_checkouts_has_one_signature() -> None:
