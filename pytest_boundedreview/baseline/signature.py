@@ -18,8 +18,12 @@ import sys
 import sysconfig
 import tempfile
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from _pytest._code.code import TracebackEntry
 
 _HEX = re.compile(r"0x[0-9a-fA-F]+")
 # A hex number without its 0x (an id, a digest): eight or more hex digits, a digit and a
@@ -171,7 +175,7 @@ def _explained(text: str, root: Path) -> str:
     return "".join(f" / {normalise_message(line, root)}" for line in where[:MAX_WHERE])
 
 
-def _statement(entry: pytest.TracebackEntry) -> str:
+def _statement(entry: TracebackEntry) -> str:
     """The failing statement as written, whitespace folded: moving it keeps it, another one
     is another failure."""
     try:
