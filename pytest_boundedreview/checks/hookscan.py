@@ -1,7 +1,8 @@
 """The ``report_hooks`` scan: hooks a change adds or changes, in conftest files and local
 plugins, that can alter what the session it is judged by reports — a
 ``pytest_runtest_makereport`` wrapper that turns a failure into a pass, a
-``pytest_collection_modifyitems`` that drops tests, a ``pytest_sessionfinish`` that sets the
+``pytest_collection_modifyitems`` that drops tests, a ``pytest_ignore_collect`` that
+leaves files out, a ``pytest_sessionfinish`` that sets the
 exit status. Such code runs inside the gate's own session, so it is a finding whatever it does;
 a team that means it says so with a typed waiver.
 
@@ -26,6 +27,7 @@ HOOKS = frozenset(
         "pytest_runtest_protocol",
         "pytest_runtest_call",
         "pytest_collection_modifyitems",
+        "pytest_ignore_collect",
         "pytest_sessionfinish",
     }
 )

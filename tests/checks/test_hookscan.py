@@ -82,6 +82,9 @@ def test_a_hook_that_turns_failures_into_passes_blocks(
         "def quiet(report, config):\n    return None\n",
         # a session finish that sets the exit status
         "def pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n",
+        # a collection hook that leaves a failing test file out
+        "def pytest_ignore_collect(collection_path, config):\n"
+        "    return collection_path.name == 'test_app.py'\n",
         # a method of a plugin class
         "class Plugin:\n    def pytest_collection_modifyitems(self, items):\n"
         "        items[:] = items[:1]\n",
