@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from ..core.pytestini import DEFAULT_NORECURSEDIRS, words
-from ..core.selecting import Given, Selection, paths
+from ..core.selecting import Selection, paths, scan
 from ..target.livetree import shown
 from .deselection import Deselections
 from .suite import Collected, Ignores, left_out, suite_files
@@ -119,7 +119,7 @@ class Session:
 
     def collected(self) -> Collected:
         options, tokens = self.project.options, self._project_tokens()
-        globs = [g.value for g in self._doctest_globs(tokens)]
+        globs = [g.value for g in scan(tokens, "addopts", ("--doctest-glob",))]
         return Collected(
             testpaths=paths(self.declared) or words(options.get("testpaths", ())),
             patterns=words(options.get("python_files", ())),
@@ -127,12 +127,6 @@ class Session:
             doctest_modules="--doctest-modules" in tokens,
             doctest_globs=globs,
         )
-
-    @staticmethod
-    def _doctest_globs(tokens: Sequence[str]) -> list[Given]:
-        from ..core.selecting import scan
-
-        return scan(tokens, "addopts", ("--doctest-glob",))
 
     def suite(self) -> list[str]:
         return suite_files(self.rootdir, self.collected(), self.ignores(project=True))
@@ -180,9 +174,9 @@ def _reaches_all(session: Session, given: Sequence[Path]) -> bool:
 
 def _reconfigured(session: Session, into: Wholeness) -> None:
     """A configuration changed at invocation: the suite the session ran is not the project's."""
-    project = session.project
+    file = session.project.file
+    own = file.resolve() if file is not None else None
     for given in session.selection.reconfigured:
-        own = project.file.resolve() if project.file is not None else None
         if given.option in ("-c", "--config-file") and session.absolute(given.value, "") == own:
             continue
         if given.option == "--rootdir" and session.absolute(given.value, "") == session.rootdir:
