@@ -311,7 +311,7 @@ class BoundedReview:
             from .baseline.early import EarlyBase
 
             self._early = EarlyBase(self._base_run)
-        self._early.failed(nodeid)
+        self._early.needs(nodeid)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if report.failed:

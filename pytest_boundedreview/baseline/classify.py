@@ -11,6 +11,7 @@ The checkout is first made ready as the working tree runs (``artefacts.py``).
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from . import artefacts, testdefs
 from . import cache as basecache
 from .outcomes import NodeOutcome
 from .rerun import (
+    Ask,
     PendingRerun,
     RerunResult,
     WaitingRerun,
@@ -45,6 +47,29 @@ class Classification:
     flaky: list[TestFailure] = field(default_factory=list)
     unknown: list[TestFailure] = field(default_factory=list)
     limitations: list[str] = field(default_factory=list)
+    # Tests skipped (or xfailed) at head that pass at the base (see Questions).
+    newly_skipped: list[TestFailure] = field(default_factory=list)
+    # The tests the base collects from the paths listed; None when it was not asked or
+    # could not tell.
+    listed: frozenset[str] | None = None
+
+
+@dataclass(frozen=True)
+class Questions:
+    """What a session asks the base besides its failures: whether the tests it skipped (or
+    xfailed), and the files it skipped whole at collection, pass there; and which tests the
+    base collects from ``listing`` (paths relative to the rootdir)."""
+
+    skipped: Sequence[str] = ()
+    skipped_files: Sequence[str] = ()
+    listing: Sequence[str] = ()
+
+    def __bool__(self) -> bool:
+        return bool(self.skipped or self.skipped_files or self.listing)
+
+
+# Cache keys of answers about paths rather than tests: no node id starts with "//".
+LISTING, WHOLE = "//listing ", "//whole "
 
 
 @dataclass(frozen=True)
@@ -67,7 +92,7 @@ class BaselineRun:
     # Re-runs at head; the session passes an in-process runner when it can (no xdist).
     rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
     # The base re-run the session started early, handed the node ids (see early.py).
-    started_early: Callable[[Sequence[str]], tuple[PendingRerun, Path] | None] | None = None
+    started_early: Callable[[Ask], tuple[PendingRerun, Path] | None] | None = None
     setup: tuple[str, ...] | None = None  # base_setup, as configured
 
     @functools.cached_property
@@ -183,12 +208,16 @@ def _unknown(nodes: Sequence[NodeOutcome], reason: str, into: Classification) ->
 
 
 def classify(
-    failed: Sequence[NodeOutcome], run: BaselineRun, progress: Callable[[str], None]
+    failed: Sequence[NodeOutcome],
+    run: BaselineRun,
+    progress: Callable[[str], None],
+    questions: Questions = Questions(),
 ) -> Classification:
-    """Classify every failing node of the session. The base re-run starts first and runs
-    while the flaky check re-runs the failures at head: the two overlap."""
+    """Classify every failing node of the session, and answer its other ``questions``. The
+    base re-run starts first and runs while the flaky check re-runs the failures at head: the
+    two overlap."""
     result = Classification()
-    if not failed:
+    if not failed and not questions:
         return result
     if len(failed) > run.max_base_reruns:
         reason = (
@@ -198,11 +227,18 @@ def classify(
         _unknown(failed, reason, result)
         result.limitations.append(reason)
         return result
+    if len(questions.skipped) > run.max_base_reruns - len(failed):
+        why = (
+            f"{len(questions.skipped)} skipped tests exceed what max_base_reruns = "
+            f"{run.max_base_reruns} leaves: whether the change skipped them was not checked"
+        )
+        result.limitations.append(why)
+        questions = dataclasses.replace(questions, skipped=())
     with contextlib.ExitStack() as stack:  # on any exit: the base child ends, its checkout goes
-        at_base = _start_at_base(failed, run, progress, stack)
-        remaining = _flaky_check(list(failed), run, progress, result)
-        if remaining:
-            at_base.judge(remaining, result)
+        at_base = _start_at_base(failed, run, progress, stack, questions)
+        remaining = _flaky_check(list(failed), run, progress, result) if failed else []
+        at_base.judge(remaining, result)
+        at_base.answer(questions, result)
     return result
 
 
@@ -281,16 +317,16 @@ def _at(
 
 
 def start_in(
-    checkout: Path, nodeids: Sequence[str], run: BaselineRun, at_base: bool = True
+    checkout: Path, ask: Ask, run: BaselineRun, at_base: bool = True
 ) -> tuple[PendingRerun, Path]:
-    """Start running ``nodeids`` in ``checkout`` (see :func:`_at`), made ready first when it
+    """Start what ``ask`` asks in ``checkout`` (see :func:`_at`), made ready first when it
     is the base's (``at_base``, see artefacts.py); also the rootdir the node ids are relative
     to."""
     rootdir, args, env = _at(checkout, run)
     if not rootdir.is_dir():
         return PendingRerun(), rootdir
     pending = start_rerun(
-        nodeids,
+        ask,
         rootdir=rootdir,
         args=args,
         env=env,
@@ -329,7 +365,7 @@ def rerun_in(
     checkout: Path, nodeids: Sequence[str], run: BaselineRun, at_base: bool = True
 ) -> tuple[RerunResult, Path]:
     """Run ``nodeids`` in ``checkout`` (see :func:`start_in`) and wait for the outcomes."""
-    pending, rootdir = start_in(checkout, nodeids, run, at_base)
+    pending, rootdir = start_in(checkout, Ask.of(nodeids), run, at_base)
     return pending.result(), rootdir
 
 
@@ -348,24 +384,36 @@ def enter_checkout(run: BaselineRun, stack: contextlib.ExitStack) -> Path:
         raise BaseUnavailable(f"base {base[:12]} unreachable: {exc}") from None
 
 
+@dataclass(frozen=True)
+class BaseAnswer:
+    """What a base re-run established: a verdict per node id asked (see
+    :func:`verdict_at_base`), the tests it collected from the paths it listed, and the
+    outcomes of the files it ran whole."""
+
+    verdicts: Verdicts
+    listed: frozenset[str] = frozenset()
+    whole: RerunResult | None = None
+    trusted: bool = True  # it ran the base's code only (see verdict_at_base)
+
+
 @contextlib.contextmanager
-def started_at_base(run: BaselineRun, nodeids: Sequence[str]) -> Iterator[Callable[[], Verdicts]]:
-    """Start re-running ``nodeids`` at the base revision in a checkout kept for the block;
-    the function it yields waits for what happened to each (see :func:`verdict_at_base`).
-    Both raise :class:`BaseUnavailable` when the base cannot tell."""
+def started_at_base(run: BaselineRun, ask: Ask) -> Iterator[Callable[[], BaseAnswer]]:
+    """Start what ``ask`` asks at the base revision in a checkout kept for the block; the
+    function it yields waits for the answer. Both raise :class:`BaseUnavailable` when the
+    base cannot tell."""
     base = run.base_commit
     if base is None:  # nothing existed before the change
-        yield lambda: {nodeid: {"kind": "missing"} for nodeid in nodeids}
+        yield lambda: BaseAnswer({nodeid: {"kind": "missing"} for nodeid in ask.nodeids})
         return
     with contextlib.ExitStack() as stack:
-        early = run.started_early(nodeids) if run.started_early is not None else None
+        early = run.started_early(ask) if run.started_early is not None else None
         if early is None:
-            pending, rootdir = start_in(enter_checkout(run, stack), nodeids, run)
+            pending, rootdir = start_in(enter_checkout(run, stack), ask, run)
         else:
             pending, rootdir = early
         stack.callback(pending.cancel)
 
-        def verdicts() -> Verdicts:
+        def answer() -> BaseAnswer:
             ran = pending.result()
             if ran.status == "setup":
                 raise BaseUnavailable(f"the base could not be set up: {ran.detail}")
@@ -373,16 +421,18 @@ def started_at_base(run: BaselineRun, nodeids: Sequence[str]) -> Iterator[Callab
                 broke = "timed out" if ran.status == "timeout" else "broke"
                 raise BaseUnavailable(f"base run {broke}: {ran.detail}")
             why = run.preparation.withheld_because()
-            return {nodeid: verdict_at_base(nodeid, ran, rootdir, why) for nodeid in nodeids}
+            verdicts = {n: verdict_at_base(n, ran, rootdir, why) for n in ask.nodeids}
+            trusted = not (ran.live or ran.withheld)
+            return BaseAnswer(verdicts, ran.listed, ran if ask.whole else None, trusted)
 
-        yield verdicts
+        yield answer
 
 
 def base_verdicts(run: BaselineRun, nodeids: Sequence[str]) -> Verdicts:
     """What happens to each of ``nodeids`` at the base revision (see :func:`verdict_at_base`);
     raises :class:`BaseUnavailable` when the base cannot tell."""
-    with started_at_base(run, nodeids) as verdicts:
-        return verdicts()
+    with started_at_base(run, Ask.of(nodeids)) as answer:
+        return answer().verdicts
 
 
 @dataclass
@@ -392,35 +442,98 @@ class _AtBase:
     known: Verdicts
     cache_file: Path | None = None
     asked: frozenset[str] = frozenset()
-    verdicts: Callable[[], Verdicts] | None = None
+    pending: Callable[[], BaseAnswer] | None = None
     unavailable: str | None = None
     head_rootdir: Path | None = None  # where the tests are at head
     notes: tuple[str, ...] = ()  # how the base checkout was made ready, when it is news
+    answered: BaseAnswer | None = None
+    waited: bool = False
+
+    def _wait(self, into: Classification) -> None:
+        """Wait for the base re-run (once), keep its answers and cache what may be; say once
+        why the base could not tell, if it could not."""
+        if self.waited:
+            return
+        self.waited = True
+        if self.pending is not None and self.unavailable is None:
+            try:
+                self.answered = self.pending()
+            except BaseUnavailable as exc:
+                self.unavailable = str(exc)
+        if self.unavailable is not None:
+            into.limitations.append(self.unavailable)
+            return
+        if self.answered is None:
+            return
+        self.known.update(self.answered.verdicts)
+        for kind in ("live", "withheld"):
+            found = [v for v in self.known.values() if v["kind"] == kind]
+            if found:
+                into.limitations.append(found[0]["detail"] + ": its results count as unknown")
+        if self.cache_file is not None:  # an answer from the live code is no base answer
+            kept = {k: v for k, v in self.known.items() if v["kind"] not in _UNCACHED}
+            basecache.store(self.cache_file, kept)
 
     def judge(self, nodes: Sequence[NodeOutcome], into: Classification) -> None:
         """File ``nodes`` (the failures the flaky check kept) by the base's answers; a base
-        re-run none of them needs is not waited for (it ends with the classification)."""
+        re-run none of them needs is not waited for here."""
         if nodes:  # how the base was made ready, when the report needs to say it
             into.limitations += self.notes
         if any(n.nodeid in self.asked for n in nodes):
-            try:
-                if self.verdicts is not None:
-                    self.known.update(self.verdicts())
-            except BaseUnavailable as exc:
-                self.unavailable = str(exc)
+            self._wait(into)
             if self.unavailable is not None:
                 _unknown([n for n in nodes if n.nodeid in self.asked], self.unavailable, into)
-                into.limitations.append(self.unavailable)
-            for kind in ("live", "withheld"):
-                found = [v for v in self.known.values() if v["kind"] == kind]
-                if found:
-                    into.limitations.append(found[0]["detail"] + ": its results count as unknown")
-            if self.cache_file is not None:  # an answer from the live code is no base answer
-                kept = {k: v for k, v in self.known.items() if v["kind"] not in _UNCACHED}
-                basecache.store(self.cache_file, kept)
         for node in nodes:
             if node.nodeid in self.known:
                 _judge(node, self.known[node.nodeid], into, self.head_rootdir)
+
+    def answer(self, questions: Questions, into: Classification) -> None:
+        """Answer the session's other questions: which of its skipped tests pass at the
+        base, and which tests the base collects from the paths listed."""
+        if not questions:
+            return
+        self._wait(into)
+        if self.unavailable is not None:
+            return  # said once, as a limitation: nothing is answered
+        for nodeid in questions.skipped:
+            if self.known.get(nodeid, {}).get("kind") == "passed":
+                into.newly_skipped.append(
+                    TestFailure(nodeid=nodeid, signature="", reason="passes at base")
+                )
+        for path in questions.skipped_files:
+            for nodeid in _lines(self.known.get(WHOLE + path, {}).get("passed", "")):
+                reason = "passes at base; its file is skipped whole at collection"
+                into.newly_skipped.append(TestFailure(nodeid=nodeid, signature="", reason=reason))
+        entries = [self.known.get(LISTING + p, {}) for p in questions.listing]
+        if entries and all(e.get("kind") == "listing" for e in entries):
+            into.listed = frozenset(n for e in entries for n in _lines(e["ids"]))
+
+    def keep_paths(self, answer: BaseAnswer, questions: Questions) -> None:
+        """Keep what the base re-run said about paths (listed, run whole) as cache entries;
+        what a run that did not run the base's code only said is no answer."""
+        for path in questions.listing:
+            inside = [n for n in answer.listed if _under(n, path)]
+            entry = {"kind": "listing", "ids": "\n".join(sorted(inside))}
+            self.known[LISTING + path] = entry if answer.trusted else _UNTRUSTED
+        ran = answer.whole
+        for path in questions.skipped_files:
+            passed = sorted(n for n in ran.passed if _under(n, path)) if ran else []
+            entry = {"kind": "whole", "passed": "\n".join(passed)}
+            self.known[WHOLE + path] = entry if answer.trusted else _UNTRUSTED
+
+
+_UNTRUSTED = {"kind": "live", "detail": "the base run did not run the base's code only"}
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.split("\n") if line]
+
+
+def _under(nodeid: str, path: str) -> bool:
+    """Whether ``nodeid`` is a test collected from ``path`` (a file or folder, ``.`` the
+    rootdir)."""
+    file = nodeid.split("::", 1)[0]
+    return path == "." or file == path or file.startswith(path.rstrip("/") + "/")
 
 
 # Answers about this run alone: code of the working tree ran, or compiled modules it needs
@@ -433,13 +546,16 @@ def _start_at_base(
     run: BaselineRun,
     progress: Callable[[str], None],
     stack: contextlib.ExitStack,
+    questions: Questions = Questions(),
 ) -> _AtBase:
-    """The cached base answers for ``nodes``, and a base re-run started for the others (only
-    cache misses are run), kept until ``stack`` closes."""
+    """The cached base answers for ``nodes`` and ``questions``, and a base re-run started
+    for the others (only cache misses are run), kept until ``stack`` closes."""
     if run.base_commit is None:
-        return _AtBase(
-            known={n.nodeid: {"kind": "missing"} for n in nodes}, head_rootdir=run.rootdir
-        )
+        known: Verdicts = {n.nodeid: {"kind": "missing"} for n in nodes}
+        known |= {n: {"kind": "missing"} for n in questions.skipped}
+        known |= {WHOLE + p: {"kind": "whole", "passed": ""} for p in questions.skipped_files}
+        known |= {LISTING + p: {"kind": "listing", "ids": ""} for p in questions.listing}
+        return _AtBase(known=known, head_rootdir=run.rootdir)
     cache_file = run.cache_file()
     at = _AtBase(
         known=basecache.load(cache_file),
@@ -447,12 +563,35 @@ def _start_at_base(
         head_rootdir=run.rootdir,
         notes=run.preparation.notes,
     )
-    todo = [n.nodeid for n in nodes if n.nodeid not in at.known]
-    if todo:
-        at.asked = frozenset(todo)
-        progress(f"re-running {len(todo)} failing test(s) at base {run.base_commit[:12]}")
-        try:
-            at.verdicts = stack.enter_context(started_at_base(run, todo))
-        except BaseUnavailable as exc:
-            at.unavailable = str(exc)
+    todo = [n for n in [*(n.nodeid for n in nodes), *questions.skipped] if n not in at.known]
+    ask = Ask(
+        nodeids=frozenset(todo),
+        whole=tuple(p for p in questions.skipped_files if WHOLE + p not in at.known),
+        listing=tuple(p for p in questions.listing if LISTING + p not in at.known),
+    )
+    if not (ask.nodeids or ask.whole or ask.listing):
+        return at
+    at.asked = ask.nodeids
+    failing = sum(n.nodeid in ask.nodeids for n in nodes)
+    what = [f"{len(ask.nodeids) - failing} skipped test(s)"] if len(ask.nodeids) > failing else []
+    what += [f"{len(ask.whole)} skipped file(s)"] if ask.whole else []
+    what += [f"the collection of {len(ask.listing)} path(s)"] if ask.listing else []
+    base = run.base_commit[:12]
+    if failing:
+        progress(", ".join([f"re-running {failing} failing test(s) at base {base}", *what]))
+    else:
+        progress(f"asking base {base}: {', '.join(what)}")
+    try:
+        started = stack.enter_context(started_at_base(run, ask))
+    except BaseUnavailable as exc:
+        at.unavailable = str(exc)
+        return at
+    asked_paths = Questions(listing=ask.listing, skipped_files=ask.whole)
+
+    def pending() -> BaseAnswer:
+        answer = started()
+        at.keep_paths(answer, asked_paths)
+        return answer
+
+    at.pending = pending
     return at

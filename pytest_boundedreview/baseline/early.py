@@ -20,13 +20,13 @@ exit, and a killed session's leftovers go with the next run's sweep (the child d
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 from ..target import worktree
 from . import cache as basecache
 from .classify import BaselineRun, BaseUnavailable, enter_checkout, start_in, start_waiting_in
-from .rerun import PendingRerun, RerunResult, WaitingRerun
+from .rerun import Ask, PendingRerun, RerunResult, WaitingRerun
 
 
 class _OrUsual(PendingRerun):
@@ -64,8 +64,10 @@ class EarlyBase:
         self._waiting: WaitingRerun | None = None
         self._settled = False  # started, or ruled out
 
-    def failed(self, nodeid: str) -> None:
-        """``nodeid`` failed in the session: start at the first the base cache does not know."""
+    def needs(self, key: str) -> None:
+        """The session needs the base's answer for ``key`` (a node id that failed or was
+        skipped, or a path whose collection or skipped tests it asks about, see
+        :class:`classify.Questions`): start at the first the base cache does not know."""
         if self._settled:
             return
         if self._run is None:
@@ -76,7 +78,7 @@ class EarlyBase:
             return
         if self._known is None:
             self._known = set(basecache.load(run.cache_file()))
-        if nodeid in self._known:
+        if key in self._known:
             return
         self._settled = True
         try:
@@ -93,22 +95,22 @@ class EarlyBase:
         except (BaseUnavailable, OSError):
             self.close()  # the classification tries the usual way, and says why it failed
 
-    def hand(self, nodeids: Sequence[str]) -> tuple[PendingRerun, Path] | None:
-        """The base re-run of ``nodeids`` in the early checkout, and the rootdir the node ids
+    def hand(self, ask: Ask) -> tuple[PendingRerun, Path] | None:
+        """The base re-run of ``ask`` in the early checkout, and the rootdir its node ids
         are relative to; ``None`` when no checkout was made early."""
         # The waiting child stays ours until the session closes (a Ctrl-C in the middle of
         # the hand-over must still end it): cancelling it twice is harmless.
         run, checkout, waiting = self._run, self._checkout, self._waiting
         if run is None or checkout is None:
             return None
-        pending = waiting.hand(nodeids) if waiting is not None else None
+        pending = waiting.hand(ask) if waiting is not None else None
         if pending is None or waiting is None:  # the child ended, or the add before it
             made = self._made or (waiting is not None and waiting.made)
-            return start_in(checkout, nodeids, run) if made else None  # never a half-made one
+            return start_in(checkout, ask, run) if made else None  # never a half-made one
         there, usual = checkout, run  # for the closure: neither is None
 
         def started_usually() -> PendingRerun:
-            return start_in(there, nodeids, usual)[0]  # handed: the checkout was made
+            return start_in(there, ask, usual)[0]  # handed: the checkout was made
 
         return _OrUsual(pending, started_usually), waiting.rootdir
 

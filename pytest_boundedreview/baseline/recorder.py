@@ -2,8 +2,10 @@
 ``-p pytest_boundedreview.baseline.recorder --bounded-review-record=DIR``.
 
 It runs only the node ids listed in ``DIR/select.json`` (``{"nodeids": [...], "files":
-[...]}``) and writes every outcome with its failure signature to ``DIR/result.json``. The folder
-is the tool's own temporary folder.
+[...]}``), and every test of the files under ``"whole"``, and writes every outcome with its
+failure signature to ``DIR/result.json``; with ``"listing": true`` it also writes every test
+the session collected, after the selection of every other plugin (``"listed"``). The folder is
+the tool's own temporary folder.
 
 With ``--bounded-review-wait`` the child is started before its node ids are known: it starts
 pytest, loads the plugins and the conftest files of the paths it was given, waits for
@@ -18,6 +20,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -41,12 +44,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("cache_dir", "cache directory path.", default=".pytest_cache")
 
 
-def _selection(folder: Path) -> dict[str, list[str]]:
-    data: dict[str, list[str]] = json.loads((folder / SELECT).read_text(encoding="utf-8"))
+def _selection(folder: Path) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads((folder / SELECT).read_text(encoding="utf-8"))
     return data
 
 
-def _await_selection(folder: Path) -> dict[str, list[str]]:
+def _await_selection(folder: Path) -> dict[str, Any]:
     """Wait for this child's node ids; exit when its starter is gone."""
     starter = os.getppid()
     while not (folder / SELECT).exists():
@@ -60,24 +63,38 @@ class Recorder:
     def __init__(self, folder: Path, root: Path, waiting: bool) -> None:
         self.folder = folder
         self.waiting = waiting
-        self.wanted = set() if waiting else set(_selection(folder)["nodeids"])
+        self.wanted: set[str] = set()
+        self.whole: tuple[str, ...] = ()
+        self.listing = False
+        if not waiting:
+            self._choose(_selection(folder))
         self.found: set[str] = set()
+        self.listed: list[str] = []
         self.collector = OutcomeCollector(root)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
         if self.waiting:
             selection = _await_selection(self.folder)
-            self.wanted = set(selection["nodeids"])
+            self._choose(selection)
             session.config.args = selection["files"]
 
+    def _choose(self, selection: dict[str, Any]) -> None:
+        self.wanted = set(selection["nodeids"])
+        self.whole = tuple(f"{path}::" for path in selection.get("whole", ()))
+        self.listing = bool(selection.get("listing"))
+
+    @pytest.hookimpl(trylast=True)  # after every other plugin's selection
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
+        if self.listing:
+            self.listed = [item.nodeid for item in items]
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         for item in items:
-            (keep if item.nodeid in self.wanted else drop).append(item)
+            wanted = item.nodeid in self.wanted or item.nodeid.startswith(self.whole)
+            (keep if wanted else drop).append(item)
         self.found = {item.nodeid for item in keep}
         if drop:
             config.hook.pytest_deselected(items=drop)
@@ -88,6 +105,7 @@ class Recorder:
             "found": sorted(self.found),
             "failed": {n.nodeid: sorted(n.failures) for n in self.collector.failed},
             "passed": sorted(self.collector.passed),
+            "listed": sorted(self.listed),
         }
         (self.folder / RESULT).write_text(json.dumps(result), encoding="utf-8")
 

@@ -137,6 +137,28 @@ def replayable(
 
 
 @dataclass(frozen=True)
+class Ask:
+    """What a re-run is asked: run ``nodeids`` and every test of the files ``whole``, and
+    list every test collected from the paths ``listing`` (files or folders; ``.`` is the
+    rootdir). Paths are relative to the rootdir the re-run runs in."""
+
+    nodeids: frozenset[str] = frozenset()
+    whole: tuple[str, ...] = ()
+    listing: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, nodeids: Iterable[str]) -> Ask:
+        return cls(frozenset(nodeids))
+
+    def files(self, rootdir: Path) -> list[str]:
+        """What the re-run collects: the files of its node ids, the files it runs whole and
+        the paths it lists, those that exist in ``rootdir`` (and do not lead out of it)."""
+        wanted = {n.split("::", 1)[0] for n in self.nodeids} | {*self.whole, *self.listing}
+        inside = rootdir.resolve()
+        return sorted(f for f in wanted if (rootdir / f).exists() and _within(rootdir / f, inside))
+
+
+@dataclass(frozen=True)
 class RerunResult:
     """Outcomes of one re-run. ``status`` is ``ok`` unless the run itself broke (``setup``:
     the set-up command run before it failed)."""
@@ -152,6 +174,7 @@ class RerunResult:
     # Compiled modules of the working tree the copy was not given that the re-run tried to
     # import (see artefacts.py): its outcomes may be theirs alone.
     withheld: tuple[str, ...] = ()
+    listed: frozenset[str] = frozenset()  # every test collected from the paths listed
 
 
 def moved(args: Sequence[str], old_root: Path, new_root: Path) -> list[str]:
@@ -277,20 +300,19 @@ class PendingRerun:
             passed=frozenset(data["passed"]),
             live=live,
             withheld=basefirst.tried(self._folder) if self._in_copy else (),
+            listed=frozenset(data.get("listed", ())),
         )
 
 
-def _files(nodeids: Iterable[str], rootdir: Path) -> list[str]:
-    """The files of ``nodeids`` that exist in ``rootdir`` (and do not lead out of it)."""
-    files = sorted({nodeid.split("::", 1)[0] for nodeid in nodeids})
-    inside = rootdir.resolve()
-    return [f for f in files if (rootdir / f).exists() and _within(rootdir / f, inside)]
-
-
-def _select(folder: Path, nodeids: Iterable[str], files: list[str]) -> None:
+def _select(folder: Path, ask: Ask, files: list[str]) -> None:
     """Write what the child runs, whole or not at all (a waiting child watches for it)."""
     partial = folder / (recorder.SELECT + ".part")
-    data = {"nodeids": sorted(set(nodeids)), "files": files}
+    data = {
+        "nodeids": sorted(ask.nodeids),
+        "files": files,
+        "whole": list(ask.whole),
+        "listing": bool(ask.listing),
+    }
     partial.write_text(json.dumps(data), encoding="utf-8")
     os.replace(partial, folder / recorder.SELECT)
 
@@ -336,7 +358,7 @@ def _start_child(
 
 
 def start_rerun(
-    nodeids: Iterable[str],
+    ask: Ask,
     *,
     rootdir: Path,
     args: Sequence[str],
@@ -345,15 +367,14 @@ def start_rerun(
     copy_of: tuple[Path, Path] | None = None,
     prepare: Preparation | None = None,
 ) -> PendingRerun:
-    """Start running ``nodeids`` (relative to ``rootdir``) once, in a pytest child; files
+    """Start what ``ask`` asks (relative to ``rootdir``), once, in a pytest child; files
     missing there are skipped. ``copy_of``, ``prepare``: see :func:`_start_child`."""
-    wanted = sorted(set(nodeids))
-    files = _files(wanted, rootdir)
+    files = ask.files(rootdir)
     if not files:
         return PendingRerun()
     folder = tempdirs.make("rerun")
     try:
-        _select(folder, wanted, files)
+        _select(folder, ask, files)
         child = _start_child(
             folder, rootdir, args, env, timeout, files, copy_of=copy_of, prepare=prepare
         )
@@ -384,9 +405,9 @@ class WaitingRerun:
         self.made = made  # ``rootdir`` is there (else the command run first is making it)
         self._in_copy = in_copy
 
-    def hand(self, nodeids: Iterable[str]) -> PendingRerun | None:
-        """Give the child ``nodeids`` to run, its time counted from now; ``None`` when it has
-        already ended (then the caller starts a re-run of its own)."""
+    def hand(self, ask: Ask) -> PendingRerun | None:
+        """Give the child what it is asked (see :class:`Ask`), its time counted from now;
+        ``None`` when it has already ended (then the caller starts a re-run of its own)."""
         deadline = time.monotonic() + self._timeout
         while not self.made:  # rootdir is being made (and made ready)
             self.made = (self._folder / MADE).exists()
@@ -401,12 +422,11 @@ class WaitingRerun:
         if not self._child.running():
             self.cancel()
             return None
-        wanted = sorted(set(nodeids))
-        files = _files(wanted, self.rootdir)
+        files = ask.files(self.rootdir)
         if not files:
             self.cancel()
             return PendingRerun()
-        _select(self._folder, wanted, files)
+        _select(self._folder, ask, files)
         self._child.restart_clock()
         return PendingRerun(self._folder, self._child, self._timeout, self._in_copy)
 
@@ -458,7 +478,7 @@ def rerun(
     """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped.
     ``copy_of``: see :func:`_start_child`."""
     pending = start_rerun(
-        nodeids, rootdir=rootdir, args=args, env=env, timeout=timeout, copy_of=copy_of
+        Ask.of(nodeids), rootdir=rootdir, args=args, env=env, timeout=timeout, copy_of=copy_of
     )
     return pending.result()
 
@@ -475,4 +495,5 @@ def merged(first: RerunResult, second: RerunResult) -> RerunResult:
         failed={**first.failed, **second.failed},
         passed=first.passed | second.passed,
         live=tuple(sorted({*first.live, *second.live})),
+        listed=first.listed | second.listed,
     )

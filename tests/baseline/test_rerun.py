@@ -93,7 +93,7 @@ def test_a_waiting_child_is_handed_work_only_once_its_folder_is_made(
 ) -> None:
     """The command that makes the rootdir runs first, in the child's own process: a rootdir
     it did not finish making (it failed, or outlived its time) is never used."""
-    from pytest_boundedreview.baseline.rerun import child_env, start_waiting
+    from pytest_boundedreview.baseline.rerun import Ask, child_env, start_waiting
 
     rootdir = tmp_path / "tree"
     waiting = start_waiting(
@@ -109,7 +109,7 @@ def test_a_waiting_child_is_handed_work_only_once_its_folder_is_made(
         if made:
             rootdir.mkdir(exist_ok=True)
             (rootdir / "test_x.py").write_text("def test_x():\n    assert 0\n")
-        pending = waiting.hand(["test_x.py::test_x"])
+        pending = waiting.hand(Ask.of(["test_x.py::test_x"]))
         assert waiting.made is made
         if not made:
             assert pending is None
