@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 
 WORKER_KEY = "bounded_review_deselected"  # what an xdist worker hands its controller
+# Who left out the tests that were collected and then dropped from the session's items
+# without pytest_deselected: a collection hook, which one cannot be told.
+DROPPED = "a collection hook that dropped them without pytest_deselected"
 _PYTEST_SOURCES = {
     ("_pytest.mark", "deselect_by_keyword"): "-k",
     ("_pytest.mark", "deselect_by_mark"): "-m",
@@ -56,9 +59,22 @@ class Deselections:
         self.root = root  # the checkout
         self.by: dict[str, list[str]] = {}
         self.reported = False  # an xdist worker handed its record over
+        self._collected: list[str] = []  # every test collected, before any selection
 
     def pytest_deselected(self, items: list[pytest.Item]) -> None:
         self.by.setdefault(caller(self.root), []).extend(item.nodeid for item in items)
+
+    def pytest_itemcollected(self, item: pytest.Item) -> None:
+        self._collected.append(item.nodeid)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        """Tests collected that are neither in the session's items nor deselected were
+        dropped silently: count them as deselected."""
+        kept = {item.nodeid for item in session.items} | set(self.ids)
+        dropped = [nodeid for nodeid in dict.fromkeys(self._collected) if nodeid not in kept]
+        if dropped:
+            self.by.setdefault(DROPPED, []).extend(dropped)
+        self._collected = []
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

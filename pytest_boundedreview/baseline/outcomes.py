@@ -91,6 +91,7 @@ class OutcomeCollector:
         self.passed_calls: set[str] = set()  # tests whose call phase passed (outside subtests)
         self.failing: dict[str, NodeOutcome] = {}
         self.skipped_modules: set[str] = set()  # files skipped whole at collection
+        self.skipped: set[str] = set()  # tests skipped or xfailed, at set-up or in their call
         self.collected: set[str] = set()  # the tests the session was to run, after selection
         # tests that ran: their call reported, whatever its outcome, or a phase failed (a test
         # skipped before its call did not run)
@@ -118,6 +119,8 @@ class OutcomeCollector:
             self.ran.add(report.nodeid)
         if report.when == "teardown":
             self.finished.add(report.nodeid)
+        elif report.skipped:
+            self.skipped.add(report.nodeid)
         if report.failed:
             stamp = getattr(report, STAMP, None) or signature.normalise_message(
                 str(report.longrepr), self.root

@@ -107,8 +107,9 @@ def _member(cls: ast.ClassDef, name: str, module: ast.Module, depth: int = 0) ->
     return Absent()
 
 
-def defined(source: str, nodeid: str) -> Answer:
-    """Whether the Python ``source`` of a test file defines the test ``nodeid`` names."""
+def _definition(source: str, nodeid: str) -> tuple[ast.AST, list[str]] | Answer:
+    """What binds the test ``nodeid`` names in the Python ``source`` of its file, with the
+    decorators of its classes."""
     try:
         module = ast.parse(source)
     except (SyntaxError, ValueError) as exc:
@@ -128,7 +129,27 @@ def defined(source: str, nodeid: str) -> Answer:
         if not isinstance(found, ast.AST):
             return found
         node = found
+    return node, decorators
+
+
+def defined(source: str, nodeid: str) -> Answer:
+    """Whether the Python ``source`` of a test file defines the test ``nodeid`` names."""
+    found = _definition(source, nodeid)
+    if not isinstance(found, tuple):
+        return found
+    node, decorators = found
     return Defined("; ".join([*decorators, _decorators(node)]))
+
+
+def line(source: str, nodeid: str) -> int | None:
+    """The first line (its decorators included) of the definition of the test ``nodeid``
+    names in ``source``; ``None`` when the file does not show it."""
+    found = _definition(source, nodeid)
+    if not isinstance(found, tuple):
+        return None
+    node = found[0]
+    first = [getattr(d, "lineno", 0) for d in getattr(node, "decorator_list", [])]
+    return min([*first, getattr(node, "lineno", 1)])
 
 
 def _decorated(answer: Defined) -> str:

@@ -27,7 +27,7 @@ import pytest
 from ..core.pytestini import DEFAULT_NORECURSEDIRS, words
 from ..core.selecting import Selection, paths, scan
 from ..target.livetree import shown
-from .deselection import Deselections
+from .deselection import DROPPED, Deselections
 from .suite import Collected, Ignores, left_out, suite_files
 
 SHOWN = 20  # files or tests named before a count
@@ -208,8 +208,27 @@ def _deselected(session: Session, into: Wholeness) -> None:
         elif who.startswith(("conftest ", "local plugin ")):
             why = _driven(session, who.split(" ", 2)[-1])
             _file(into, ids, why is None, f"{who}{why or ''}")
+        elif who == DROPPED:  # which hook cannot be told: the change's, if it touches one
+            touched = _touched_plugins(session)
+            why = f", and the change touches {', '.join(touched)}" if touched else ""
+            _file(into, ids, not touched, f"{who}{why}")
         else:
             _file(into, ids, False, who)
+
+
+def _touched_plugins(session: Session) -> list[str]:
+    """The conftest files and local plugins the session loaded, and its configuration file,
+    that the change touches."""
+    root = session.root.resolve()
+    files = {getattr(p, "__file__", None) for p in session.config.pluginmanager.get_plugins()}
+    if session.config.inipath:
+        files.add(str(session.config.inipath))
+    touched = []
+    for file in filter(None, files):
+        path = Path(str(file)).resolve()
+        if path.is_relative_to(root) and path.relative_to(root).as_posix() in session.changed:
+            touched.append(path.relative_to(root).as_posix())
+    return sorted(touched)
 
 
 def _driven(session: Session, path: str) -> str | None:
