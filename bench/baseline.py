@@ -5,7 +5,10 @@ approach (whole suite at base and at head) costs, measured in the same run.
 
 A generated repository has ``--tests`` tests in 40 files, each doing ``--work-ms`` of real
 work; the base has 5 failing tests; the change under review breaks 5 more. Each variant runs
-serially and under ``-n 2`` (pytest-xdist). Reported as ratios to plain pytest run the same
+serially and under ``-n 2`` (pytest-xdist). Three harmless changes with every test passing
+follow: one that touches no test (README), one that edits a test file, and one that adds a
+``conftest.py`` at the root; the last two make the base list its collection (the file, or the
+whole suite), cold and warm. Reported as ratios to plain pytest run the same
 way: the median of the per-repetition ratios of ``--repeat`` interleaved runs, with their
 spread (min-max), as absolute times on shared machines are not stable.
 """
@@ -74,8 +77,17 @@ def module(index: int, per_file: int, broken: set[int], work_ms: float) -> str:
     return "from lib import double\nfrom helpers import work\n" + "".join(lines)
 
 
-def build(folder: Path, tests: int, regressions: bool, work_ms: float = 0.0) -> Path:
-    repo = folder / ("regressions" if regressions else "clean")
+HARMLESS = {
+    "clean": {"README.md": "docs\n"},
+    "test file": {"test_m00.py": None},  # a comment appended
+    "conftest": {"conftest.py": "# shared fixtures go here\n"},
+}
+
+
+def build(
+    folder: Path, tests: int, regressions: bool, work_ms: float = 0.0, kind: str = "clean"
+) -> Path:
+    repo = folder / ("regressions" if regressions else kind.replace(" ", "-"))
     repo.mkdir()
     per_file = tests // FILES
     pre = set(range(3, 3 + PRE_EXISTING * 97, 97)) if regressions else set()
@@ -95,7 +107,9 @@ def build(folder: Path, tests: int, regressions: bool, work_ms: float = 0.0) -> 
             "    return x * 2 + (1 if x in BROKEN else 0)\n"
         )
     else:
-        (repo / "README.md").write_text("docs\n")
+        for name, text in HARMLESS[kind].items():
+            path = repo / name
+            path.write_text(text if text is not None else path.read_text() + "# harmless\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "change")
     return repo
@@ -126,11 +140,13 @@ def naive(repo: Path, plain: list[str]) -> float:
     return time.perf_counter() - start
 
 
-def measure(repo: Path, repeat: int, failing: bool) -> dict[str, list[float]]:
-    """Seconds of every variant, ``repeat`` times, the variants interleaved."""
+def measure(repo: Path, repeat: int, failing: bool, cold: bool = False) -> dict[str, list[float]]:
+    """Seconds of every variant, ``repeat`` times, the variants interleaved (``cold``: also
+    with the state folder removed before a run, when nothing fails)."""
     plain = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
     review = [*plain, "--bounded-review", "--bounded-review-base=main"]
-    variants = {"plain": plain, "warm": review}
+    variants = {"plain": plain, "cold": review, "warm": review} if cold else {}
+    variants = variants or {"plain": plain, "warm": review}
     if failing:
         variants |= {
             "plain -n 2": [*plain, "-n", "2"],
@@ -169,6 +185,12 @@ def main() -> int:
         folder = Path(scratch)
         failing = measure(build(folder, args.tests, True, args.work_ms), args.repeat, True)
         passing = measure(build(folder, args.tests, False, args.work_ms), args.repeat, False)
+        touched = {
+            kind: measure(
+                build(folder, args.tests, False, args.work_ms, kind), args.repeat, False, True
+            )
+            for kind in ("test file", "conftest")
+        }
     serial, parallel = failing["plain"], failing["plain -n 2"]
     rows = [
         ("plain pytest (5 regressions + 5 pre-existing)", serial, serial),
@@ -181,6 +203,13 @@ def main() -> int:
         ("all tests passing: plain pytest", passing["plain"], passing["plain"]),
         ("all tests passing: --bounded-review", passing["warm"], passing["plain"]),
     ]
+    for kind, runs in touched.items():
+        what = "a test file" if kind == "test file" else "a root conftest.py"
+        rows += [
+            (f"{what} touched: plain pytest", runs["plain"], runs["plain"]),
+            (f"{what} touched: --bounded-review, cold", runs["cold"], runs["plain"]),
+            (f"{what} touched: --bounded-review, warm", runs["warm"], runs["plain"]),
+        ]
     intro = (
         f"{args.tests} tests of {args.work_ms:g} ms of work each in {FILES} files; ratios to "
         f"plain pytest run the same way (serial, or -n 2): median of {args.repeat} interleaved "

@@ -110,9 +110,12 @@ SLOW_AT_BASE = """\
 import os, time
 
 
-def test_slow():
+def check():
     time.sleep(float(os.environ.get("BASE_SLEEP", "0")))
 """
+# The change breaks the code, not the test: a change to a test file would have the base list
+# its collection while the session runs, and these tests stop the run during the re-run.
+SLOW_TEST = "import slow\n\n\ndef test_slow():\n    slow.check()\n"
 
 
 def _processes_in(folder: Path, running: str = "") -> list[int]:
@@ -162,9 +165,9 @@ def _start_and_wait_for_base(
 def slow_base(project: GitRepo, tmp_path: Path) -> tuple[GitRepo, Path, list[str], dict[str, str]]:
     """A test that fails fast at head and sleeps at the base, so a run can be stopped while
     it re-runs at the base. Temporary folders go to a scratch folder of the test's own."""
-    project.commit({"test_slow.py": SLOW_AT_BASE}, "base")
+    project.commit({"slow.py": SLOW_AT_BASE, "test_slow.py": SLOW_TEST}, "base")
     project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"test_slow.py": "def test_slow():\n    assert False\n"}, "regression")
+    project.commit({"slow.py": "def check():\n    assert False\n"}, "regression")
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     env = {**os.environ, "TMPDIR": str(scratch), "BASE_SLEEP": "120"}
@@ -186,7 +189,7 @@ def test_a_killed_run_leaves_nothing_once_the_next_run_sweeps(
     assert len(project.git("worktree", "list").splitlines()) == 2  # the leftover
 
     # The next run needs no base at all (the test is fixed) and still sweeps.
-    project.commit({"test_slow.py": "def test_slow():\n    pass\n"}, "fix")
+    project.commit({"slow.py": "def check():\n    pass\n"}, "fix")
     done = subprocess.run(
         argv, cwd=project.path, env=env, capture_output=True, text=True, check=False, timeout=300
     )
