@@ -117,6 +117,7 @@ def test_items_dropped_without_pytest_deselected_count_as_deselected(
     )
     project.commit({**BREAK_B, "tests/conftest.py": hook}, "drop the broken test")
     code, report = review(pytester)
+    assert code == 1
     why = reasons(report)
     assert "1 test(s) deselected by this run (a collection hook that dropped them" in why
     assert "tests/conftest.py" in why
@@ -175,7 +176,9 @@ def test_a_parametrized_case_the_change_removes_is_removed(
         pytest.param({"tests/conftest.py": "import pytest\n"}, id="conftest"),
         pytest.param(
             {
-                "pyproject.toml": "[tool.bounded-review]\n[tool.pytest.ini_options]\nxfail_strict = true\n"
+                "pyproject.toml": (
+                    "[tool.bounded-review]\n[tool.pytest.ini_options]\nxfail_strict = true\n"
+                )
             },
             id="config",
         ),
