@@ -17,6 +17,7 @@ from .baseline.deselection import Deselections
 from .baseline.outcomes import OutcomeCollector
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
+from .checks.skipped import newly_skipped
 from .core.ceilings import Tier
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
@@ -36,9 +37,10 @@ from .triage.waivers import added as added_waivers
 from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
-    from .baseline.classify import BaselineRun, Questions
+    from .baseline.asking import Asking
+    from .baseline.baserun import BaselineRun
+    from .baseline.classify import Questions
     from .baseline.early import EarlyBase
-    from .baseline.narrowing import Change
     from .models.waiver import Waiver
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
@@ -263,12 +265,12 @@ class BoundedReview:
 
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
-        questions = self._questions()
-        failed = self.collector.failed
-        tests = self._baseline(questions) if failed or questions else Classification()
+        asking, collector = self._asking, self.collector
+        questions = asking.questions(collector)
+        tests = self._baseline(questions) if collector.failed or questions else Classification()
         limitations, stopped = self._what_ran(session, exitstatus)
         limitations += self._ignored_code()
-        narrowed, removed = self._narrowed(tests)
+        narrowed, removed = asking.narrowed(tests, collector, self.deselections)
         limitations += removed
         if self.settings.shard:  # no checks, scans or lanes: the merge step runs them once
             held = [*self._untested(), *([stopped] if stopped else [])]
@@ -277,11 +279,8 @@ class BoundedReview:
                 gate, self._counts(), tests, [*limitations, *tests.limitations]
             )
             return dataclasses.replace(evidence, unfinished=stopped)
-        from .checks.skipped import newly_skipped
-
         partial = "; ".join(filter(None, [self._partial(), narrowed])) or None
-        level = self.settings.scans.skip_added
-        found = newly_skipped(tests.newly_skipped, level, self._change) if self._change else []
+        found = newly_skipped(tests.newly_skipped, self.settings.scans.skip_added, asking.change)
         return self.review.judge(
             self._counts(), tests, limitations, stopped, deterministic=found, partial=partial
         )
@@ -290,7 +289,7 @@ class BoundedReview:
         """How to re-run tests at the base as this session ran them, in the environment it
         had before its tests ran (a failing test's monkeypatching is still in place when its
         report arrives)."""
-        from .baseline.classify import BaselineRun
+        from .baseline.baserun import BaselineRun
 
         rootdir, args = Path(self.config.rootpath), self._replayable()
         run = BaselineRun.configured(
@@ -304,45 +303,15 @@ class BoundedReview:
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self) -> None:
         self._environ = dict(os.environ)  # before any test changes it
-        if self._listing:  # the base lists its collection while the tests run
-            from .baseline.classify import LISTING
-
-            for path in self._listing:
-                self._need(LISTING + path)
+        for key in self._asking.listing_keys():  # the base lists its collection while the tests run
+            self._need(key)
 
     @functools.cached_property
-    def _change(self) -> Change | None:
-        """The change as the collection comparison reads it; ``None`` without a base."""
-        from .baseline.narrowing import Change
+    def _asking(self) -> Asking:
+        """What the session asks the base besides its failures (see asking.py)."""
+        from .baseline.asking import Asking
 
-        base, target = self.target.base_commit, self.target
-        if base is None or target.empty or self.settings.shard:
-            return None
-        return Change(self.repo, base, Path(self.config.rootpath), tuple(target.scope))
-
-    @functools.cached_property
-    def _listing(self) -> tuple[str, ...]:
-        """The paths whose base collection is compared with this session's (see
-        narrowing.py): none unless the change touches test files, conftest files or the
-        pytest configuration."""
-        from .baseline import narrowing
-
-        change, config = self._change, self.config
-        if change is None or config.option.collectonly:
-            return ()
-        if config.args_source == pytest.Config.ArgsSource.ARGS:
-            given = [Path(config.invocation_params.dir, a.split("::", 1)[0]) for a in config.args]
-            rootdir = Path(config.rootpath).resolve()
-            scope = [
-                p.resolve().relative_to(rootdir).as_posix()
-                for p in given
-                if p.resolve().is_relative_to(rootdir)
-            ]
-        else:
-            scope = list(words(self._project.options.get("testpaths", ())))
-        own = {"python_files": config.getini("python_files")}
-        patterns = narrowing.test_patterns(self._project.options, own)
-        return narrowing.listing(change.paths(), scope, patterns, change.config_changed())
+        return Asking(self.config, self.settings, self.repo, self.target, self._project)
 
     def _baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
@@ -368,27 +337,20 @@ class BoundedReview:
         if self._early is None:
             from .baseline.early import EarlyBase
 
-            self._early = EarlyBase(self._base_run)
+            self._early = EarlyBase(self._base_run, self._asking.listing)
         self._early.needs(key)
 
-    @functools.cached_property
-    def _asks_skips(self) -> bool:
-        """Whether the tests the session skips are asked about at the base (newly skipped)."""
-        settings, target = self.settings, self.target
-        off = settings.scans.skip_added == "off"
-        return not (off or settings.shard or target.empty or target.base_commit is None)
-
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        if report.failed or (report.skipped and self._asks_skips):
-            self._need(report.nodeid)
+        self._reported(report)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        if report.failed:
-            self._need(report.nodeid)
-        elif report.skipped and "::" not in report.nodeid and report.nodeid and self._asks_skips:
-            from .baseline.classify import WHOLE
+        self._reported(report)
 
-            self._need(WHOLE + report.nodeid)
+    def _reported(self, report: pytest.TestReport | pytest.CollectReport) -> None:
+        """A test or a file's collection failed, or was skipped: the base may be asked."""
+        key = report.nodeid if report.failed else self._asking.key_of_skipped(report)
+        if key is not None:
+            self._need(key)
 
     def close(self) -> None:
         """End what the session started early; safe to call more than once."""
@@ -405,37 +367,12 @@ class BoundedReview:
         replayed = replayable(params.args, self.config.args, params.dir)
         return with_seed(replayed, self.config.getoption("randomly_seed", None))
 
-    def _questions(self) -> Questions:
-        """What the session asks the base besides its failures (see classify.Questions)."""
-        from .baseline.classify import Questions
-
-        collector, skips = self.collector, self._asks_skips
-        skipped = sorted(collector.skipped.difference(collector.failing)) if skips else []
-        files = sorted(collector.skipped_modules) if skips else []
-        return Questions(skipped=skipped, skipped_files=files, listing=self._listing)
-
     def _baseline(self, questions: Questions) -> Classification:
         """The session's failures re-run at head and at the base, and classified; its other
         questions answered at the base."""
         from .baseline.classify import classify
 
         return classify(self.collector.failed, self._baseline_run(), self._progress, questions)
-
-    def _narrowed(self, tests: Classification) -> tuple[str | None, list[str]]:
-        """Why the run is partial because the change narrowed its collection, and what to
-        note about the base's tests the change removed."""
-        from .baseline import narrowing
-
-        change = self._change
-        if not self._listing or change is None:
-            return None, []
-        if tests.listed is None:
-            why = "whether the change narrowed its collection could not be established"
-            return f"{why} (the base's collection of {', '.join(self._listing)} is unknown)", []
-        collector = self.collector
-        present = {*collector.collected, *collector.seen, *self.deselections.ids}
-        broken = {n for n in collector.failing if "::" not in n} | collector.skipped_modules
-        return narrowing.verdict(change.compare(tests.listed, present, broken))
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
         self._items = session.items

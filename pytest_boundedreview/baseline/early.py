@@ -8,7 +8,7 @@ files for the session's paths, and waits for its node ids while the session goes
 time the session ends the checkout and the child's start are behind it. (A kept checkout,
 ``reuse_base_checkout``, is brought back to its commit at once instead: that is quick; the
 process then makes it ready.) The classification hands the child the failures that need the
-base (see :func:`classify.started_at_base`). A child that ended early or broke is replaced by
+base (see :func:`baserun.started_at_base`). A child that ended early or broke is replaced by
 a re-run started the usual way, in the same checkout if it was made; one whose set-up command
 failed is not: that failure is the base's answer (every base result unknown). Only cache
 misses start anything; what is never needed costs its start and nothing else.
@@ -20,12 +20,13 @@ exit, and a killed session's leftovers go with the next run's sweep (the child d
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..target import worktree
 from . import cache as basecache
-from .classify import BaselineRun, BaseUnavailable, enter_checkout, start_in, start_waiting_in
+from .baserun import BaselineRun, BaseUnavailable, enter_checkout, start_in, start_waiting_in
+from .classify import LISTING
 from .rerun import Ask, PendingRerun, RerunResult, WaitingRerun
 
 
@@ -54,8 +55,9 @@ class _OrUsual(PendingRerun):
 class EarlyBase:
     """At most one early base re-run per session; ``run`` says how the session re-runs."""
 
-    def __init__(self, run: Callable[[], BaselineRun]) -> None:
+    def __init__(self, run: Callable[[], BaselineRun], listing: Sequence[str] = ()) -> None:
         self._make_run = run
+        self._listing = listing  # paths whose collection the session asks of the base
         self._run: BaselineRun | None = None
         self._stack = contextlib.ExitStack()
         self._known: set[str] | None = None  # node ids the base cache answers
@@ -81,17 +83,18 @@ class EarlyBase:
         if key in self._known:
             return
         self._settled = True
+        listing = [p for p in self._listing if LISTING + p not in self._known]
         try:
             if run.reuse_checkout:
                 self._checkout = enter_checkout(run, self._stack)
                 self._made = True
                 self._stack.callback(self._end_child)  # before the checkout is given back
-                self._waiting = start_waiting_in(self._checkout, run)
+                self._waiting = start_waiting_in(self._checkout, run, listing=listing)
             else:
                 self._checkout, add = worktree.add_command(run.repo, run.base_commit)
                 self._stack.callback(worktree.remove, run.repo, self._checkout)
                 self._stack.callback(self._end_child)  # before the checkout is removed
-                self._waiting = start_waiting_in(self._checkout, run, first=add)
+                self._waiting = start_waiting_in(self._checkout, run, add, listing)
         except (BaseUnavailable, OSError):
             self.close()  # the classification tries the usual way, and says why it failed
 

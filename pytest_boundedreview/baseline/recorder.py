@@ -8,7 +8,8 @@ the session collected, after the selection of every other plugin (``"listed"``).
 the tool's own temporary folder.
 
 With ``--bounded-review-wait`` the child is started before its node ids are known: it starts
-pytest, loads the plugins and the conftest files of the paths it was given, waits for
+pytest, loads the plugins and the conftest files of the paths it was given, lists at once the
+tests it collects from the paths in ``DIR/list.json`` (when the starter wrote one), waits for
 ``select.json`` to appear, then collects the files listed there. It ends when the process that
 started it is gone.
 """
@@ -28,6 +29,7 @@ from .outcomes import OutcomeCollector, SignatureStamp
 from .signature import checkout_root
 
 SELECT = "select.json"
+LIST = "list.json"  # paths a waiting child lists before it waits
 RESULT = "result.json"
 POLL_SECONDS = 0.005
 
@@ -70,11 +72,20 @@ class Recorder:
             self._choose(_selection(folder))
         self.found: set[str] = set()
         self.listed: list[str] = []
+        self._listing_only = False  # the collection that lists before the wait
         self.collector = OutcomeCollector(root)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
         if self.waiting:
+            if (self.folder / LIST).exists():  # list while the starter's session runs
+                self.listing = self._listing_only = True
+                listed = json.loads((self.folder / LIST).read_text(encoding="utf-8"))
+                paths = [path for path in listed if Path(path).exists()]  # (cwd: the rootdir)
+                try:
+                    session.perform_collect(paths)
+                finally:
+                    self._listing_only = False
             selection = _await_selection(self.folder)
             self._choose(selection)
             session.config.args = selection["files"]
@@ -89,7 +100,10 @@ class Recorder:
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
         if self.listing:
-            self.listed = [item.nodeid for item in items]
+            self.listed += [item.nodeid for item in items]
+        if self._listing_only:
+            items[:] = []  # this collection only lists: the selection collects again
+            return
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         for item in items:

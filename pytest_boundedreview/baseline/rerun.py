@@ -8,6 +8,7 @@ a temporary folder of ours; its cache goes there too, so the checkout is not wri
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import importlib.util
 import itertools
 import json
@@ -399,11 +400,13 @@ class WaitingRerun:
         timeout: float,
         made: bool,
         in_copy: bool = False,
+        listing: tuple[str, ...] = (),
     ) -> None:
         self._folder, self._child, self._timeout = folder, child, timeout
         self.rootdir = rootdir
         self.made = made  # ``rootdir`` is there (else the command run first is making it)
         self._in_copy = in_copy
+        self._listing = listing  # the paths the child lists before it waits
 
     def hand(self, ask: Ask) -> PendingRerun | None:
         """Give the child what it is asked (see :class:`Ask`), its time counted from now;
@@ -422,8 +425,10 @@ class WaitingRerun:
         if not self._child.running():
             self.cancel()
             return None
+        listed = set(self._listing)  # already listed: not collected again for that
+        ask = dataclasses.replace(ask, listing=tuple(p for p in ask.listing if p not in listed))
         files = ask.files(self.rootdir)
-        if not files:
+        if not files and not self._listing:
             self.cancel()
             return PendingRerun()
         _select(self._folder, ask, files)
@@ -445,13 +450,17 @@ def start_waiting(
     first: Sequence[str] = (),
     copy_of: tuple[Path, Path] | None = None,
     prepare: Preparation | None = None,
+    listing: Sequence[str] = (),
 ) -> WaitingRerun | None:
     """Start a pytest child in ``rootdir`` that loads the conftest files of ``paths`` (as a
-    session given them does) and waits for the node ids it is to run (see
+    session given them does), lists the tests it collects from ``listing`` (relative to
+    ``rootdir``) at once, and waits for the node ids it is to run (see
     :meth:`WaitingRerun.hand`), once the command ``first`` (if any) made ``rootdir``; ``None``
     when it cannot start. ``copy_of``, ``prepare``: see :func:`_start_child`."""
     folder = tempdirs.make("rerun")
     try:
+        if listing:
+            (folder / recorder.LIST).write_text(json.dumps(list(listing)), encoding="utf-8")
         child = _start_child(
             folder, rootdir, args, env, timeout, None, paths, first, copy_of, prepare
         )
@@ -463,7 +472,7 @@ def start_waiting(
         return None
     readied = copy_of is not None and prepare is not None and prepare.needed
     made = not first and not readied
-    return WaitingRerun(folder, child, rootdir, timeout, made, copy_of is not None)
+    return WaitingRerun(folder, child, rootdir, timeout, made, copy_of is not None, tuple(listing))
 
 
 def rerun(

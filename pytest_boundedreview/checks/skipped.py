@@ -17,11 +17,13 @@ if TYPE_CHECKING:
     from ..models.finding import ReportFinding
 
 
-def newly_skipped(tests: Sequence[TestFailure], level: str, change: Change) -> list[ReportFinding]:
+def newly_skipped(
+    tests: Sequence[TestFailure], level: str, change: Change | None
+) -> list[ReportFinding]:
     """A finding of ``level`` (``blocking`` or ``advisory``; ``off``: none) for each test in
     ``tests`` (skipped at head, passing at the base), at its definition in the change's
     tree."""
-    if level == "off" or not tests:
+    if level == "off" or not tests or change is None:
         return []
     from ..models.finding import ReportFinding
 

@@ -7,7 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..baseline.classify import BaselineRun, Classification
+from ..baseline.baserun import BaselineRun
+from ..baseline.classify import Classification
 from ..core.config import load_settings
 from ..core.errors import UsageError
 from ..core.pytestini import from_files

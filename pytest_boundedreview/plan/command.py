@@ -9,7 +9,8 @@ import dataclasses
 import shlex
 from pathlib import Path
 
-from ..baseline.classify import BaselineRun, Classification
+from ..baseline.baserun import BaselineRun
+from ..baseline.classify import Classification
 from ..core.ceilings import Tier
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.pytestini import from_files

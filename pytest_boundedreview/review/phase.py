@@ -23,7 +23,7 @@ from ..target.livetree import untested_reason
 from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:
-    from ..baseline.classify import BaselineRun
+    from ..baseline.baserun import BaselineRun
     from ..loop.result import RoundResult
     from ..loop.rounds import LoopRound
     from ..models.finding import ReportFinding

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..baseline.classify import BaselineRun, BaseUnavailable, base_verdicts, rerun_in
+from ..baseline.baserun import BaselineRun, BaseUnavailable, base_verdicts, rerun_in
 from ..core import subproc
 from ..lanes.environment import lane_env
 from ..lanes.snapshot import snapshot_copy

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from pytest_boundedreview.baseline import basefirst
-from pytest_boundedreview.baseline.classify import verdict_at_base
+from pytest_boundedreview.baseline.baserun import verdict_at_base
 from pytest_boundedreview.baseline.rerun import RerunResult, child_env, rerun
 
 

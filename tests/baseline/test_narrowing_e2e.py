@@ -241,3 +241,23 @@ def test_narrowing_is_seen_under_xdist(pytester: pytest.Pytester, project: GitRe
     assert "tests/test_b.py::test_broken" in report["suite"]["left_out"]
     assert report["gate"]["review_clean"] != "yes"
     assert code == 1
+
+
+def test_a_change_with_a_failure_and_a_test_file_touched_gets_both_answers(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    """The base lists the touched file while the session runs, then re-runs the failure."""
+    failing_on_app = "import app\n\n\ndef test_app():\n    assert app.x == 1\n"
+    setup(project, files={"tests/test_app.py": failing_on_app})
+    project.commit(
+        {"app.py": "x = 2\n", "tests/test_a.py": PASSING + "\n# harmless\n"}, "break app"
+    )
+    code, report = review(pytester)
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == [
+        "tests/test_app.py::test_app"
+    ]
+    assert "re-running 1 failing test(s) at base" in report["stdout"]
+    assert "the collection of 1 path(s)" in report["stdout"]
+    assert not any("not collected by this run" in r for r in report["gate"]["reasons"])
+    assert report["gate"]["review_clean"] == "no"
+    assert code == 1

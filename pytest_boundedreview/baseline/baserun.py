@@ -1,0 +1,269 @@
+"""Where and how tests re-run at the base revision: the session's run as the re-runs need it
+(:class:`BaselineRun`), a checkout of the base (temporary, or kept with
+``reuse_base_checkout``), a re-run started there (or handed to the child the session started
+early, see early.py), and what happened to each node id there (:func:`verdict_at_base`).
+The checkout is first made ready as the working tree runs (``artefacts.py``), and the re-run
+imports the checkout's code (``basefirst.py``)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.errors import GitError
+from ..target import git, kept, worktree
+from . import artefacts, testdefs
+from . import cache as basecache
+from .rerun import (
+    Ask,
+    PendingRerun,
+    RerunResult,
+    WaitingRerun,
+    child_env,
+    moved,
+    start_rerun,
+    start_waiting,
+)
+
+if TYPE_CHECKING:
+    from ..core.config import Settings
+
+
+@dataclass(frozen=True)
+class BaselineRun:
+    """Where and how the session ran, as the re-runs need it."""
+
+    repo: git.Repo
+    rootdir: Path
+    base_commit: str | None
+    args: Sequence[str]
+    reruns: int
+    max_base_reruns: int
+    timeout: float
+    state: Path
+    reuse_checkout: bool = False  # a kept checkout of the base (reuse_base_checkout)
+    # The session's environment before its tests changed it (else the process's, read when
+    # a re-run starts), and the paths it was given (absolute), for an early base re-run.
+    environ: Mapping[str, str] | None = None
+    paths: Sequence[Path] = ()
+    # Re-runs at head; the session passes an in-process runner when it can (no xdist).
+    rerun_at_head: Callable[[Sequence[str]], RerunResult] | None = None
+    # The base re-run the session started early, handed the node ids (see early.py).
+    started_early: Callable[[Ask], tuple[PendingRerun, Path] | None] | None = None
+    setup: tuple[str, ...] | None = None  # base_setup, as configured
+
+    @functools.cached_property
+    def preparation(self) -> artefacts.Preparation:
+        """What is done in a base checkout before the base re-run (see artefacts.py)."""
+        if self.base_commit is None:
+            return artefacts.Preparation()
+        return artefacts.plan(self.repo, self.base_commit, self.rootdir, self.setup)
+
+    def cache_file(self) -> Path:
+        """Where the base answers of this run are cached (see cache.py)."""
+        assert self.base_commit is not None
+        stamp = self.preparation.stamp
+        return basecache.cache_path(self.state, self.base_commit, self.args, stamp)
+
+    @classmethod
+    def configured(
+        cls,
+        repo: git.Repo,
+        rootdir: Path,
+        base_commit: str | None,
+        args: Sequence[str],
+        settings: Settings,
+        state: Path,
+    ) -> BaselineRun:
+        """Re-runs within the limits ``settings`` sets."""
+        return cls(
+            repo=repo,
+            rootdir=rootdir,
+            base_commit=base_commit,
+            args=args,
+            reruns=settings.reruns,
+            max_base_reruns=settings.max_base_reruns,
+            timeout=settings.base_timeout,
+            state=state,
+            reuse_checkout=settings.reuse_base_checkout,
+            setup=tuple(settings.base_setup) if settings.base_setup else None,
+        )
+
+
+def verdict_at_base(
+    nodeid: str, result: RerunResult, rootdir: Path, withheld_because: str = ""
+) -> dict[str, str]:
+    """What happened to ``nodeid`` in a base re-run whose rootdir is ``rootdir``
+    (``withheld_because``: why compiled modules were not copied into the checkout)."""
+    path = nodeid.split("::", 1)[0]
+    if not (rootdir / path).exists():
+        return {"kind": "missing"}
+    if result.live:  # any outcome of that run may be the live code's: none counts
+        shown = ", ".join(result.live[:3]) + (" ..." if len(result.live) > 3 else "")
+        detail = f"the base run loaded {shown} from the working tree, not from the base"
+        return {"kind": "live", "detail": detail}
+    if result.withheld:  # its outcomes may be those of a missing compiled module
+        shown = ", ".join(result.withheld[:3]) + (" ..." if len(result.withheld) > 3 else "")
+        detail = (
+            f"the base run could not import {shown}, built in the working tree and not "
+            f"copied to the base, as {withheld_because or 'it was withheld'}"
+        )
+        return {"kind": "withheld", "detail": detail}
+    if nodeid in result.failed:
+        return {"kind": "failed", "signature": result.failed[nodeid]}
+    if "::" not in nodeid:  # a file that failed to collect at head collects at base
+        return {"kind": "passed"}
+    if path in result.failed:
+        return {"kind": "collect-error", "signature": result.failed[path]}
+    if nodeid in result.passed:
+        return {"kind": "passed"}
+    if nodeid in result.found:
+        return {"kind": "skipped"}
+    return testdefs.not_collected(nodeid, rootdir / path)
+
+
+class BaseUnavailable(Exception):
+    """The base could not answer: unreachable, outside the repository, or its run broke."""
+
+
+def _at(
+    checkout: Path, run: BaselineRun, made: bool = True
+) -> tuple[Path, list[str], dict[str, str]]:
+    """Where and how a re-run in ``checkout`` (a copy of some revision of the repository)
+    runs: the rootdir the node ids are relative to, the session's options moved there, and
+    an environment with its sources first on ``sys.path`` (``src/`` and the top; both when
+    the checkout is not ``made`` yet, as a missing folder on the path is no harm). The re-run
+    is started with ``copy_of=(run.repo.root, checkout)``: it imports the checkout's code."""
+    try:
+        relative = run.rootdir.relative_to(run.repo.root)
+    except ValueError:
+        why = f"pytest's rootdir {run.rootdir} is outside the repository {run.repo.root}"
+        raise BaseUnavailable(why) from None
+    sources = [p for p in (checkout / "src", checkout) if p.is_dir() or not made]
+    env = child_env(sources, (run.repo.root, checkout), run.environ)
+    return checkout / relative, moved(run.args, run.repo.root, checkout), env
+
+
+def start_in(
+    checkout: Path, ask: Ask, run: BaselineRun, at_base: bool = True
+) -> tuple[PendingRerun, Path]:
+    """Start what ``ask`` asks in ``checkout`` (see :func:`_at`), made ready first when it
+    is the base's (``at_base``, see artefacts.py); also the rootdir the node ids are relative
+    to."""
+    rootdir, args, env = _at(checkout, run)
+    if not rootdir.is_dir():
+        return PendingRerun(), rootdir
+    pending = start_rerun(
+        ask,
+        rootdir=rootdir,
+        args=args,
+        env=env,
+        timeout=run.timeout,
+        copy_of=(run.repo.root, checkout),
+        prepare=run.preparation if at_base else None,
+    )
+    return pending, rootdir
+
+
+def start_waiting_in(
+    checkout: Path, run: BaselineRun, first: Sequence[str] = (), listing: Sequence[str] = ()
+) -> WaitingRerun | None:
+    """A re-run child in ``checkout`` (see :func:`_at`) waiting for its node ids, started
+    with the session's paths, once the command ``first`` (if any) made the checkout and it was
+    made ready (see artefacts.py), that lists the tests of ``listing`` while it waits;
+    ``None`` when it cannot start. A path the base lacks is one pytest skips while
+    waiting."""
+    rootdir, args, env = _at(checkout, run, made=not first)
+    paths = []
+    for path in run.paths:
+        with contextlib.suppress(ValueError):
+            paths.append(str(checkout / path.relative_to(run.repo.root)))
+    return start_waiting(
+        rootdir=rootdir,
+        args=args,
+        env=env,
+        timeout=run.timeout,
+        paths=paths,
+        first=first,
+        copy_of=(run.repo.root, checkout),
+        prepare=run.preparation,
+        listing=listing,
+    )
+
+
+def rerun_in(
+    checkout: Path, nodeids: Sequence[str], run: BaselineRun, at_base: bool = True
+) -> tuple[RerunResult, Path]:
+    """Run ``nodeids`` in ``checkout`` (see :func:`start_in`) and wait for the outcomes."""
+    pending, rootdir = start_in(checkout, Ask.of(nodeids), run, at_base)
+    return pending.result(), rootdir
+
+
+Verdicts = dict[str, dict[str, str]]
+
+
+def enter_checkout(run: BaselineRun, stack: contextlib.ExitStack) -> Path:
+    """A checkout of the base kept until ``stack`` closes (and, with ``reuse_base_checkout``,
+    for later runs); :class:`BaseUnavailable` when git cannot make it."""
+    base = run.base_commit
+    assert base is not None
+    checkouts = kept.checkout if run.reuse_checkout else worktree.checkout
+    try:
+        return stack.enter_context(checkouts(run.repo, base))
+    except GitError as exc:
+        raise BaseUnavailable(f"base {base[:12]} unreachable: {exc}") from None
+
+
+@dataclass(frozen=True)
+class BaseAnswer:
+    """What a base re-run established: a verdict per node id asked (see
+    :func:`verdict_at_base`), the tests it collected from the paths it listed, and the
+    outcomes of the files it ran whole."""
+
+    verdicts: Verdicts
+    listed: frozenset[str] = frozenset()
+    whole: RerunResult | None = None
+    trusted: bool = True  # it ran the base's code only (see verdict_at_base)
+
+
+@contextlib.contextmanager
+def started_at_base(run: BaselineRun, ask: Ask) -> Iterator[Callable[[], BaseAnswer]]:
+    """Start what ``ask`` asks at the base revision in a checkout kept for the block; the
+    function it yields waits for the answer. Both raise :class:`BaseUnavailable` when the
+    base cannot tell."""
+    base = run.base_commit
+    if base is None:  # nothing existed before the change
+        yield lambda: BaseAnswer({nodeid: {"kind": "missing"} for nodeid in ask.nodeids})
+        return
+    with contextlib.ExitStack() as stack:
+        early = run.started_early(ask) if run.started_early is not None else None
+        if early is None:
+            pending, rootdir = start_in(enter_checkout(run, stack), ask, run)
+        else:
+            pending, rootdir = early
+        stack.callback(pending.cancel)
+
+        def answer() -> BaseAnswer:
+            ran = pending.result()
+            if ran.status == "setup":
+                raise BaseUnavailable(f"the base could not be set up: {ran.detail}")
+            if ran.status != "ok":
+                broke = "timed out" if ran.status == "timeout" else "broke"
+                raise BaseUnavailable(f"base run {broke}: {ran.detail}")
+            why = run.preparation.withheld_because()
+            verdicts = {n: verdict_at_base(n, ran, rootdir, why) for n in ask.nodeids}
+            trusted = not (ran.live or ran.withheld)
+            return BaseAnswer(verdicts, ran.listed, ran if ask.whole else None, trusted)
+
+        yield answer
+
+
+def base_verdicts(run: BaselineRun, nodeids: Sequence[str]) -> Verdicts:
+    """What happens to each of ``nodeids`` at the base revision (see :func:`verdict_at_base`);
+    raises :class:`BaseUnavailable` when the base cannot tell."""
+    with started_at_base(run, Ask.of(nodeids)) as answer:
+        return answer().verdicts
