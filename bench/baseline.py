@@ -143,7 +143,9 @@ def naive(repo: Path, plain: list[str]) -> float:
 def measure(repo: Path, repeat: int, failing: bool, cold: bool = False) -> dict[str, list[float]]:
     """Seconds of every variant, ``repeat`` times, the variants interleaved (``cold``: also
     with the state folder removed before a run, when nothing fails)."""
-    plain = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    # pytest-randomly (when installed) draws a new seed per run, and the base answers are
+    # cached per seed: the runs keep it out, so that warm means warm.
+    plain = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     review = [*plain, "--bounded-review", "--bounded-review-base=main"]
     variants = {"plain": plain, "cold": review, "warm": review} if cold else {}
     variants = variants or {"plain": plain, "warm": review}

@@ -2,10 +2,10 @@
 ``-p pytest_boundedreview.baseline.recorder --bounded-review-record=DIR``.
 
 It runs only the node ids listed in ``DIR/select.json`` (``{"nodeids": [...], "files":
-[...]}``), and every test of the files under ``"whole"``, and writes every outcome with its
-failure signature to ``DIR/result.json``; with ``"listing": true`` it also writes every test
-the session collected, after the selection of every other plugin (``"listed"``). The folder is
-the tool's own temporary folder.
+[...]}``), and every test of the files or folders under ``"whole"``, and writes every outcome
+with its failure signature to ``DIR/result.json``; for the paths under ``"listing"`` it also
+writes every test a session started in the rootdir collects there, after the selection of
+every other plugin (``"listed"``). The folder is the tool's own temporary folder.
 
 With ``--bounded-review-wait`` the child is started before its node ids are known: it starts
 pytest, loads the plugins and the conftest files of the paths it was given, lists at once the
@@ -61,53 +61,69 @@ def _await_selection(folder: Path) -> dict[str, Any]:
     return _selection(folder)
 
 
+def _within(nodeid: str, paths: tuple[str, ...]) -> bool:
+    """Whether ``nodeid`` is a test of one of the files or folders ``paths``."""
+    file = nodeid.split("::", 1)[0]
+    return any(file == p or file.startswith(p.rstrip("/") + "/") for p in paths)
+
+
 class Recorder:
     def __init__(self, folder: Path, root: Path, waiting: bool) -> None:
         self.folder = folder
         self.waiting = waiting
         self.wanted: set[str] = set()
         self.whole: tuple[str, ...] = ()
-        self.listing = False
-        if not waiting:
-            self._choose(_selection(folder))
+        self.listing: list[str] = []
         self.found: set[str] = set()
         self.listed: list[str] = []
-        self._listing_only = False  # the collection that lists before the wait
+        self._only: list[Path] | None = None  # while listing: the paths the listing keeps
         self.collector = OutcomeCollector(root)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
-        if self.waiting:
-            if (self.folder / LIST).exists():  # list while the starter's session runs
-                self.listing = self._listing_only = True
-                listed = json.loads((self.folder / LIST).read_text(encoding="utf-8"))
-                paths = [path for path in listed if Path(path).exists()]  # (cwd: the rootdir)
-                try:
-                    session.perform_collect(paths)
-                finally:
-                    self._listing_only = False
-            selection = _await_selection(self.folder)
-            self._choose(selection)
-            session.config.args = selection["files"]
-
-    def _choose(self, selection: dict[str, Any]) -> None:
+        if self.waiting and (self.folder / LIST).exists():  # list while the starter runs
+            self._list(session, json.loads((self.folder / LIST).read_text(encoding="utf-8")))
+        selection = _await_selection(self.folder) if self.waiting else _selection(self.folder)
         self.wanted = set(selection["nodeids"])
-        self.whole = tuple(f"{path}::" for path in selection.get("whole", ()))
-        self.listing = bool(selection.get("listing"))
+        self.whole = tuple(selection.get("whole", ()))
+        self._list(session, list(selection.get("listing", ())))
+        session.config.args = selection["files"]
+
+    def _list(self, session: pytest.Session, paths: list[str]) -> None:
+        """List the tests collected from ``paths`` (relative to the rootdir, the working
+        folder) as a session started in the rootdir collects them: its ignores, its
+        ``norecursedirs`` and its ``python_files`` apply, as they do not to a path given."""
+        only = [Path(p).resolve() for p in paths if Path(p).exists()]
+        if not only:
+            return
+        self._only = only
+        try:
+            session.perform_collect(["."])
+        finally:
+            self._only = None
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        """While listing: leave out what lies neither within nor on the way to a path
+        listed; the project's own rules decide the rest."""
+        if self._only is None:
+            return None
+        path = collection_path.resolve()
+        keep = any(path.is_relative_to(o) or o.is_relative_to(path) for o in self._only)
+        return None if keep else True
 
     @pytest.hookimpl(trylast=True)  # after every other plugin's selection
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        if self.listing:
+        if self._only is not None:
             self.listed += [item.nodeid for item in items]
-        if self._listing_only:
             items[:] = []  # this collection only lists: the selection collects again
             return
         keep: list[pytest.Item] = []
         drop: list[pytest.Item] = []
         for item in items:
-            wanted = item.nodeid in self.wanted or item.nodeid.startswith(self.whole)
+            wanted = item.nodeid in self.wanted or _within(item.nodeid, self.whole)
             (keep if wanted else drop).append(item)
         self.found = {item.nodeid for item in keep}
         if drop:

@@ -152,9 +152,10 @@ class Ask:
         return cls(frozenset(nodeids))
 
     def files(self, rootdir: Path) -> list[str]:
-        """What the re-run collects: the files of its node ids, the files it runs whole and
-        the paths it lists, those that exist in ``rootdir`` (and do not lead out of it)."""
-        wanted = {n.split("::", 1)[0] for n in self.nodeids} | {*self.whole, *self.listing}
+        """What the re-run collects to run: the files of its node ids and the files it runs
+        whole, those that exist in ``rootdir`` (and do not lead out of it). The paths it
+        lists are collected apart (see recorder.py)."""
+        wanted = {n.split("::", 1)[0] for n in self.nodeids} | {*self.whole}
         inside = rootdir.resolve()
         return sorted(f for f in wanted if (rootdir / f).exists() and _within(rootdir / f, inside))
 
@@ -312,7 +313,7 @@ def _select(folder: Path, ask: Ask, files: list[str]) -> None:
         "nodeids": sorted(ask.nodeids),
         "files": files,
         "whole": list(ask.whole),
-        "listing": bool(ask.listing),
+        "listing": list(ask.listing),
     }
     partial.write_text(json.dumps(data), encoding="utf-8")
     os.replace(partial, folder / recorder.SELECT)
@@ -371,7 +372,7 @@ def start_rerun(
     """Start what ``ask`` asks (relative to ``rootdir``), once, in a pytest child; files
     missing there are skipped. ``copy_of``, ``prepare``: see :func:`_start_child`."""
     files = ask.files(rootdir)
-    if not files:
+    if not files and not ask.listing:
         return PendingRerun()
     folder = tempdirs.make("rerun")
     try:
@@ -428,7 +429,7 @@ class WaitingRerun:
         listed = set(self._listing)  # already listed: not collected again for that
         ask = dataclasses.replace(ask, listing=tuple(p for p in ask.listing if p not in listed))
         files = ask.files(self.rootdir)
-        if not files and not self._listing:
+        if not (files or ask.listing or self._listing):
             self.cancel()
             return PendingRerun()
         _select(self._folder, ask, files)

@@ -195,6 +195,45 @@ def test_a_harmless_change_to_tests_comes_out_clean(
     assert code == 0
 
 
+@pytest.mark.parametrize(
+    ("base", "change"),
+    [
+        pytest.param(
+            {
+                "tests/conftest.py": 'collect_ignore = ["test_legacy.py"]\n',
+                "tests/test_legacy.py": PASSING,
+            },
+            {"tests/test_legacy.py": PASSING + "\n# harmless\n"},
+            id="a file the project ignores",
+        ),
+        pytest.param(
+            {
+                "pyproject.toml": (
+                    "[tool.bounded-review]\n[tool.pytest.ini_options]\n"
+                    'norecursedirs = ["examples"]\n'
+                ),
+                "tests/examples/conftest.py": "X = 1\n",
+                "tests/examples/test_example.py": PASSING,
+            },
+            {
+                "tests/examples/conftest.py": "X = 2\n",
+                "tests/examples/test_example.py": PASSING + "\n# harmless\n",
+            },
+            id="a folder norecursedirs leaves out",
+        ),
+    ],
+)
+def test_a_harmless_change_to_tests_the_project_leaves_out_comes_out_clean(
+    pytester: pytest.Pytester, project: GitRepo, base: dict[str, str], change: dict[str, str]
+) -> None:
+    setup(project, files=base)
+    project.commit(change, "harmless")
+    code, report = review(pytester)
+    assert report["gate"] == {"review_clean": "yes", "reasons": []}, report["gate"]
+    assert "the collection of" in report["stdout"]  # the base was asked, and agreed
+    assert code == 0
+
+
 def test_a_renamed_test_file_is_neither_narrowed_nor_removed(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
