@@ -6,6 +6,7 @@ narrowing.py)."""
 from __future__ import annotations
 
 import functools
+import glob
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -57,16 +58,20 @@ class Asking:
         if change is None or config.option.collectonly:
             return ()
         options = self.project.options
+        rootdir = Path(config.rootpath).resolve()
+        testpaths = False
         if config.args_source == pytest.Config.ArgsSource.ARGS:
-            rootdir = Path(config.rootpath).resolve()
             given = [Path(config.invocation_params.dir, a.split("::", 1)[0]) for a in config.args]
             inside = [p.resolve() for p in given if p.resolve().is_relative_to(rootdir)]
             scope = [p.relative_to(rootdir).as_posix() for p in inside]
         else:
-            scope = list(words(options.get("testpaths", ())))
+            entries = words(options.get("testpaths", ()))
+            scope = sorted({hit for e in entries for hit in glob.glob(e, root_dir=rootdir)})
+            testpaths = bool(scope)
         own = {"python_files": config.getini("python_files")}
         patterns = narrowing.test_patterns(options, own)
-        return narrowing.listing(change.paths(), scope, patterns, change.config_changed())
+        changed, config_changed = change.paths(), change.config_changed()
+        return narrowing.listing(changed, scope, patterns, config_changed, testpaths)
 
     def listing_keys(self) -> list[str]:
         """The cache keys of what the session asks from its start (see classify.LISTING)."""
@@ -82,9 +87,14 @@ class Asking:
 
     def questions(self, collector: OutcomeCollector) -> Questions:
         """What the session asks the base besides its failures."""
-        skips = self.skips
-        skipped = sorted(collector.skipped.difference(collector.failing)) if skips else []
-        files = sorted(collector.skipped_modules) if skips else []
+        skips, change = self.skips, self.change
+        if not skips or change is None:
+            return Questions(listing=self.listing)
+        skipped = sorted(collector.skipped.difference(collector.failing))
+        if len(skipped) > self.settings.max_base_reruns:  # new tests are no question
+            skipped = change.at_base(skipped)
+        was = {new: old for old, new in change.renamed().items()}  # asked where the base has it
+        files = sorted(was.get(path, path) for path in collector.skipped_modules)
         return Questions(skipped=skipped, skipped_files=files, listing=self.listing)
 
     def narrowed(

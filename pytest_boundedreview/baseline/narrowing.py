@@ -52,27 +52,42 @@ def _inside(path: str, folder: str) -> bool:
     return folder == "." or path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
+def _test_code(path: str, roots: Sequence[str], testpaths: bool) -> bool:
+    """Whether the Python file ``path`` is test code a change could hide tests with (a shared
+    base class, a decorator): inside the suite's ``testpaths``, or in a folder named for
+    tests."""
+    if not path.endswith(".py"):
+        return False
+    if testpaths:
+        return any(_inside(path, root) for root in roots)
+    folders = PurePosixPath(path).parts[:-1]
+    return any(folder.startswith("test") for folder in folders)
+
+
 def listing(
     changed: Collection[str],
     scope: Sequence[str],
     patterns: Sequence[str],
     config_changed: bool,
+    testpaths: bool = False,
 ) -> tuple[str, ...]:
     """The paths (relative to the rootdir, ``.`` the rootdir) whose base collection is
     compared with the session's: the whole ``scope`` (the paths the session was given, or
     the suite's ``testpaths``; ``.`` when empty) when the pytest configuration changed, else
-    the folders of the conftest files and the test files (named as ``patterns`` say) the
-    change touches, within the scope. ``changed`` is relative to the rootdir."""
+    the test files (named as ``patterns`` say) the change touches and the folders of the
+    conftest files and the other test code it touches (see :func:`_test_code`; ``testpaths``:
+    the scope is the suite's ``testpaths``), within the scope. ``changed`` is relative to the
+    rootdir."""
     roots = list(scope) or ["."]
     if config_changed:
         return tuple(sorted(set(roots)))
     wanted: set[str] = set()
     for path in changed:
         name = PurePosixPath(path).name
-        if name == "conftest.py":
-            wanted.add(str(PurePosixPath(path).parent))
-        elif any(matches(p, Path(path)) for p in patterns):
+        if any(matches(p, Path(path)) for p in patterns) and name != "conftest.py":
             wanted.add(path)
+        elif name == "conftest.py" or _test_code(path, roots, testpaths):
+            wanted.add(str(PurePosixPath(path).parent))
     found: set[str] = set()
     for path in wanted:
         for root in roots:
@@ -95,21 +110,28 @@ class Narrowing:
 _DEF = "(?m)^[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+{}\\b"
 
 
-def _kept(nodeid: str, head: str, base: str | None) -> bool:
+def _kept(nodeid: str, head: str, base: str | None, siblings: bool) -> bool:
     """Whether the change keeps the test ``nodeid`` names, given the source of its file at
     head (and at the base): its function or class is still there and, for a parametrized
-    id, parametrized as before."""
+    id, parametrized as before, or not collected at all at head (``siblings``: another id of
+    the same function was): a decorator edited cannot hide a whole function."""
     names = testdefs.names(nodeid)
     if names and "." in names[0]:  # a doctest: module.qualname
         return re.search(_DEF.format(re.escape(names[0].rpartition(".")[2])), head) is not None
     answer = testdefs.defined(head, nodeid)
     if isinstance(answer, testdefs.Absent):
         return False
-    if isinstance(answer, testdefs.Defined) and testdefs.parametrized(nodeid) and base:
+    if isinstance(answer, testdefs.Defined) and testdefs.parametrized(nodeid) and base and siblings:
         before = testdefs.defined(base, nodeid)
         if isinstance(before, testdefs.Defined) and before.decorators != answer.decorators:
             return False  # the change edited the cases: this one it removed
     return True  # unread counts as kept: the run must then answer for it
+
+
+def _function(nodeid: str) -> str:
+    """The node id of the function (or class member) ``nodeid`` is a case of."""
+    file, sep, rest = nodeid.partition("::")
+    return file + sep + rest.split("[", 1)[0]
 
 
 def compare(
@@ -127,6 +149,7 @@ def compare(
     not there; ``renamed`` maps a file's path at base to its path at head."""
     moves = renamed or {}
     here = set(present)
+    functions = {_function(nodeid) for nodeid in here}
     result = Narrowing()
     sources: dict[str, tuple[str | None, str | None]] = {}
     for nodeid in sorted(set(listed)):
@@ -137,7 +160,8 @@ def compare(
         if at_head not in sources:
             sources[at_head] = (head_source(at_head), base_source(file))
         head, base = sources[at_head]
-        kept = head is not None and (not rest or _kept(nodeid, head, base))
+        siblings = _function(at_head + sep + rest) in functions
+        kept = head is not None and (not rest or _kept(nodeid, head, base, siblings))
         (result.gone if kept else result.removed).append(nodeid)
     return result
 
@@ -189,6 +213,28 @@ class Change:
             return (self.repo.root / path).read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
+
+    def at_base(self, nodeids: Sequence[str]) -> list[str]:
+        """Those of ``nodeids`` whose function (or class) the base's file defines (a file
+        the base lacks defines none; a file that is not Python, or that cannot be read,
+        keeps them)."""
+        prefix = self._prefix
+        files = sorted({n.split("::", 1)[0] for n in nodeids})
+        sources = git.read_objects(
+            self.repo.root, [f"{self.base_commit}:{prefix}{f}" for f in files]
+        )
+        kept = []
+        for nodeid in nodeids:
+            file = nodeid.split("::", 1)[0]
+            blob = sources.get(f"{self.base_commit}:{prefix}{file}")
+            if blob is None:
+                continue
+            if file.endswith(".py"):
+                answer = testdefs.defined(git.decode(blob), nodeid)
+                if isinstance(answer, testdefs.Absent):
+                    continue
+            kept.append(nodeid)
+        return kept
 
     def renamed(self) -> dict[str, str]:
         """Test files the change renames, old path to new, from the rootdir."""

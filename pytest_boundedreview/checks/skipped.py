@@ -29,9 +29,10 @@ def newly_skipped(
 
     found = []
     base = change.base_commit[:12]
+    moved = change.renamed()
     for test in tests:
         file = test.nodeid.split("::", 1)[0]
-        path = change.path_of(file)
+        path = change.path_of(moved.get(file, file))  # a file renamed: where it is now
         source = change.head(path)
         at = testdefs.line(source, test.nodeid) if source is not None else None
         found.append(

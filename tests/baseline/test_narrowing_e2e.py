@@ -300,3 +300,44 @@ def test_a_change_with_a_failure_and_a_test_file_touched_gets_both_answers(
     assert not any("not collected by this run" in r for r in report["gate"]["reasons"])
     assert report["gate"]["review_clean"] == "no"
     assert code == 1
+
+
+def test_a_decorator_edit_cannot_hide_a_whole_parametrized_test(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    cases = "import pytest\n\n\n@pytest.mark.parametrize('n', [1, 2])\ndef test_n(n):\n    pass\n"
+    setup(project, files={"tests/test_p.py": cases})
+    hidden = (
+        "import pytest\n\n\ndef _quiet(f):\n    f.__test__ = False\n    return f\n\n\n"
+        "@_quiet\n@pytest.mark.parametrize('n', [1, 2])\ndef test_n(n):\n    assert n < 0\n"
+    )
+    project.commit({"tests/test_p.py": hidden}, "hide test_n")
+    narrowed(*review(pytester), "tests/test_p.py::test_n[1]", "tests/test_p.py::test_n[2]")
+
+
+def test_a_shared_base_class_that_hides_tests_is_seen(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    helper = "class Base:\n    pass\n"
+    uses = "from helpers import Base\n\n\nclass TestB(Base):\n    def test_b(self):\n        pass\n"
+    setup(
+        project,
+        ini='pythonpath = ["tests"]\n',
+        files={"tests/helpers.py": helper, "tests/test_uses.py": uses},
+    )
+    project.commit({"tests/helpers.py": "class Base:\n    __test__ = False\n"}, "hide TestB")
+    narrowed(*review(pytester), "tests/test_uses.py::TestB::test_b")
+
+
+def test_glob_testpaths_are_the_scope(pytester: pytest.Pytester, project: GitRepo) -> None:
+    setup(
+        project,
+        ini='testpaths = ["pkg*/tests"]\n',
+        files={
+            "pkga/tests/test_x.py": PASSING,
+            "pkga/tests/conftest.py": "",
+            "pkgb/tests/test_y.py": PASSING,
+        },
+    )
+    project.commit({"pkga/tests/conftest.py": 'collect_ignore = ["test_x.py"]\n'}, "narrow")
+    narrowed(*review(pytester), "pkga/tests/test_x.py::test_ok")

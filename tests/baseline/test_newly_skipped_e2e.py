@@ -185,3 +185,39 @@ def test_newly_skipped_is_advisory_by_default(pytester: pytest.Pytester, project
     code, report = review(pytester)
     assert [f["severity"] for f in skipped_findings(report)] == ["advisory"]
     assert code == 0
+
+
+def test_a_renamed_file_skipped_whole_is_asked_where_the_base_has_it(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, files={"tests/test_b.py": "def test_b():\n    pass\n"})
+    project.git("mv", "tests/test_a.py", "tests/test_c.py")
+    skipped = "import pytest\n\npytest.importorskip('a_module_nobody_has')\n\n" + BASE_TESTS
+    project.commit({**BROKEN_APP, "tests/test_c.py": skipped}, "rename, skip the whole file")
+    code, report = review(pytester)
+    found = skipped_findings(report)
+    assert sorted(f["failure_mode"] for f in found) == [
+        "test tests/test_a.py::test_ok is skipped after the change",
+        "test tests/test_a.py::test_other is skipped after the change",
+    ]
+    assert {f["path"] for f in found} == {"tests/test_c.py"}  # where it is now
+    assert code == 1
+
+
+def test_many_new_skipped_tests_do_not_crowd_out_an_old_one(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project)
+    crowd = (
+        "import pytest\n\n\n@pytest.mark.parametrize('i', range(60))\n"
+        "def test_crowd(i):\n    pytest.skip('later')\n"
+    )
+    skipping = BASE_TESTS.replace("def test_ok", "@__import__('pytest').mark.skip\ndef test_ok")
+    project.commit(
+        {**BROKEN_APP, "tests/test_a.py": skipping, "tests/test_crowd.py": crowd}, "crowd"
+    )
+    code, report = review(pytester)
+    assert [f["failure_mode"] for f in skipped_findings(report)] == [
+        "test tests/test_a.py::test_ok is skipped after the change"
+    ]
+    assert code == 1
