@@ -133,6 +133,13 @@ if name == "claude":
     if mode == "is_error":  # API errors: is_error with subtype success, and exit 0
         env.update(is_error=True, api_error_status=404, terminal_reason="api_error",
                    result="model not found")
+    elif mode == "not_logged_in":  # Claude Code 2.1.197 with no login, exactly
+        env.update(is_error=True, api_error_status=None, num_turns=1, duration_api_ms=0,
+                   result="Not logged in \u00b7 Please run /login", stop_reason="stop_sequence",
+                   total_cost_usd=0, modelUsage={}, terminal_reason="completed")
+        env["usage"] = {"input_tokens": 0, "output_tokens": 0}
+        emit(env)
+        sys.exit(1)
     elif mode == "max_turns":
         env.update(subtype="error_max_turns", is_error=True,
                    errors=["Reached maximum number of turns (1)"])

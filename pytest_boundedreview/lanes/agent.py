@@ -25,7 +25,7 @@ from ..core.errors import UsageError
 from ..core.tables import LaneConfig
 from .environment import lane_env
 from .prompt import full_prompt, lens_prompt
-from .result import Attempt, exit_reason, process_failure
+from .result import Attempt, exit_reason, process_failure, settled
 
 # Agents print envelopes and event streams around the answer: more room than a command lane.
 OUTPUT_CAP = 8 * 1024 * 1024
@@ -123,11 +123,13 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
     """One attempt of an agent lane on ``packet`` in ``workdir`` (the snapshot copy)."""
     env = lane_env([*agent.env, *lane.env], {"NO_COLOR": "1"})
     tool = find(agent, lane, env)
-    if isinstance(tool, str):
-        return Attempt(None, "error", tool, lane.model, tool=agent.name)
+    if isinstance(tool, str):  # missing, or too old: no retry changes that
+        return Attempt(None, "error", tool, lane.model, tool=agent.name, final=True)
     usable, note = agent.verify(lane, tool, env)
-    if not usable:
-        return Attempt(None, "error", note, lane.model, tool=agent.name, tool_version=tool.version)
+    if not usable:  # a model or reasoning level the tool does not offer: final too
+        version = tool.version
+        unusable = Attempt(None, "error", note, lane.model, tool=agent.name, tool_version=version)
+        return dataclasses.replace(unusable, final=True)
     try:
         prompt = agent.shield(full_prompt(packet, lens_prompt(lane, workdir))).encode("utf-8")
     except UsageError as exc:
@@ -154,7 +156,8 @@ def run_once(agent: Agent, lane: LaneConfig, packet: bytes, workdir: Path) -> At
     finally:
         shutil.rmtree(folder, ignore_errors=True)
     detail = attempt.detail if not attempt.ok or attempt.detail else note
-    return dataclasses.replace(attempt, detail=detail, tool=agent.name, tool_version=tool.version)
+    done = dataclasses.replace(attempt, detail=detail, tool=agent.name, tool_version=tool.version)
+    return settled(done)
 
 
 def read_envelope(

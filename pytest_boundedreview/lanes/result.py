@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -31,6 +33,7 @@ class Attempt:
     usage: Usage | None = None
     tool: str | None = None
     tool_version: str | None = None
+    final: bool = False  # a failure no retry can change (see :func:`settled`)
 
     @property
     def ok(self) -> bool:
@@ -38,11 +41,30 @@ class Attempt:
 
 
 def with_retries(call: Callable[[], Attempt], retries: int) -> list[Attempt]:
-    """The first attempt and up to ``retries`` more while attempts fail; all are kept."""
+    """The first attempt and up to ``retries`` more while attempts fail, unless one fails in
+    a way no retry can change; all are kept."""
     attempts = [call()]
-    while not attempts[-1].ok and len(attempts) <= retries:
+    while not (attempts[-1].ok or attempts[-1].final) and len(attempts) <= retries:
         attempts.append(call())
     return attempts
+
+
+# What a reviewer says when it cannot run until someone acts: no login or key, a model that
+# does not exist. (Claude Code 2.1.197 without a login: ``"is_error": true``, ``"result": "Not
+# logged in · Please run /login"``, exit 1; Gemini CLI: FatalAuthenticationError.)
+_FINAL = re.compile(
+    r"not logged in|please run /login|please set an auth method|invalid api key|"
+    r"authentication (?:failed|error|required)|unauthori[sz]ed|"
+    r"model not found|unknown model|model .{0,80} (?:does not exist|not found)",
+    re.IGNORECASE,
+)
+
+
+def settled(attempt: Attempt) -> Attempt:
+    """``attempt``, marked final when it failed in a way no retry can change."""
+    if attempt.ok or attempt.final or not _FINAL.search(attempt.detail):
+        return attempt
+    return dataclasses.replace(attempt, final=True)
 
 
 def read_result(data: bytes, cap: int = OUTPUT_CAP, model: str | None = None) -> Attempt:
@@ -74,8 +96,8 @@ def process_failure(
 ) -> Attempt | None:
     """How a reviewer process failed before it could answer: it did not start, ran out of
     time, printed more than ``cap`` bytes, or was killed; ``None`` when it exited."""
-    if out.start_error:
-        return Attempt(None, "error", f"could not start: {out.start_error}", model)
+    if out.start_error:  # a missing or unrunnable program: no retry changes that
+        return Attempt(None, "error", f"could not start: {out.start_error}", model, final=True)
     if out.timed_out:
         return Attempt(None, "limit", f"timed out after {timeout:g}s", model)
     if out.truncated:

@@ -3,6 +3,7 @@ attempts as the loop ledger records it."""
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from ..core.tables import LaneConfig
@@ -33,11 +34,23 @@ def unrun_row(lane: LaneConfig, status: str, note: str) -> LaneReport:
     )
 
 
+def _failures(run: LaneRun) -> list[str]:
+    """Each distinct failure of the lane's attempts once, with how often it happened, and
+    whether it was left unretried because no retry could change it."""
+    counts = Counter(a.detail for a in run.attempts if not a.ok)
+    shown = []
+    for detail, times in counts.items():
+        how = f"{times} attempts failed" if times > 1 else "attempt failed"
+        shown.append(f"{how}: {detail}")
+    if run.attempts and run.attempts[-1].final:
+        shown.append("not retried: no retry can change this failure")
+    return shown
+
+
 def lane_row(run: LaneRun, note: str | None) -> LaneReport:
     last = run.attempts[-1] if run.attempts else None
-    failures = [a.detail for a in run.attempts if not a.ok]
     remarks = [a.detail for a in run.attempts if a.ok and a.detail]  # e.g. a fallback taken
-    notes = [n for n in (note, *(f"attempt failed: {f}" for f in failures), *remarks) if n]
+    notes = [n for n in (note, *_failures(run), *remarks) if n]
     return LaneReport(
         name=run.lane.name,
         lens=run.lane.lens,

@@ -137,3 +137,37 @@ def test_two_agent_lanes_and_a_scout_review_a_session(
     retained = "would be retained - passed in round 1 of the loop"
     assert f"lane deep [security, verdict, codex]: {retained}" in lines
     assert len(calls(bin_dir, "claude")) == 1  # the dry runs dispatched nothing
+
+
+NOT_LOGGED_IN = """\
+[tool.bounded-review]
+risk = "strict"
+max_retries = 2
+[tool.bounded-review.selection]
+small_lines = 0
+[[tool.bounded-review.lanes]]
+name = "surgical"
+lens = "correctness"
+kind = "claude"
+"""
+
+
+def test_a_lane_that_is_not_logged_in_is_tried_once_and_said_once(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    bin_dir = tmp_path / "bin"
+    install(bin_dir, "claude", "not_logged_in")
+    monkeypatch.setenv("PATH", f"{bin_dir}:{os.environ['PATH']}")
+    commit_change(project, NOT_LOGGED_IN)
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    (row,) = report["lanes"]
+    assert len(calls(bin_dir, "claude")) == 1  # max_retries = 2, and no retry was made
+    assert row["attempts"] == 1
+    assert row["status"] == "unverified"
+    assert row["note"].count("Not logged in") == 1
+    assert "not retried: no retry can change this failure" in row["note"]
+    assert report["gate"]["review_clean"] != "yes"  # fails closed, as before
+    (shown,) = [line for line in result.stdout.lines if line.startswith("lane surgical [")]
+    assert shown.count("Not logged in") == 1  # the row says it once, not once per attempt
+    assert result.ret == 1

@@ -439,3 +439,29 @@ def test_gemini_answers_quote_with_a_plain_at_sign(bin_dir: Path, workdir: Path)
 )
 def test_gemini_settings_comments_are_read_as_gemini_reads_them(text: str, plain: str) -> None:
     assert geminihome.without_comments(text) == plain
+
+
+@pytest.mark.parametrize(
+    ("kind", "mode", "final"),
+    [
+        ("claude", "not_logged_in", True),
+        ("claude", "is_error", True),  # model not found
+        ("gemini", "auth", True),
+        ("claude", "hang", False),
+        ("codex", "no_turn", False),  # a stream that broke may not break again
+        ("gemini", "error", False),  # quota
+    ],
+)
+def test_a_failure_no_retry_can_change_is_final(
+    kind: str, mode: str, final: bool, bin_dir: Path, workdir: Path
+) -> None:
+    install(bin_dir, kind, mode)
+    attempt = run(kind, workdir, timeout=3)
+    assert not attempt.ok
+    assert attempt.final is final, attempt.detail
+
+
+def test_a_missing_tool_is_final(bin_dir: Path, workdir: Path) -> None:
+    attempt = run("claude", workdir)
+    assert attempt.detail == "claude not found on PATH"
+    assert attempt.final
