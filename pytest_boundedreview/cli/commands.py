@@ -89,6 +89,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     return runcmd.run(args)
 
 
+def cmd_hook(args: argparse.Namespace) -> int:
+    from . import stophook
+
+    return stophook.cmd_hook(args)
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     """Combine shard reports of one revision, review and gate once; exit by the gate."""
     from ..core.config import option_overrides
@@ -150,6 +156,7 @@ def cmd_waive(args: argparse.Namespace) -> int:
 
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
+    "hook": cmd_hook,
     "merge": cmd_merge,
     "schema": cmd_schema,
     "validate": cmd_validate,
@@ -231,10 +238,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from . import loopargs
+    from . import loopargs, stophook
     from . import run as runcmd
 
     runcmd.add_parser(sub)
+    stophook.add_parser(sub)
     gate = sub.add_parser(
         "gate",
         help="exit 0 only if a clean report exists for the snapshot being committed/pushed",

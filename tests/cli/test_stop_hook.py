@@ -1,0 +1,176 @@
+"""The agent's stop hook on real repositories and real review sessions: it lets the agent stop
+only on a tree the gate passed (or with nothing to review), blocks with the next concrete step
+otherwise, never blocks more than the loop's ceiling + 1 times in one agent session, never
+blocks twice on the same (tree, report) without progress, and never traps the agent when it
+cannot decide. It touches neither the index nor the working tree."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo, clean_env
+
+BROKEN = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> GitRepo:
+    """A base whose test passes, and a feature branch checked out, nothing changed yet."""
+    project = GitRepo.init(tmp_path / "repo")
+    project.commit(
+        {
+            ".gitignore": ".bounded-review/\n__pycache__/\n.pytest_cache/\n",
+            "pyproject.toml": '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\n',
+            "app.py": FIXED,
+            "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    return project
+
+
+def stop(
+    repo: GitRepo, agent: str = "claude", session: str = "s1", raw: bytes | None = None
+) -> tuple[int, str]:
+    event = {
+        "session_id": session,
+        "cwd": str(repo.path),
+        "hook_event_name": "Stop",
+        "stop_hook_active": False,
+    }
+    data = raw if raw is not None else json.dumps(event).encode()
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_boundedreview", "hook", "stop", "--agent", agent],
+        input=data,
+        capture_output=True,
+        cwd=repo.path,
+        env=clean_env(),
+        timeout=60,
+        check=False,
+    )
+    return done.returncode, done.stdout.decode()
+
+
+def answer(out: str) -> dict[str, Any]:
+    parsed = json.loads(out) if out.strip() else {}
+    assert isinstance(parsed, dict)
+    return parsed
+
+
+def review(repo: GitRepo) -> None:
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
+        cwd=repo.path,
+        env=clean_env(),
+        capture_output=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_no_review_blocks_with_the_command_then_lets_go_without_progress(repo: GitRepo) -> None:
+    repo.write("app.py", BROKEN)
+    with repo.untouched():
+        code, out = stop(repo)
+        first = answer(out)
+        assert code == 0
+        assert first["decision"] == "block"
+        assert "Run `pytest --bounded-review`" in first["reason"]
+        code, out = stop(repo)  # the agent stopped again without doing anything
+        second = answer(out)
+    assert code == 0
+    assert "decision" not in second
+    assert second["systemMessage"].startswith("stop allowed: no progress since the last block")
+
+
+def test_a_report_that_is_not_clean_blocks_with_its_blockers(repo: GitRepo) -> None:
+    repo.write("app.py", BROKEN)
+    review(repo)
+    code, out = stop(repo)
+    reason = answer(out)["reason"]
+    assert "test test_app.py::test_add: passes at base" in reason
+    assert "Next: fix 1 target-related test failure(s)" in reason
+    assert code == 0
+
+
+def test_a_clean_report_of_this_tree_allows_the_stop_silently(repo: GitRepo) -> None:
+    repo.write("app.py", FIXED + "\n\n# a harmless comment\n")
+    review(repo)
+    assert stop(repo, "claude") == (0, "")
+    assert stop(repo, "codex") == (0, "{}\n")
+
+
+def test_a_tree_edited_after_its_review_is_not_clean(repo: GitRepo) -> None:
+    repo.write("app.py", FIXED + "\n# reviewed\n")
+    review(repo)
+    repo.write("app.py", BROKEN)  # the agent edited after the clean review
+    reason = answer(stop(repo)[1])["reason"]
+    assert "the last report is of another tree" in reason
+
+
+def test_nothing_to_review_allows_at_once(repo: GitRepo) -> None:
+    assert stop(repo) == (0, "")  # the tree is the base's: a question answered, no code
+
+
+def test_the_hook_never_blocks_more_than_the_ceiling_plus_one(repo: GitRepo) -> None:
+    blocks = 0
+    for attempt in range(8):  # an agent that keeps editing and never runs the review
+        repo.write("app.py", BROKEN + f"# attempt {attempt}\n")
+        if answer(stop(repo)[1]).get("decision") == "block":
+            blocks += 1
+    assert blocks == 3  # standard tier: 2 repair loops, + 1
+    last = answer(stop(repo)[1])
+    assert last["systemMessage"].startswith("stop allowed: 3 block(s) spent")
+    other = answer(stop(repo, session="s2")[1])  # another agent session counts anew
+    assert other["decision"] == "block"
+
+
+def test_codex_gets_only_the_keys_its_schema_allows(repo: GitRepo) -> None:
+    repo.write("app.py", BROKEN)
+    blocked = answer(stop(repo, "codex")[1])
+    assert sorted(blocked) == ["decision", "reason"]
+    allowed = answer(stop(repo, "codex")[1])
+    assert sorted(allowed) == ["systemMessage"]
+
+
+def test_an_unreadable_event_lets_the_agent_stop_with_the_error(repo: GitRepo) -> None:
+    repo.write("app.py", BROKEN)
+    code, out = stop(repo, raw=b"not json")
+    said = answer(out)
+    assert code == 0
+    assert "decision" not in said
+    assert said["systemMessage"].startswith("bounded-review stop hook: unreadable event")
+
+
+def test_a_byte_order_mark_is_read(repo: GitRepo) -> None:
+    repo.write("app.py", BROKEN)
+    event = {"session_id": "s1", "cwd": str(repo.path), "stop_hook_active": False}
+    raw = b"\xef\xbb\xbf" + json.dumps(event).encode()
+    assert answer(stop(repo, raw=raw)[1])["decision"] == "block"
+
+
+def test_a_corrupt_state_blocks_once_with_the_error_then_lets_go(repo: GitRepo) -> None:
+    repo.write("app.py", BROKEN)
+    counter = repo.path / ".bounded-review" / "agents" / "claude-s1.json"
+    counter.parent.mkdir(parents=True)
+    counter.write_text("{torn")
+    first = answer(stop(repo)[1])
+    assert first["decision"] == "block"
+    assert "could not decide" in first["reason"]
+    second = answer(stop(repo)[1])
+    assert "decision" not in second
+    assert "could not decide" in second["systemMessage"]
+
+
+def test_review_only_asks_for_the_review_never_for_edits(repo: GitRepo) -> None:
+    repo.commit({"pyproject.toml": '[tool.bounded-review]\nbase = "main"\n'}, "review-only")
+    repo.write("app.py", BROKEN)
+    reason = answer(stop(repo)[1])["reason"]
+    assert reason == "Run `pytest --bounded-review` and report its state to the user; do not edit."
