@@ -1,10 +1,12 @@
-"""``bounded-review hook stop --agent claude|codex``: the agent's stop-time hook (CONTRACT §12).
+"""``bounded-review hook stop|start --agent NAME``: the agent's hooks (CONTRACT §12).
 
-It reads the agent's event on stdin, looks at the tree the agent leaves (the working tree with
-its untracked files, written through a temporary index: the user's index is not touched), and
-answers in the agent's own protocol without running tests or reviewers:
+The stop hook reads the agent's event on stdin, looks at the tree the agent leaves (the working
+tree with its untracked files, written through a temporary index: the user's index is not
+touched), and answers in the agent's own protocol (``agentprotocol``) without running tests or
+reviewers:
 
-- nothing to review (the tree is the base's), or a clean report of exactly this tree: allow;
+- nothing to review (the tree is the one the turn started with, or the base's), or a clean
+  report of exactly this tree: allow, silently;
 - no report of this tree, or one that is not clean, while the loop may act: block, with the
   command to run or the verified blockers and the report's next action as the instruction;
 - the loop deadlocked or drifted, its repair loops are used up, this (tree, report) was blocked
@@ -13,17 +15,13 @@ answers in the agent's own protocol without running tests or reviewers:
 - anything it cannot decide (a broken event, a corrupt report or state): block once with the
   error, then allow with the error shown. It never says clean for a tree the gate did not pass.
 
-Claude Code and Codex share the answer's shape: ``{"decision": "block", "reason": ...}`` on
-stdout with exit 0 (no other keys: Codex's schema allows none beyond its own), and
-``{"systemMessage": ...}`` for what the user should read when the stop is allowed. The block
-counter is kept per agent session in ``<state>/agents/<agent>-<session>.json``, written
-atomically.
+The start hook notes the tree a turn starts with. Both keep their state per agent session in
+``<state>/agents/<agent>-<session>.json``, written atomically.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
 import re
@@ -34,27 +32,42 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.statefile import write_atomic
+from . import reportview
+from .agentprotocol import (
+    AGENTS,
+    PROTOCOLS,
+    START_OUTPUT,
+    continued,
+    ended_by_user,
+    repository,
+)
+from .reportview import ReportView
 
 if TYPE_CHECKING:
-    from ..models.report import Report
+    from ..core.config import Settings
+    from ..target.git import Repo
 
-AGENTS = ("claude", "codex")
 REVIEW = "pytest --bounded-review"
-REASON_CAP = 16000  # below Claude Code's cap on a hook's text (about 16384 characters)
 MAX_EVENT = 4 * 1024 * 1024
 
 
 def add_parser(sub: Any) -> None:
     hook = sub.add_parser(
         "hook",
-        help="an agent's stop-time hook: let the agent stop only on a tree the gate passed",
-        description="Read the agent's stop event on stdin and answer in its protocol: allow "
-        "the stop on a tree with a clean report (or nothing to review), else block with what "
-        "to do next, within the loop's ceiling. Runs no tests and no reviewers.",
+        help="an agent's hooks: let the agent stop only on a tree the gate passed",
+        description="Read the agent's event on stdin and answer in its protocol. `stop`: "
+        "allow the stop on a tree with a clean report (or nothing to review), else block "
+        "with what to do next, within the loop's ceiling. `start`: note the tree a turn "
+        "starts with, so a turn that changes nothing may stop at once. Runs no tests and no "
+        "reviewers.",
     )
     hooks = hook.add_subparsers(dest="hook", required=True, metavar="EVENT")
-    stop = hooks.add_parser("stop", help="the agent is about to end its turn")
-    stop.add_argument("--agent", required=True, choices=AGENTS, help="whose protocol to speak")
+    for event, what in (
+        ("stop", "the agent is about to end its turn"),
+        ("start", "a turn starts (the user's prompt is submitted)"),
+    ):
+        parser = hooks.add_parser(event, help=what)
+        parser.add_argument("--agent", required=True, choices=AGENTS, help="whose protocol")
 
 
 @dataclass(frozen=True)
@@ -65,18 +78,12 @@ class Answer:
     block: bool
     text: str = ""
 
-    def render(self, agent: str) -> str:
+    def render(self, agent: str) -> tuple[str, str]:
+        """What to print on stdout and on stderr, in ``agent``'s protocol."""
+        protocol = PROTOCOLS[agent]
         if self.block:
-            return json.dumps({"decision": "block", "reason": _capped(self.text)})
-        if self.text:
-            return json.dumps({"systemMessage": _capped(self.text)})
-        return "{}" if agent == "codex" else ""
-
-
-def _capped(text: str) -> str:
-    if len(text) <= REASON_CAP:
-        return text
-    return text[: REASON_CAP - 60] + "\n… (cut; the full text is in the report)"
+            return json.dumps(protocol.block(self.text)), ""
+        return protocol.allow(self.text)
 
 
 def read_event(data: bytes) -> dict[str, Any]:
@@ -92,25 +99,28 @@ def read_event(data: bytes) -> dict[str, Any]:
 
 @dataclass
 class Counter:
-    """The blocks this hook gave in one agent session, and the last (tree, report) blocked."""
+    """What the hook keeps for one agent session: the blocks it gave, the last (tree, report)
+    it blocked, and the tree the current turn started with."""
 
     path: Path
     blocks: int = 0
     last: str = ""
+    turn_tree: str = ""
 
     @classmethod
     def load(cls, path: Path) -> Counter:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            return cls(path, int(data["blocks"]), str(data["last"]))
+            turn = data.get("turn_tree", "")
+            return cls(path, int(data["blocks"]), str(data["last"]), str(turn))
         except FileNotFoundError:
             return cls(path)
-        except (OSError, ValueError, KeyError, TypeError) as exc:
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"the hook's state {path} is unreadable ({exc})") from None
 
     def save(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"blocks": self.blocks, "last": self.last}
+        data = {"blocks": self.blocks, "last": self.last, "turn_tree": self.turn_tree}
         write_atomic(self.path, json.dumps(data).encode())
 
 
@@ -123,89 +133,103 @@ def counter_path(state: Path, agent: str, session: str, suffix: str = ".json") -
 
 
 @dataclass(frozen=True)
+class Where:
+    """The repository the agent works in, its settings, state folder, and the tree it leaves
+    (the working tree with its untracked files, written through a temporary index)."""
+
+    repo: Repo
+    settings: Settings
+    state: Path
+    tree: str
+
+
+def _where(repo_dir: Path) -> Where:
+    from ..core.config import load_settings
+    from ..target import git
+    from ..target.freeze import tree_via_temp_index
+    from ..target.statedir import approver
+
+    repo = git.open_repo(repo_dir)
+    settings, _ = load_settings(repo_dir, repo.root, {}, approver(repo))
+    state = repo.root / settings.state_dir
+    return Where(repo, settings, state, tree_via_temp_index(repo, add_all=True))
+
+
+def _base_tree(where: Where, env: Mapping[str, str]) -> str | None:
+    """The configured base's tree, or ``None`` when there is no base to compare with."""
+    from ..core.errors import FatalError
+    from ..target import git
+    from ..target.freeze import resolve_base
+
+    try:
+        _, base = resolve_base(where.repo, where.settings.base, env)
+    except FatalError:
+        return None
+    return git.text(["rev-parse", f"{base}^{{tree}}"], where.repo.root)
+
+
+@dataclass(frozen=True)
 class Seen:
-    """What the hook sees: the tree the agent leaves, the base's tree, the report (or why
-    there is none to use) and the loop's ceiling."""
+    """The report of the tree the agent leaves (or why there is none to use) and the loop's
+    ceiling."""
 
     tree: str
-    base_tree: str | None
-    report: Report | str
+    report: ReportView | str
     digest: str
     ceiling: int
     review_only: bool
 
 
-def _look(repo_dir: Path, env: Mapping[str, str]) -> tuple[Seen, Path]:
-    """What the hook sees in the repository at ``repo_dir``, and its state folder."""
+def _look(where: Where) -> Seen:
+    """What the hook sees of the review of ``where``'s tree."""
     from ..core.ceilings import TIER_CEILINGS
-    from ..core.config import load_settings
-    from ..core.errors import FatalError
-    from ..models.report import Report
-    from ..target import git
-    from ..target.freeze import resolve_base, tree_via_temp_index
-    from ..target.statedir import approver
-    from .gate import read
 
-    repo = git.open_repo(repo_dir)
-    settings, _ = load_settings(repo_dir, repo.root, {}, approver(repo))
-    state = repo.root / settings.state_dir
-    tree = tree_via_temp_index(repo, add_all=True)
-    base_tree: str | None = None  # none to compare with: the report decides
-    with contextlib.suppress(FatalError):
-        _, base = resolve_base(repo, settings.base, env)
-        base_tree = git.run(["rev-parse", f"{base}^{{tree}}"], repo.root).stdout.decode().strip()
-    path = settings.report_file(state)
-    found = read(path)
-    report: Report | str = found if isinstance(found, Report) else found[1]
+    settings = where.settings
+    path = settings.report_file(where.state)
+    report = reportview.read(path)
     digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "-"
-    if isinstance(report, Report):
-        ceiling = report.budget.max_repair_loops
-    elif settings.mode == "review-only":
+    review_only = settings.mode == "review-only"
+    if isinstance(report, ReportView):
+        ceiling = report.max_repair_loops
+    elif review_only:
         ceiling = 0
     else:
         ceiling = settings.max_repair_loops or TIER_CEILINGS["standard"].max_repair_loops
-    seen = Seen(tree, base_tree, report, digest, ceiling, settings.mode == "review-only")
-    return seen, state
+    return Seen(where.tree, report, digest, ceiling, review_only)
 
 
-def _blockers(report: Report) -> str:
+def _blockers(report: ReportView) -> str:
     """The report's verified blockers and its next action, as an instruction."""
-    lines = [f"The review of this tree is not clean ({report.gate.review_clean})."]
-    for finding in report.findings.blocking:
-        lines.append(
-            f"- {finding.path}:{finding.line} {finding.failure_mode} (fix: {finding.remediation})"
-        )
-    for test in report.tests.target_related:
-        lines.append(f"- test {test.nodeid}: {test.reason}")
-    lines += [f"- {reason}" for reason in report.gate.reasons if not reason.startswith("blocking")]
+    lines = [f"The review of this tree is not clean ({report.review_clean})."]
+    for found in report.blockers:
+        lines.append(f"- {found.path}:{found.line} {found.failure_mode} (fix: {found.remediation})")
+    lines += [f"- test {nodeid}: {reason}" for nodeid, reason in report.target_related]
+    lines += [f"- {reason}" for reason in report.reasons if not reason.startswith("blocking")]
     lines.append(f"Next: {report.next_action}")
     lines.append("Fix only these; do not widen the change. Then run the review again.")
     return "\n".join(lines)
 
 
-def _state_of(report: Report) -> str:
-    loop = report.loop
-    left = [f"{f.path}:{f.line} {f.failure_mode}" for f in report.findings.blocking[:5]]
-    left += [t.nodeid for t in report.tests.target_related[:5]]
-    state = f"review not clean: {loop.status} after {loop.repair_loops_used} repair loop(s)"
+def _state_of(report: ReportView) -> str:
+    left = [f"{found.path}:{found.line} {found.failure_mode}" for found in report.blockers[:5]]
+    left += [nodeid for nodeid, _ in report.target_related[:5]]
+    state = (
+        f"review not clean: {report.loop_status} after {report.repair_loops_used} repair loop(s)"
+    )
     return state + (f"; unresolved: {'; '.join(left)}" if left else "")
 
 
 def decide(seen: Seen, counter: Counter) -> Answer:
     """The answer for what the hook sees, given what it answered before in this session."""
-    from ..models.report import Report
-
-    if seen.base_tree is not None and seen.tree == seen.base_tree:
-        return Answer(False)  # nothing the review would look at
     found = seen.report
-    report = found if isinstance(found, Report) else None
-    if report is not None and report.target.revision != f"tree:{seen.tree}":
+    report = found if isinstance(found, ReportView) else None
+    if report is not None and report.revision != f"tree:{seen.tree}":
         report = None  # a report of another tree says nothing of this one
-    if report is not None and report.gate.review_clean == "yes":
+    if report is not None and report.review_clean == "yes":
         return Answer(False)
     state = _state_of(report) if report is not None else "not reviewed"
     if report is not None and (
-        report.loop.status in ("deadlock", "drift") or report.loop.repair_loops_used >= seen.ceiling
+        report.loop_status in ("deadlock", "drift") or report.repair_loops_used >= seen.ceiling
     ):
         return Answer(False, state)
     if counter.blocks >= seen.ceiling + 1:
@@ -227,22 +251,27 @@ def decide(seen: Seen, counter: Counter) -> Answer:
 
 
 def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
-    """The hook's answer to the event ``data``; never a trap, never clean unverified."""
+    """The stop hook's answer to the event ``data``; never a trap, never clean unverified."""
     try:
         event = read_event(data)
     except (ValueError, UnicodeDecodeError) as exc:  # no session to count blocks in
         return Answer(False, f"bounded-review stop hook: unreadable event ({exc}); not reviewed")
+    if ended_by_user(event):
+        return Answer(False)
     state: Path | None = None
-    session = str(event.get("session_id") or "unknown")
+    session = PROTOCOLS[agent].session(event)
     try:
-        seen, state = _look(Path(str(event.get("cwd") or ".")), env)
+        where = _where(Path(repository(event)))
+        state = where.state
         counter = Counter.load(counter_path(state, agent, session))
-        result = decide(seen, counter)
+        if where.tree in (counter.turn_tree, _base_tree(where, env)):
+            return Answer(False)  # this turn changed nothing the review would look at
+        result = decide(_look(where), counter)
         counter.save()
         return result
     except Exception as exc:  # block once with the error, then let the agent stop
         error = f"bounded-review stop hook could not decide: {exc}"
-        if state is None or event.get("stop_hook_active") is True:
+        if state is None or continued(event):
             return Answer(False, error + "; not reviewed")
         marker = counter_path(state, agent, session, ".error")
         try:
@@ -255,11 +284,30 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
         return Answer(True, error + f". Fix it, or run `{REVIEW}` and report the state.")
 
 
+def start(data: bytes, agent: str) -> str:
+    """Note the tree a turn starts with; return what to tell the agent (nothing but a warning
+    on stderr when it cannot: a turn-start hook never holds up a prompt)."""
+    try:
+        event = read_event(data)
+        where = _where(Path(repository(event)))
+        counter = Counter.load(counter_path(where.state, agent, PROTOCOLS[agent].session(event)))
+        counter.turn_tree = where.tree
+        counter.save()
+    except Exception as exc:
+        return f"bounded-review start hook: could not note the turn's tree ({exc})"
+    return ""
+
+
 def cmd_hook(args: argparse.Namespace) -> int:
     import os
 
-    result = answer(sys.stdin.buffer.read(), os.environ, args.agent)
-    out = result.render(args.agent)
+    data = sys.stdin.buffer.read()
+    if args.hook == "start":
+        out, err = START_OUTPUT.get(args.agent, "{}"), start(data, args.agent)
+    else:
+        out, err = answer(data, os.environ, args.agent).render(args.agent)
     if out:
         print(out)
+    if err:
+        print(err, file=sys.stderr)
     return 0

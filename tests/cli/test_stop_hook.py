@@ -174,3 +174,29 @@ def test_review_only_asks_for_the_review_never_for_edits(repo: GitRepo) -> None:
     repo.write("app.py", BROKEN)
     reason = answer(stop(repo)[1])["reason"]
     assert reason == "Run `pytest --bounded-review` and report its state to the user; do not edit."
+
+
+def test_a_report_it_cannot_use_is_never_clean(repo: GitRepo) -> None:
+    repo.write("app.py", FIXED + "\n# reviewed\n")
+    review(repo)
+    path = repo.path / ".bounded-review" / "report.json"
+    good = path.read_bytes()
+    data = json.loads(good)
+    corrupt = {
+        "truncated": good[: len(good) // 2],
+        "another schema": json.dumps(data | {"schema": "bounded-review/report/v0"}).encode(),
+        "an unknown gate value": json.dumps(data | {"gate": {"review_clean": "YES"}}).encode(),
+        "a mistyped finding list": json.dumps(
+            data | {"findings": {**data["findings"], "blocking": [{"path": 1}]}}
+        ).encode(),
+        "a missing next action": json.dumps(
+            {k: v for k, v in data.items() if k != "next_action"}
+        ).encode(),
+    }
+    for n, (what, raw) in enumerate(corrupt.items()):
+        path.write_bytes(raw)
+        said = answer(stop(repo, session=f"c{n}")[1])
+        assert said.get("decision") == "block", what
+        assert "is not a usable bounded-review report" in said["reason"], what
+    path.write_bytes(good)
+    assert stop(repo, session="after") == (0, "")  # the same report, whole, is clean

@@ -1,0 +1,118 @@
+"""The part of a report an agent's stop hook decides on, read from its JSON with each field's
+type checked, without building the whole report model (that costs most of a second, and the hook
+answers on every stop).
+
+Anything missing, mistyped or of another schema makes the report unusable, never clean. The
+commit and push gate still read the whole report strictly (``gate.read``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+SCHEMA = "bounded-review/report/v1"
+MAX_BYTES = 64 * 1024 * 1024
+GATE_VALUES = ("yes", "no", "indeterminate")
+
+
+@dataclass(frozen=True)
+class Blocker:
+    path: str
+    line: int
+    failure_mode: str
+    remediation: str
+
+
+@dataclass(frozen=True)
+class ReportView:
+    """What the stop hook reads of a report."""
+
+    revision: str
+    review_clean: str
+    reasons: tuple[str, ...]
+    next_action: str
+    loop_status: str
+    repair_loops_used: int
+    max_repair_loops: int
+    blockers: tuple[Blocker, ...]
+    target_related: tuple[tuple[str, str], ...]  # (node id, reason)
+
+
+class Unusable(ValueError):
+    """The report cannot be used: why, naming the key."""
+
+
+def _get(data: Any, dotted: str, kind: type) -> Any:
+    value = data
+    for key in dotted.split("."):
+        if not isinstance(value, dict) or key not in value:
+            raise Unusable(f"it has no `{dotted}`")
+        value = value[key]
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise Unusable(f"`{dotted}` is not a {kind.__name__}")
+    return value
+
+
+def _strings(data: Any, dotted: str) -> tuple[str, ...]:
+    values = _get(data, dotted, list)
+    if not all(isinstance(value, str) for value in values):
+        raise Unusable(f"`{dotted}` holds a value that is not a string")
+    return tuple(values)
+
+
+def parse(raw: bytes) -> ReportView:
+    """The view of the report ``raw``; :class:`Unusable` when it is not one."""
+    try:
+        data = json.loads(raw)
+    except ValueError as exc:
+        raise Unusable(f"it is not JSON ({exc})") from None
+    if _get(data, "schema", str) != SCHEMA:
+        raise Unusable(f"its schema is not {SCHEMA}")
+    clean = _get(data, "gate.review_clean", str)
+    if clean not in GATE_VALUES:
+        raise Unusable(f"`gate.review_clean` is {clean!r}")
+    blockers = tuple(
+        Blocker(
+            _get(item, "path", str),
+            _get(item, "line", int),
+            _get(item, "failure_mode", str),
+            _get(item, "remediation", str),
+        )
+        for item in _get(data, "findings.blocking", list)
+    )
+    related = tuple(
+        (_get(item, "nodeid", str), _get(item, "reason", str))
+        for item in _get(data, "tests.target_related", list)
+    )
+    return ReportView(
+        revision=_get(data, "target.revision", str),
+        review_clean=clean,
+        reasons=_strings(data, "gate.reasons"),
+        next_action=_get(data, "next_action", str),
+        loop_status=_get(data, "loop.status", str),
+        repair_loops_used=_get(data, "loop.repair_loops_used", int),
+        max_repair_loops=_get(data, "budget.max_repair_loops", int),
+        blockers=blockers,
+        target_related=related,
+    )
+
+
+def read(path: Path) -> ReportView | str:
+    """The view of the report at ``path``, or why there is none to use."""
+    again = "run `pytest --bounded-review` again"
+    try:
+        with path.open("rb") as handle:
+            raw = handle.read(MAX_BYTES + 1)
+    except FileNotFoundError:
+        return f"no report at {path}: run `pytest --bounded-review` first"
+    except OSError as exc:
+        return f"the report {path} is unreadable ({exc}): {again}"
+    if len(raw) > MAX_BYTES:
+        return f"the report {path} is over {MAX_BYTES} bytes: {again}"
+    try:
+        return parse(raw)
+    except Unusable as exc:
+        return f"{path} is not a usable bounded-review report ({exc}): {again}"
