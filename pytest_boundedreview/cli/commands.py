@@ -95,6 +95,14 @@ def cmd_hook(args: argparse.Namespace) -> int:
     return stophook.cmd_hook(args)
 
 
+def cmd_mcp(args: argparse.Namespace) -> int:
+    """Serve the read-only MCP tools on stdio; exit 4 without the ``mcp`` extra."""
+    from . import mcpserver
+
+    mcpserver.serve()
+    return 0
+
+
 def cmd_merge(args: argparse.Namespace) -> int:
     """Combine shard reports of one revision, review and gate once; exit by the gate."""
     from ..core.config import option_overrides
@@ -157,6 +165,7 @@ def cmd_waive(args: argparse.Namespace) -> int:
 COMMANDS: dict[str, Callable[[argparse.Namespace], int]] = {
     "run": cmd_run,
     "hook": cmd_hook,
+    "mcp": cmd_mcp,
     "merge": cmd_merge,
     "schema": cmd_schema,
     "validate": cmd_validate,
@@ -243,6 +252,16 @@ def _parser() -> argparse.ArgumentParser:
 
     runcmd.add_parser(sub)
     stophook.add_parser(sub)
+    sub.add_parser(
+        "mcp",
+        help="serve the read-only tools gate, report, next_action and loop_status over MCP",
+        description="Run a Model Context Protocol server on stdin/stdout with four read-only "
+        "tools: gate (is there a report of exactly the working tree, and its gate), report "
+        "(the last report), next_action (what to do next) and loop_status (the review loops: "
+        "status, rounds, ceilings). Each takes an optional repository folder. Runs no tests "
+        "and no reviewers. Needs the package's `mcp` extra (the MCP SDK); without it, exits 4 "
+        "with the command that installs it.",
+    )
     gate = sub.add_parser(
         "gate",
         help="exit 0 only if a clean report exists for the snapshot being committed/pushed",
