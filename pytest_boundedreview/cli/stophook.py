@@ -213,9 +213,8 @@ def _blockers(report: ReportView) -> str:
 def _state_of(report: ReportView) -> str:
     left = [f"{found.path}:{found.line} {found.failure_mode}" for found in report.blockers[:5]]
     left += [nodeid for nodeid, _ in report.target_related[:5]]
-    state = (
-        f"review not clean: {report.loop_status} after {report.repair_loops_used} repair loop(s)"
-    )
+    used = f"{report.repair_loops_used} of {report.max_repair_loops} repair loop(s) used"
+    state = f"review not clean ({report.review_clean}): loop {report.loop_status}, {used}"
     return state + (f"; unresolved: {'; '.join(left)}" if left else "")
 
 
