@@ -63,7 +63,8 @@ class Protocol:
 PROTOCOLS = {
     protocol.name: protocol
     for protocol in (
-        Protocol("claude", ("session_id",), "reason", "block", "systemMessage", ""),
+        # Copilot CLI runs the hooks of .claude/settings.json too, with its own event
+        Protocol("claude", ("session_id", "sessionId"), "reason", "block", "systemMessage", ""),
         Protocol("codex", ("session_id",), "reason", "block", "systemMessage", "{}"),
         Protocol("gemini", ("session_id",), "reason", "deny", "systemMessage", "{}"),
         Protocol("cursor", ("conversation_id", "session_id"), "followup_message", None, None, "{}"),

@@ -135,7 +135,12 @@ def cmd_reset(args: argparse.Namespace) -> int:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
-    """Propose a [tool.bounded-review] table from the agents on PATH; --write adds it."""
+    """Propose a [tool.bounded-review] table from the agents on PATH, or with --agent the
+    agent's hooks and the skill; --write writes it."""
+    if args.agent:
+        from . import agentsetup
+
+        return agentsetup.cmd_setup(args)
     from . import init
 
     return init.cmd_init(args)
@@ -249,6 +254,7 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     from . import loopargs, stophook
     from . import run as runcmd
+    from .agentsettings import AGENTS
 
     runcmd.add_parser(sub)
     stophook.add_parser(sub)
@@ -353,13 +359,26 @@ def _parser() -> argparse.ArgumentParser:
     _add_waive_parser(sub)
     init = sub.add_parser(
         "init",
-        help="propose reviewer lanes for the coding agents on PATH",
+        help="propose reviewer lanes for the agents on PATH, or hold an agent to the gate",
         description="Look for claude, codex and gemini on PATH (and an OpenAI key) and "
         "propose a [tool.bounded-review] table: a surgical correctness lane, a deep security "
         "lane and, with a second tool, a scout. Prints it as a diff of pyproject.toml; "
-        "--write adds it, keeping every other byte. Never replaces an existing table.",
+        "--write adds it, keeping every other byte. Never replaces an existing table. "
+        "With --agent NAME: add that agent's stop hook and turn-start hook to its project "
+        "settings file (merged into what it holds) and the bounded-review skill to "
+        ".claude/skills/ and .agents/skills/; never replaces an entry or a skill it did not "
+        "write (exit 4).",
     )
-    init.add_argument("--write", action="store_true", help="add the table to pyproject.toml")
+    init.add_argument(
+        "--agent",
+        choices=sorted(AGENTS),
+        metavar="NAME",
+        help="set up this coding agent instead: "
+        + ", ".join(f"{name} ({AGENTS[name].path})" for name in sorted(AGENTS)),
+    )
+    init.add_argument(
+        "--write", action="store_true", help="write it (default: print the diff and write nothing)"
+    )
     return parser
 
 

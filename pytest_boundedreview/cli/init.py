@@ -72,7 +72,8 @@ def _target_file(repo: git.Repo, cwd: Path) -> Path:
     return repo.root / "pyproject.toml"
 
 
-def _default_mode() -> int:
+def default_mode() -> int:
+    """The mode a new file gets under the current umask."""
     umask = os.umask(0)
     os.umask(umask)
     return 0o666 & ~umask
@@ -122,7 +123,7 @@ def cmd_init(args: argparse.Namespace, environ: Mapping[str, str] | None = None)
     if not args.write:
         print(f"bounded-review init: run `bounded-review init --write` to add this to {label}")
         return 0
-    mode = path.stat().st_mode & 0o7777 if before else _default_mode()
+    mode = path.stat().st_mode & 0o7777 if before else default_mode()
     write_atomic(path, after)
     os.chmod(path, mode)  # the temporary file's 0600 must not stick
     print(f"bounded-review init: added [tool.bounded-review] to {label}")

@@ -12,6 +12,8 @@ import pytest
 from agenthooks import AGENTS, event, hook, review, schema
 from gitrepo import GitRepo
 
+from pytest_boundedreview.cli import agentprotocol, agentsettings
+
 BROKEN = "def add(a, b):\n    return a - b\n"
 FIXED = "def add(a, b):\n    return a + b\n"
 
@@ -43,6 +45,19 @@ def reviewed(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     project.write("app.py", FIXED + "\n# a harmless comment\n")
     review(project)
     return project
+
+
+def test_every_agent_init_sets_up_is_one_the_hook_speaks_to() -> None:
+    assert set(agentsettings.AGENTS) == set(agentprotocol.AGENTS) == set(AGENTS)
+
+
+def test_copilot_running_the_claude_hooks_keeps_its_own_session(repo: GitRepo) -> None:
+    # Copilot CLI runs .claude/settings.json's hooks too, with its camelCase event
+    repo.write("app.py", BROKEN)
+    copilot_event = json.dumps(event("copilot", repo.path, "cp1")).encode()
+    said = hook(repo, "claude", raw=copilot_event)
+    assert said.blocked
+    assert (repo.path / ".bounded-review" / "agents" / "claude-cp1.json").is_file()
 
 
 def test_the_events_used_here_are_the_agents_own() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,6 +24,8 @@ EXISTING = (
 
 
 def init(repo: GitRepo, path: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    if "PYTHONPATH" in os.environ:  # the package under test, where it is not installed
+        env = {"PYTHONPATH": os.environ["PYTHONPATH"], **env}
     return subprocess.run(
         [sys.executable, "-m", "pytest_boundedreview", "init", *args],
         cwd=repo.path,
