@@ -197,13 +197,15 @@ def run_worker(folder: Path, name: str, count: int) -> subprocess.Popen[bytes]:
 
 
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
-    workers = [run_worker(tmp_path, f"w{i}", 200) for i in range(8)]
-    assert [w.wait(timeout=600) for w in workers] == [0] * 8
+    # four writers interleaving on two cores: every write rewrites the whole state, so the
+    # work grows with the square of the operations; 400 are enough for the writers to collide
+    workers = [run_worker(tmp_path, f"w{i}", 100) for i in range(4)]
+    assert [w.wait(timeout=600) for w in workers] == [0] * 4
     state = Ledger(tmp_path, LOOP).read()
     assert state is not None
-    assert len(state.operations) == 1600
-    assert len({op.operation_id for op in state.operations}) == 1600
-    assert state.flags == [f"op{n}" for n in range(1600)]  # every apply saw the last write
+    assert len(state.operations) == 400
+    assert len({op.operation_id for op in state.operations}) == 400
+    assert state.flags == [f"op{n}" for n in range(400)]  # every apply saw the last write
 
 
 def test_a_live_holder_blocks_with_its_pid_and_a_killed_one_does_not(tmp_path: Path) -> None:
