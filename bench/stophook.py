@@ -105,7 +105,7 @@ def main() -> int:
     }
     table = []
     for name in names:
-        ratios = [value / base for value, base in zip(samples[name], status)]
+        ratios = [value / base for value, base in zip(samples[name], status, strict=True)]
         table.append((labels[name], f"{statistics.median(samples[name]):.3f}", spread(ratios)))
     intro = (
         f"{args.files} files, medians of {args.repeat} interleaved runs with the spread of "

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from gitrepo import PYTESTER_IGNORES, GitRepo
+from gitrepo import CHILD_OPTIONS, PYTESTER_IGNORES, GitRepo
 
 from pytest_boundedreview.target.freeze import CI_BASE_VARIABLES
 
@@ -13,15 +13,13 @@ from pytest_boundedreview.target.freeze import CI_BASE_VARIABLES
 # suite's own (a conftest there would hook into every test here).
 collect_ignore = ["data"]
 
-# pytest-randomly (a test dependency) shuffles and reseeds every session it loads into: the
-# sessions the tests start keep their files' order unless a test loads it on purpose.
-NO_RANDOMLY = "-p no:randomly"
 
 
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
-    """pytest's own, with pytest-randomly kept out of its sessions (it clears the variable)."""
-    monkeypatch.setenv("PYTEST_ADDOPTS", NO_RANDOMLY)
+    """pytest's own, with the plugins of CHILD_OPTIONS kept out of its sessions (it clears
+    the variable)."""
+    monkeypatch.setenv("PYTEST_ADDOPTS", CHILD_OPTIONS)
     return pytester
 
 
@@ -36,7 +34,7 @@ def _isolated(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPath
     monkeypatch.setenv("XDG_CONFIG_HOME", str(home / ".config"))
     for name in (*CI_BASE_VARIABLES, "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
         monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PYTEST_ADDOPTS", NO_RANDOMLY)
+    monkeypatch.setenv("PYTEST_ADDOPTS", CHILD_OPTIONS)
 
 
 @pytest.fixture(scope="session", autouse=True)
