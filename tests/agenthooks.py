@@ -136,13 +136,40 @@ def hook(
     return said
 
 
-def review(repo: GitRepo) -> None:
-    """The review the block's instruction asks for, run as the agent would run it."""
-    subprocess.run(
+BROKEN = "def add(a, b):\n    return a - b\n"
+FIXED = "def add(a, b):\n    return a + b\n"
+
+
+def make_repo(path: Path) -> GitRepo:
+    """A base whose test passes, and a feature branch checked out, nothing changed yet."""
+    project = GitRepo.init(path)
+    project.commit(
+        {
+            ".gitignore": ".bounded-review/\n__pycache__/\n.pytest_cache/\n",
+            "pyproject.toml": '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\n',
+            "app.py": FIXED,
+            "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    return project
+
+
+def review(repo: GitRepo) -> dict[str, Any]:
+    """The review the block's instruction asks for, run as the agent would run it; its
+    report."""
+    done = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
         cwd=repo.path,
         env=clean_env(),
         capture_output=True,
+        text=True,
         timeout=300,
         check=False,
     )
+    path = repo.path / ".bounded-review" / "report.json"
+    assert path.exists(), done.stdout + done.stderr
+    report = json.loads(path.read_text())
+    assert isinstance(report, dict)
+    return report

@@ -71,11 +71,8 @@ class Agent:
     reviews: int = 0
 
     def review(self) -> dict[str, object]:
-        review(self.repo)
         self.reviews += 1
-        loaded = json.loads((self.repo.path / ".bounded-review" / "report.json").read_text())
-        assert isinstance(loaded, dict)
-        return loaded
+        return review(self.repo)
 
     def follow(self, instruction: str) -> None:
         if "not clean" in instruction and self.fixes:  # the report's blockers

@@ -14,7 +14,6 @@ from pytest_boundedreview.target.freeze import CI_BASE_VARIABLES
 collect_ignore = ["data"]
 
 
-
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """pytest's own, with the plugins of CHILD_OPTIONS kept out of its sessions (it clears

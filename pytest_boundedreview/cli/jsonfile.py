@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from ..core import strictjson
 from ..core.errors import UsageError
 
 BOM = "\ufeff"
@@ -49,19 +50,6 @@ def layout_of(text: str) -> Layout:
     return Layout(indent, newline, body.endswith("\n"), bom, body.isascii())
 
 
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    data: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in data:
-            raise ValueError(f"the key {key!r} appears twice in one object")
-        data[key] = value
-    return data
-
-
-def _constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON value")
-
-
 def parse(label: str, raw: bytes, by_hand: str) -> tuple[dict[str, Any], Layout]:
     """The object in ``raw`` (the bytes of the file shown as ``label``) and its layout; a file
     that cannot be rewritten is refused with ``by_hand``, what to add to it by hand."""
@@ -75,15 +63,10 @@ def parse(label: str, raw: bytes, by_hand: str) -> tuple[dict[str, Any], Layout]
         raise UsageError(f"{label}: not UTF-8 text (byte {exc.start}); {fix}") from None
     body = text[1:] if text.startswith(BOM) else text
     try:
-        data = json.loads(body, object_pairs_hook=_pairs, parse_constant=_constant)
-    except json.JSONDecodeError as exc:
+        data = strictjson.loads(body.encode("utf-8"))
+    except strictjson.StrictJSONError as exc:
         hint = " (comments are not JSON)" if re.search(r"^\s*(//|/\*)", body, re.M) else ""
-        raise UsageError(
-            f"{label}: not valid JSON at line {exc.lineno}, column {exc.colno}: {exc.msg}{hint}; "
-            f"{fix}"
-        ) from None
-    except ValueError as exc:
-        raise UsageError(f"{label}: {exc}; {fix}") from None
+        raise UsageError(f"{label}: {exc}{hint}; {fix}") from None
     if not isinstance(data, dict):
         raise UsageError(f"{label}: holds a JSON {type(data).__name__}, not an object; {fix}")
     return data, layout_of(text)

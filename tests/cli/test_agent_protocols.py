@@ -9,28 +9,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from agenthooks import AGENTS, event, hook, review, schema
+from agenthooks import AGENTS, BROKEN, FIXED, event, hook, make_repo, review, schema
 from gitrepo import GitRepo
 
 from pytest_boundedreview.cli import agentprotocol, agentsettings
-
-BROKEN = "def add(a, b):\n    return a - b\n"
-FIXED = "def add(a, b):\n    return a + b\n"
-
-
-def make_repo(path: Path) -> GitRepo:
-    project = GitRepo.init(path)
-    project.commit(
-        {
-            ".gitignore": ".bounded-review/\n__pycache__/\n.pytest_cache/\n",
-            "pyproject.toml": '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\n',
-            "app.py": FIXED,
-            "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        },
-        "base",
-    )
-    project.git("checkout", "--quiet", "-b", "feature")
-    return project
 
 
 @pytest.fixture

@@ -16,11 +16,10 @@ from typing import Any
 
 import anyio
 import pytest
+from agenthooks import BROKEN, FIXED, make_repo, review
 from gitrepo import GitRepo, clean_env
 from mcp import ClientSession, StdioServerParameters, stdio_client  # the `mcp` extra, in `dev`
 
-BROKEN = "def add(a, b):\n    return a - b\n"
-FIXED = "def add(a, b):\n    return a + b\n"
 OFF_BY_ONE = "def add(a, b):\n    return a + b + 1\n"
 TOOLS = {"gate", "report", "next_action", "loop_status"}
 REVIEW = "pytest --bounded-review"
@@ -29,37 +28,7 @@ SAMPLE_LANE = json.dumps([sys.executable, "-m", "pytest_boundedreview.samplelane
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
-    """A base whose test passes, and a feature branch checked out, nothing changed yet."""
-    project = GitRepo.init(tmp_path / "repo")
-    project.commit(
-        {
-            ".gitignore": ".bounded-review/\n__pycache__/\n.pytest_cache/\n",
-            "pyproject.toml": '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\n',
-            "app.py": FIXED,
-            "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        },
-        "base",
-    )
-    project.git("checkout", "--quiet", "-b", "feature")
-    return project
-
-
-def review(repo: GitRepo) -> dict[str, Any]:
-    """A real ``pytest --bounded-review`` session in ``repo``; its report."""
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
-        cwd=repo.path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    path = repo.path / ".bounded-review" / "report.json"
-    assert path.exists(), done.stdout + done.stderr
-    report = json.loads(path.read_text())
-    assert isinstance(report, dict)
-    return report
+    return make_repo(tmp_path / "repo")
 
 
 class Answer:

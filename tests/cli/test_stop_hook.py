@@ -13,27 +13,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agenthooks import BROKEN, FIXED, make_repo, review
 from gitrepo import GitRepo, clean_env
-
-BROKEN = "def add(a, b):\n    return a - b\n"
-FIXED = "def add(a, b):\n    return a + b\n"
 
 
 @pytest.fixture
 def repo(tmp_path: Path) -> GitRepo:
-    """A base whose test passes, and a feature branch checked out, nothing changed yet."""
-    project = GitRepo.init(tmp_path / "repo")
-    project.commit(
-        {
-            ".gitignore": ".bounded-review/\n__pycache__/\n.pytest_cache/\n",
-            "pyproject.toml": '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\n',
-            "app.py": FIXED,
-            "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
-        },
-        "base",
-    )
-    project.git("checkout", "--quiet", "-b", "feature")
-    return project
+    return make_repo(tmp_path / "repo")
 
 
 def stop(
@@ -62,17 +48,6 @@ def answer(out: str) -> dict[str, Any]:
     parsed = json.loads(out) if out.strip() else {}
     assert isinstance(parsed, dict)
     return parsed
-
-
-def review(repo: GitRepo) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
-        cwd=repo.path,
-        env=clean_env(),
-        capture_output=True,
-        timeout=300,
-        check=False,
-    )
 
 
 def test_a_report_that_is_not_clean_blocks_with_its_blockers(repo: GitRepo) -> None:
