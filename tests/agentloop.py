@@ -41,6 +41,10 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1",
                   "verdict": "revise" if findings else "pass",
                   "rationale": "looked at app.py", "findings": findings}))
 """
+# Agents whose continuation after a block starts as a new turn: Gemini CLI 0.61.0 fires
+# BeforeAgent again (its bundle resets `hasFiredBeforeAgent` and re-sends); Cursor submits the
+# follow-up and Copilot enqueues the reason as the next user message, so theirs may too.
+START_AGAIN = ("gemini", "cursor", "copilot")
 MOST_STOPS = 12  # a loop the hook failed to end; never reached when it works
 
 
@@ -111,6 +115,8 @@ class Agent:
                 return outcome
             outcome.blocks += 1
             outcome.instructions.append(said.instruction)
+            for name in set(self.names) & set(START_AGAIN):
+                hook(self.repo, name, "sim", kind="start")
             self.follow(said.instruction)
         raise AssertionError(f"the hook never let the agent stop: {outcome}")
 

@@ -95,16 +95,16 @@ def working_tree(where: Place) -> str:
     return f"tree:{tree_via_temp_index(where.repo, add_all=True)}"
 
 
-def base_tree(where: Place) -> tuple[str, str] | None:
-    """The review base (name, ``tree:<id>``) a session would choose, or ``None`` when it
-    cannot be resolved (then only a report can say what the tree is)."""
+def base_tree(where: Place) -> tuple[str, str, str] | None:
+    """The review base (name, commit, ``tree:<id>``) a session would choose, or ``None`` when
+    it cannot be resolved (then only a report can say what the tree is)."""
     from ..target import git
     from ..target.freeze import resolve_base
 
     with contextlib.suppress(FatalError):
         name, commit = resolve_base(where.repo, where.settings.base, os.environ)
         tree = git.text(["rev-parse", f"{commit}^{{tree}}"], where.repo.root)
-        return name, f"tree:{tree}"
+        return name, commit, f"tree:{tree}"
     return None
 
 
@@ -140,16 +140,30 @@ class Seen:
     where: Place
     tree: str
     report: Report | None
-    base: tuple[str, str] | None
+    base: tuple[str, str, str] | None
+
+    @property
+    def against_another_base(self) -> bool:
+        """The report reviewed against another base than a session started here would take
+        (an empty diff against ``HEAD`` is no review of the change)."""
+        found = self.report
+        return (
+            found is not None
+            and self.base is not None
+            and (found.target.base_commit != self.base[1])
+        )
 
     @property
     def of_this_tree(self) -> Report | None:
-        """The report, when it is of exactly this tree."""
-        return self.report if self.report and self.report.target.revision == self.tree else None
+        """The report, when it is of exactly this tree, against the base."""
+        found = self.report
+        if found is None or found.target.revision != self.tree or self.against_another_base:
+            return None
+        return found
 
     @property
     def nothing_to_review(self) -> bool:
-        return self.base is not None and self.base[1] == self.tree
+        return self.base is not None and self.base[2] == self.tree
 
 
 def look(folder: Path) -> Seen:
@@ -169,6 +183,11 @@ def _not_reviewed(seen: Seen) -> str:
     path = seen.where.report
     if seen.report is None:
         why = f"no report at {path}"
+    elif seen.against_another_base and seen.base is not None:
+        why = (
+            f"the last report ({path}) reviewed against {seen.report.target.base_commit}, "
+            f"not the base {seen.base[0]} ({seen.base[1]})"
+        )
     else:
         why = f"the last report ({path}) is of {seen.report.target.revision}, not of this tree"
     if seen.nothing_to_review and seen.base is not None:

@@ -31,6 +31,7 @@ class ReportView:
     """What the stop hook reads of a report."""
 
     revision: str
+    base_commit: str | None
     review_clean: str
     reasons: tuple[str, ...]
     next_action: str
@@ -87,8 +88,12 @@ def parse(raw: bytes) -> ReportView:
         (_get(item, "nodeid", str), _get(item, "reason", str))
         for item in _get(data, "tests.target_related", list)
     )
+    base_commit = _get(data, "target", dict).get("base_commit")
+    if base_commit is not None and not isinstance(base_commit, str):
+        raise Unusable("`target.base_commit` is not a string")
     return ReportView(
         revision=_get(data, "target.revision", str),
+        base_commit=base_commit,
         review_clean=clean,
         reasons=_strings(data, "gate.reasons"),
         next_action=_get(data, "next_action", str),

@@ -106,22 +106,25 @@ class Counter:
     blocks: int = 0
     last: str = ""
     turn_tree: str = ""
+    pending: bool = False  # the last answer was a block: the agent's next prompt follows it
 
     @classmethod
     def load(cls, path: Path) -> Counter:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            turn = data.get("turn_tree", "")
-            return cls(path, int(data["blocks"]), str(data["last"]), str(turn))
+            turn, pending = data.get("turn_tree", ""), data.get("pending", False)
+            if not isinstance(pending, bool) or not isinstance(turn, str):
+                raise TypeError("`turn_tree` or `pending` of another type")
+            return cls(path, int(data["blocks"]), str(data["last"]), turn, pending)
         except FileNotFoundError:
             return cls(path)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
             raise ValueError(f"the hook's state {path} is unreadable ({exc})") from None
 
     def save(self) -> None:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.parent.mkdir(exist_ok=True)
         data = {"blocks": self.blocks, "last": self.last, "turn_tree": self.turn_tree}
-        write_atomic(self.path, json.dumps(data).encode())
+        write_atomic(self.path, json.dumps(data | {"pending": self.pending}).encode())
 
 
 def counter_path(state: Path, agent: str, session: str, suffix: str = ".json") -> Path:
@@ -145,18 +148,20 @@ class Where:
 
 def _where(repo_dir: Path) -> Where:
     from ..core.config import load_settings
+    from ..core.statefile import state_folder
     from ..target import git
     from ..target.freeze import tree_via_temp_index
     from ..target.statedir import approver
 
     repo = git.open_repo(repo_dir)
     settings, _ = load_settings(repo_dir, repo.root, {}, approver(repo))
-    state = repo.root / settings.state_dir
+    state = state_folder(repo.root, settings.state_dir)  # with its `.gitignore` of `*`
     return Where(repo, settings, state, tree_via_temp_index(repo, add_all=True))
 
 
-def _base_tree(where: Where, env: Mapping[str, str]) -> str | None:
-    """The configured base's tree, or ``None`` when there is no base to compare with."""
+def _base(where: Where, env: Mapping[str, str]) -> tuple[str, str] | None:
+    """The configured base (commit, tree) a review started here would take, or ``None`` when
+    there is no base to compare with."""
     from ..core.errors import FatalError
     from ..target import git
     from ..target.freeze import resolve_base
@@ -165,7 +170,14 @@ def _base_tree(where: Where, env: Mapping[str, str]) -> str | None:
         _, base = resolve_base(where.repo, where.settings.base, env)
     except FatalError:
         return None
-    return git.text(["rev-parse", f"{base}^{{tree}}"], where.repo.root)
+    return base, git.text(["rev-parse", f"{base}^{{tree}}"], where.repo.root)
+
+
+def _review_command(settings: Settings) -> str:
+    command = settings.review_command
+    if settings.target not in ("auto", "local-diff"):
+        command += " --bounded-review-target=local-diff"
+    return command
 
 
 @dataclass(frozen=True)
@@ -178,24 +190,40 @@ class Seen:
     digest: str
     ceiling: int
     review_only: bool
+    review: str = REVIEW  # the command that reviews this tree
+    base_commit: str | None = None  # the base a review of it must be against, when known
 
 
-def _look(where: Where) -> Seen:
-    """What the hook sees of the review of ``where``'s tree."""
+def _ceiling(settings: Settings) -> int:
+    """The repair-loop ceiling when no report says it: the configured one, else the
+    configured tier's, else the standard tier's."""
     from ..core.ceilings import TIER_CEILINGS
+
+    if settings.mode == "review-only":
+        return 0
+    if settings.max_repair_loops is not None:
+        return settings.max_repair_loops
+    tier = settings.risk if settings.risk in TIER_CEILINGS else "standard"
+    return TIER_CEILINGS[tier].max_repair_loops
+
+
+def _look(where: Where, base_commit: str | None) -> Seen:
+    """What the hook sees of the review of ``where``'s tree."""
+    from ..target.livetree import dirty_submodules
 
     settings = where.settings
     path = settings.report_file(where.state)
     report = reportview.read(path)
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.exists() else "-"
-    review_only = settings.mode == "review-only"
-    if isinstance(report, ReportView):
-        ceiling = report.max_repair_loops
-    elif review_only:
-        ceiling = 0
-    else:
-        ceiling = settings.max_repair_loops or TIER_CEILINGS["standard"].max_repair_loops
-    return Seen(where.tree, report, digest, ceiling, review_only)
+    raw = path.read_bytes() if isinstance(report, ReportView) else b""
+    digest = hashlib.sha256(raw).hexdigest()[:16] if raw else "-"
+    ceiling = report.max_repair_loops if isinstance(report, ReportView) else _ceiling(settings)
+    untested = dirty_submodules(where.repo)
+    if untested:  # the tree records a submodule's commit, not what its checkout holds
+        report = f"{'; '.join(untested)}: commit there first, then review"
+    review = _review_command(settings)
+    return Seen(
+        where.tree, report, digest, ceiling, settings.mode == "review-only", review, base_commit
+    )
 
 
 def _blockers(report: ReportView) -> str:
@@ -218,12 +246,26 @@ def _state_of(report: ReportView) -> str:
     return state + (f"; unresolved: {'; '.join(left)}" if left else "")
 
 
+def _of_this_tree(seen: Seen) -> tuple[ReportView | None, str]:
+    """The report when it is a review of exactly this tree against the base a review started
+    here would take; else why it is not."""
+    found = seen.report
+    if not isinstance(found, ReportView):
+        return None, found
+    if found.revision != f"tree:{seen.tree}":
+        return None, "the last report is of another tree"
+    if seen.base_commit is not None and found.base_commit != seen.base_commit:
+        against = (found.base_commit or "no base")[:12]
+        return (
+            None,
+            f"the last report reviewed against {against}, not the base {seen.base_commit[:12]}",
+        )
+    return found, ""
+
+
 def decide(seen: Seen, counter: Counter) -> Answer:
     """The answer for what the hook sees, given what it answered before in this session."""
-    found = seen.report
-    report = found if isinstance(found, ReportView) else None
-    if report is not None and report.revision != f"tree:{seen.tree}":
-        report = None  # a report of another tree says nothing of this one
+    report, why = _of_this_tree(seen)
     if report is not None and report.review_clean == "yes":
         return Answer(False)
     state = _state_of(report) if report is not None else "not reviewed"
@@ -239,12 +281,12 @@ def decide(seen: Seen, counter: Counter) -> Answer:
     counter.blocks += 1
     counter.last = pair
     if seen.review_only:
-        return Answer(True, f"Run `{REVIEW}` and report its state to the user; do not edit.")
+        return Answer(True, f"Run `{seen.review}` and report its state to the user; do not edit.")
     if report is None:
-        why = found if isinstance(found, str) else "the last report is of another tree"
         return Answer(
             True,
-            f"No review of this tree ({why}). Run `{REVIEW}`, then fix only its verified blockers.",
+            f"No review of this tree ({why}). Run `{seen.review}`, then fix only its verified "
+            "blockers.",
         )
     return Answer(True, _blockers(report))
 
@@ -258,40 +300,56 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
     if ended_by_user(event):
         return Answer(False)
     state: Path | None = None
+    counter: Counter | None = None
     session = PROTOCOLS[agent].session(event)
     try:
         where = _where(Path(repository(event)))
         state = where.state
         counter = Counter.load(counter_path(state, agent, session))
-        if where.tree in (counter.turn_tree, _base_tree(where, env)):
-            return Answer(False)  # this turn changed nothing the review would look at
-        result = decide(_look(where), counter)
+        base = _base(where, env)
+        if where.tree in (counter.turn_tree, base[1] if base else None):
+            result = Answer(False)  # this turn changed nothing the review would look at
+        else:
+            result = decide(_look(where, base[0] if base else None), counter)
+        counter.pending = result.block
         counter.save()
         return result
     except Exception as exc:  # block once with the error, then let the agent stop
-        error = f"bounded-review stop hook could not decide: {exc}"
-        if state is None or continued(event):
-            return Answer(False, error + "; not reviewed")
-        marker = counter_path(state, agent, session, ".error")
-        try:
-            if marker.exists():
-                return Answer(False, error + "; not reviewed")
-            marker.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(marker, error.encode())
-        except OSError:
-            return Answer(False, error + "; not reviewed")
-        return Answer(True, error + f". Fix it, or run `{REVIEW}` and report the state.")
+        return _failed(
+            f"bounded-review stop hook could not decide: {exc}", state, counter, event, agent
+        )
+
+
+def _failed(
+    error: str, state: Path | None, counter: Counter | None, event: Mapping[str, Any], agent: str
+) -> Answer:
+    """Block once per agent session with ``error`` (never past a block the session already
+    had: the error may be the hook's own), then let the agent stop with it shown."""
+    let_go = Answer(False, error + "; not reviewed")
+    if state is None or continued(event) or (counter is not None and counter.blocks > 0):
+        return let_go
+    marker = counter_path(state, agent, PROTOCOLS[agent].session(event), ".error")
+    try:
+        if marker.exists():
+            return let_go
+        marker.parent.mkdir(exist_ok=True)
+        write_atomic(marker, error.encode())
+    except OSError:
+        return let_go
+    return Answer(True, error + f". Fix it, or run `{REVIEW}` and report the state.")
 
 
 def start(data: bytes, agent: str) -> str:
     """Note the tree a turn starts with; return what to tell the agent (nothing but a warning
-    on stderr when it cannot: a turn-start hook never holds up a prompt)."""
+    on stderr when it cannot: a turn-start hook never holds up a prompt). A prompt that follows
+    a block (Gemini CLI starts its retry as a new turn) keeps the turn the block was given in."""
     try:
         event = read_event(data)
         where = _where(Path(repository(event)))
         counter = Counter.load(counter_path(where.state, agent, PROTOCOLS[agent].session(event)))
-        counter.turn_tree = where.tree
-        counter.save()
+        if not counter.pending:
+            counter.turn_tree = where.tree
+            counter.save()
     except Exception as exc:
         return f"bounded-review start hook: could not note the turn's tree ({exc})"
     return ""

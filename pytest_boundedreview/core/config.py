@@ -124,6 +124,10 @@ class Settings:
     """Also write the report as Markdown to this path."""
     sarif: str | None = None
     """Also write the report as a SARIF 2.1.0 log to this path."""
+    review_command: str = "pytest --bounded-review"
+    """The command an agent's stop hook tells the agent to run when its tree has no review (the
+    hook adds `--bounded-review-target=local-diff` when `target` names another: the hook judges
+    the working tree)."""
     no_lanes: bool = False
     """Run no reviewer lanes: the gate is deterministic (tests, checks, scans)."""
     full: bool = False

@@ -146,6 +146,23 @@ def test_an_edit_after_the_review_is_not_reviewed(repo: GitRepo, tmp_path: Path)
     assert shown["of_this_tree"] is False  # the old report is shown, and said to be old
 
 
+def test_a_review_against_another_base_is_not_a_review_of_this_tree(
+    repo: GitRepo, tmp_path: Path
+) -> None:
+    repo.commit({"app.py": FIXED + "# a change no review has seen\n"}, "the change, committed")
+    subprocess.run(  # an empty diff against HEAD: gate yes, of this very tree
+        [sys.executable, "-m", "pytest", "-q", "--bounded-review", "--bounded-review-base=HEAD"],
+        cwd=repo.path,
+        env=clean_env(),
+        capture_output=True,
+        check=False,
+    )
+    (gate,) = call(repo, tmp_path, ("gate", {}))
+    assert gate["report_revision"] == gate["tree"]
+    assert gate["gate"] == "not-reviewed"
+    assert "not the base main" in gate["reasons"][0]
+
+
 def test_an_untracked_file_added_after_the_review_is_not_reviewed(
     repo: GitRepo, tmp_path: Path
 ) -> None:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from agenthooks import BROKEN, FIXED, make_repo, review
+from agenthooks import BROKEN, FIXED, hook, make_repo, review
 from gitrepo import GitRepo, clean_env
 
 
@@ -145,3 +145,80 @@ def test_a_report_it_cannot_use_is_never_clean(repo: GitRepo) -> None:
         assert "is not a usable bounded-review report" in said["reason"], what
     path.write_bytes(good)
     assert stop(repo, session="after") == (0, "")  # the same report, whole, is clean
+
+
+def test_the_first_hook_in_a_new_repository_keeps_the_state_folder_out_of_git(
+    tmp_path: Path,
+) -> None:
+    # a repository that never had a review and does not ignore the state folder itself
+    project = GitRepo.init(tmp_path / "repo")
+    project.commit({"app.py": FIXED, "test_app.py": "def test_a():\n    pass\n"}, "base")
+    project.commit({"pyproject.toml": '[tool.bounded-review]\nbase = "HEAD~1"\n'}, "config")
+    hook(project, "claude", kind="start")
+    project.write("app.py", BROKEN)
+    assert project.git("status", "--porcelain") == " M app.py"
+    assert hook(project, "claude").blocked
+    review(project)  # the review the block asks for still runs
+    assert project.git("status", "--porcelain") == " M app.py"
+
+
+def test_a_review_against_another_base_is_not_a_review_of_the_change(repo: GitRepo) -> None:
+    repo.write("app.py", FIXED + "# a change no review has seen\n")
+    repo.commit(message="the change, committed")
+    subprocess.run(  # an empty diff against HEAD: nothing to look at, gate yes
+        [sys.executable, "-m", "pytest", "-q", "--bounded-review", "--bounded-review-base=HEAD"],
+        cwd=repo.path,
+        env=clean_env(),
+        capture_output=True,
+        check=False,
+    )
+    report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
+    assert (report["target"]["empty"], report["gate"]["review_clean"]) == (True, "yes")
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "the last report reviewed against" in said.instruction
+
+
+def test_a_configured_pr_target_is_told_to_review_the_working_tree(repo: GitRepo) -> None:
+    config = '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\ntarget = "pr"\n'
+    repo.commit({"pyproject.toml": config}, "pr target")
+    repo.write("app.py", FIXED + "# harmless\n")
+    said = hook(repo, "claude")
+    command = "pytest --bounded-review --bounded-review-target=local-diff"
+    assert f"Run `{command}`" in said.instruction
+    argv = [sys.executable, "-m", *command.split()]
+    subprocess.run(argv, cwd=repo.path, env=clean_env(), capture_output=True, check=False)
+    assert not hook(repo, "claude", session="after").blocked  # the instruction can be met
+
+
+def test_a_configured_review_command_is_the_one_asked_for(repo: GitRepo) -> None:
+    config = '[tool.bounded-review]\nbase = "main"\nreview_command = "tox -e review"\n'
+    repo.commit({"pyproject.toml": config}, "command")
+    repo.write("app.py", BROKEN)
+    assert hook(repo, "claude").instruction.startswith("Run `tox -e review`")
+
+
+def test_an_uncommitted_edit_in_a_submodule_is_not_passed(repo: GitRepo, tmp_path: Path) -> None:
+    library = GitRepo.init(tmp_path / "lib")
+    library.commit({"lib.py": "X = 1\n"}, "lib")
+    repo.git(
+        "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(library.path), "vendor"
+    )
+    repo.commit(message="vendor")
+    repo.write("app.py", FIXED + "# reviewed\n")
+    review(repo)
+    assert not hook(repo, "claude").blocked
+    (repo.path / "vendor" / "lib.py").write_text("X = 2\n")  # the tree still names its commit
+    said = hook(repo, "claude", session="s2")
+    assert said.blocked
+    assert "vendor (submodule with uncommitted files)" in said.instruction
+
+
+def test_with_no_report_the_configured_ceiling_bounds_the_blocks(repo: GitRepo) -> None:
+    config = '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\nmax_repair_loops = 0\n'
+    repo.commit({"pyproject.toml": config}, "no repair loops")
+    blocks = 0
+    for attempt in range(4):
+        repo.write("app.py", BROKEN + f"# attempt {attempt}\n")
+        blocks += hook(repo, "claude").blocked
+    assert blocks == 1  # a ceiling of 0 repair loops, + 1
