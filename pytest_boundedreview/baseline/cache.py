@@ -48,11 +48,79 @@ def environment_digest() -> str:
 ANSWERS = "base-code-only; signatures 3; unlisted ids"
 
 
+# Options that change what pytest prints or writes, never a test's outcome: a run that differs
+# from the cached one only in these reads the same answers.
+_REPORTING_FLAGS = {
+    "--verbose",
+    "--quiet",
+    "--showlocals",
+    "--no-showlocals",
+    "--no-header",
+    "--no-summary",
+    "--full-trace",
+    "--no-fold-skipped",
+}
+_REPORTING_VALUES = {
+    "-r",
+    "--tb",
+    "--color",
+    "--code-highlight",
+    "--durations",
+    "--durations-min",
+    "--junitxml",
+    "--junit-xml",
+    "--junit-prefix",
+    "--show-capture",
+    "--verbosity",
+}
+_REPORTING_LETTERS = "vql"  # -v, -q, -l: they combine with others (-vs)
+_VALUE_LETTERS = "kmpWocnr"  # short options whose value follows, attached or next
+
+
+def outcome_args(args: Sequence[str]) -> list[str]:
+    """``args`` without the options that only change what is reported (verbosity, ``-r``,
+    ``--tb``, ``--color``, ``--durations``, ``--junitxml``...): what the cache is keyed by."""
+    kept: list[str] = []
+    tokens = list(args)
+    i = 0
+    while i < len(tokens):
+        arg = tokens[i]
+        i += 1
+        name = arg.split("=", 1)[0]
+        if name in _REPORTING_FLAGS:
+            continue
+        if name in _REPORTING_VALUES:
+            i += 0 if "=" in arg or i >= len(tokens) else 1
+            continue
+        if arg.startswith("-") and not arg.startswith("--") and len(arg) > 1:
+            short, skip_value = _short(arg)
+            kept += [short] if short else []
+            i += 1 if skip_value and i < len(tokens) else 0
+            continue
+        kept.append(arg)
+    return kept
+
+
+def _short(arg: str) -> tuple[str, bool]:
+    """A cluster of short options (``-vsx``, ``-vrA``, ``-kfoo``) without the reporting ones,
+    and whether the next token is a dropped ``-r``'s value."""
+    flags = ""
+    for pos, letter in enumerate(arg[1:], 1):
+        if letter in _VALUE_LETTERS:  # the rest of the cluster is this option's value
+            if letter == "r":
+                return ("-" + flags if flags else ""), pos == len(arg) - 1
+            return "-" + flags + arg[pos:], False
+        if letter not in _REPORTING_LETTERS:
+            flags += letter
+    return ("-" + flags if flags else ""), False
+
+
 def cache_path(state: Path, base_commit: str, args: Sequence[str], prepared: str = "") -> Path:
-    """The cache file of base answers for ``base_commit`` run with ``args`` in a checkout
-    made ready as ``prepared`` says (the set-up command and the compiled modules copied in,
-    see artefacts.py)."""
-    key = json.dumps([base_commit, environment_digest(), list(args), ANSWERS, prepared])
+    """The cache file of base answers for ``base_commit`` run with ``args`` (but the options
+    that only change what is reported) in a checkout made ready as ``prepared`` says (the
+    set-up command and the compiled modules copied in, see artefacts.py)."""
+    outcome = outcome_args(args)
+    key = json.dumps([base_commit, environment_digest(), outcome, ANSWERS, prepared])
     return state / FOLDER / f"base-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 

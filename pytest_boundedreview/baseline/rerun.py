@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..core import subproc, tempdirs
+from ..core.pytestini import addopts_at
 from ..target import git
 from . import artefacts, basefirst, recorder
 from .artefacts import Preparation
@@ -229,10 +230,13 @@ def disabled(plugin: str, args: Sequence[str], env: Mapping[str, str]) -> bool:
     )
 
 
-def _loads_xdist(args: Sequence[str], env: Mapping[str, str]) -> bool:
-    """Whether a child given ``args`` and ``env`` has pytest-xdist (and so knows ``-n``):
-    installed, not turned off, and loaded, by plugin autoload or else by name."""
-    if importlib.util.find_spec("xdist") is None or disabled("xdist", args, env):
+def _loads_xdist(args: Sequence[str], env: Mapping[str, str], rootdir: Path) -> bool:
+    """Whether a child given ``args`` and ``env`` in ``rootdir`` has pytest-xdist (and so
+    knows ``-n``): installed, not turned off (by the options, ``PYTEST_ADDOPTS`` or the
+    configuration file's ``addopts``), and loaded, by plugin autoload or else by name."""
+    if importlib.util.find_spec("xdist") is None:
+        return False
+    if disabled("xdist", [*addopts_at(rootdir), *args], env):
         return False
     if not env.get("PYTEST_DISABLE_PLUGIN_AUTOLOAD"):
         return True
@@ -241,6 +245,18 @@ def _loads_xdist(args: Sequence[str], env: Mapping[str, str]) -> bool:
     named += [after for t, after in itertools.pairwise(tokens) if t == "-p"]
     named += env.get("PYTEST_PLUGINS", "").split(",")
     return any(name.strip().startswith("xdist") for name in named)
+
+
+def _configured_in(rootdir: Path, copy_of: tuple[Path, Path] | None) -> Path:
+    """Where the child's configuration file can be read now: its rootdir, or, when that is a
+    copy still to be made, the same folder of the live repository."""
+    if rootdir.exists() or copy_of is None:
+        return rootdir
+    live, copy = copy_of
+    try:
+        return live / rootdir.relative_to(copy)
+    except ValueError:
+        return rootdir
 
 
 class PendingRerun:
@@ -346,7 +362,7 @@ def _start_child(
     argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
     argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
     argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
-    if _loads_xdist(args, env):
+    if _loads_xdist(args, env, _configured_in(rootdir, copy_of)):
         argv += ["-n", "0"]
     # The signature comes from the exception itself: no traceback is rendered (--tb=no,
     # after the session's own options, wins), so a re-run costs about the test's own time.

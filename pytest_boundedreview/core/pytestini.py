@@ -105,6 +105,28 @@ def from_files(start: Path, stop: Path) -> Collection:
     ``[pytest]``, ``setup.cfg`` with ``[tool:pytest]``); pytest's defaults, rooted at
     ``stop``, when there is none or it cannot be read (pytest itself would then refuse to
     start)."""
+    found = _found(start, stop)
+    if found is None:
+        return Collection(stop)
+    path, options = found
+    return Collection(
+        path.parent,
+        words(options.get("testpaths", ())),
+        words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
+        str(path),
+    )
+
+
+def addopts_at(folder: Path) -> tuple[str, ...]:
+    """The ``addopts`` of the configuration file pytest uses when started in ``folder`` (its
+    rootdir): none when there is none or it cannot be read."""
+    found = _found(folder, folder)
+    return words(found[1].get("addopts", ())) if found is not None else ()
+
+
+def _found(start: Path, stop: Path) -> tuple[Path, dict[str, Any]] | None:
+    """The configuration file pytest would use from ``start`` (up to ``stop``) and its
+    options; ``None`` when there is none or it cannot be read."""
     for folder in [start, *start.parents]:
         for name in _FILES:
             path = folder / name
@@ -113,17 +135,12 @@ def from_files(start: Path, stop: Path) -> Collection:
             try:
                 options = _options(path)
             except (OSError, UnicodeDecodeError, ValueError, configparser.Error):
-                return Collection(stop)
+                return None
             if options is not None:
-                return Collection(
-                    folder,
-                    words(options.get("testpaths", ())),
-                    words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
-                    str(path),
-                )
+                return path, options
         if folder == stop:
             break
-    return Collection(stop)
+    return None
 
 
 def _options(path: Path) -> dict[str, Any] | None:

@@ -195,6 +195,23 @@ def test_second_run_reuses_the_base_cache(pytester: pytest.Pytester, calc: GitRe
     assert list((pytester.path / ".bounded-review" / "cache").glob("base-*.json"))
 
 
+def test_a_reporting_option_alone_keeps_the_cache_warm(
+    pytester: pytest.Pytester, calc: GitRepo
+) -> None:
+    calc.commit({"calc.py": CALC.replace("a + b", "a - b")}, "break add")
+    first, report1 = review(pytester)
+    assert "failing test(s) at base" in first.stdout.str()
+    reporting = ["-q", "-rA", "--tb=short", "--color=no", "--durations=3", "--junitxml=out.xml"]
+    second, report2 = review(pytester, *reporting)
+    assert "failing test(s) at base" not in second.stdout.str()  # warm: the same answers
+    assert report1["tests"] == report2["tests"]
+    # an option that can change an outcome asks the base again
+    third, report3 = review(pytester, "-W", "error::DeprecationWarning")
+    assert "failing test(s) at base" in third.stdout.str()
+    assert report3["tests"]["target_related"] == report1["tests"]["target_related"]
+    assert len(list((pytester.path / ".bounded-review" / "cache").glob("base-*.json"))) == 2
+
+
 def test_empty_target_keeps_pytests_status(pytester: pytest.Pytester, calc: GitRepo) -> None:
     result, report = review(pytester)
     assert result.ret == 1  # test_legacy fails; nothing to review, so plain pytest decides
