@@ -207,17 +207,15 @@ def _ceiling(settings: Settings) -> int:
     return TIER_CEILINGS[tier].max_repair_loops
 
 
-def _look(where: Where, base_commit: str | None) -> Seen:
-    """What the hook sees of the review of ``where``'s tree."""
-    from ..target.livetree import dirty_submodules
-
+def _look(where: Where, base_commit: str | None, untested: tuple[str, ...]) -> Seen:
+    """What the hook sees of the review of ``where``'s tree (``untested``: what the tree
+    cannot name, submodules with uncommitted files)."""
     settings = where.settings
     path = settings.report_file(where.state)
     report = reportview.read(path)
     raw = path.read_bytes() if isinstance(report, ReportView) else b""
     digest = hashlib.sha256(raw).hexdigest()[:16] if raw else "-"
     ceiling = report.max_repair_loops if isinstance(report, ReportView) else _ceiling(settings)
-    untested = dirty_submodules(where.repo)
     if untested:  # the tree records a submodule's commit, not what its checkout holds
         report = f"{'; '.join(untested)}: commit there first, then review"
     review = _review_command(settings)
@@ -299,6 +297,8 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
         return Answer(False, f"bounded-review stop hook: unreadable event ({exc}); not reviewed")
     if ended_by_user(event):
         return Answer(False)
+    from ..target.livetree import dirty_submodules
+
     state: Path | None = None
     counter: Counter | None = None
     session = PROTOCOLS[agent].session(event)
@@ -307,10 +307,11 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
         state = where.state
         counter = Counter.load(counter_path(state, agent, session))
         base = _base(where, env)
-        if where.tree in (counter.turn_tree, base[1] if base else None):
+        untested = dirty_submodules(where.repo)
+        if not untested and where.tree in (counter.turn_tree, base[1] if base else None):
             result = Answer(False)  # this turn changed nothing the review would look at
         else:
-            result = decide(_look(where, base[0] if base else None), counter)
+            result = decide(_look(where, base[0] if base else None, untested), counter)
         counter.pending = result.block
         counter.save()
         return result

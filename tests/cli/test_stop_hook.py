@@ -212,6 +212,9 @@ def test_an_uncommitted_edit_in_a_submodule_is_not_passed(repo: GitRepo, tmp_pat
     said = hook(repo, "claude", session="s2")
     assert said.blocked
     assert "vendor (submodule with uncommitted files)" in said.instruction
+    hook(repo, "claude", session="s3", kind="start")  # a turn that edits only the submodule
+    (repo.path / "vendor" / "lib.py").write_text("X = 3\n")
+    assert hook(repo, "claude", session="s3").blocked
 
 
 def test_with_no_report_the_configured_ceiling_bounds_the_blocks(repo: GitRepo) -> None:
