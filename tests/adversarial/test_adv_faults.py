@@ -110,27 +110,26 @@ def test_a_read_only_state_folder_is_a_clear_error(repo: GitRepo) -> None:
     assert list(state.iterdir()) == []
 
 
-@pytest.mark.parametrize(
-    "corrupt",
-    [
-        lambda text: "",
-        lambda text: text[: len(text) // 2],
-        lambda text: "\x00\xff" * 10,
-        lambda text: "[" * 100_000,
-        # Edited, still valid JSON: the old bug "passes at base", which would make it look new.
-        lambda text: text.replace('"kind": "failed"', '"kind": "passed"'),
-    ],
-    ids=["empty", "truncated", "binary", "deep", "edited"],
-)
-def test_a_corrupt_base_cache_is_ignored_and_rebuilt(repo: GitRepo, corrupt: Any) -> None:
+CORRUPTIONS = {
+    "empty": lambda text: "",
+    "truncated": lambda text: text[: len(text) // 2],
+    "binary": lambda text: "\x00\xff" * 10,
+    "deep": lambda text: "[" * 100_000,
+    # Edited, still valid JSON: the old bug "passes at base", which would make it look new.
+    "edited": lambda text: text.replace('"kind": "failed"', '"kind": "passed"'),
+}
+
+
+def test_a_corrupt_base_cache_is_ignored_and_rebuilt(repo: GitRepo) -> None:
     assert _review(repo).returncode == 1
     first = _report(repo)["tests"]
     (cache,) = (repo.path / ".bounded-review" / "cache").glob("base-*.json")
-    cache.write_text(corrupt(cache.read_text()))
-    assert _review(repo).returncode == 1
-    again = _report(repo)["tests"]
-    assert again["pre_existing"] == first["pre_existing"]
-    assert [t["nodeid"] for t in again["pre_existing"]] == ["test_app.py::test_old_bug"]
-    assert [t["nodeid"] for t in again["target_related"]] == ["test_app.py::test_f"]
-    rebuilt = json.loads(cache.read_text())  # rewritten whole
-    assert set(rebuilt) == {"digest", "entries"}
+    for name, corrupt in CORRUPTIONS.items():  # each on the cache the run before rebuilt
+        cache.write_text(corrupt(cache.read_text()))
+        assert _review(repo).returncode == 1, name
+        again = _report(repo)["tests"]
+        assert again["pre_existing"] == first["pre_existing"], name
+        assert [t["nodeid"] for t in again["pre_existing"]] == ["test_app.py::test_old_bug"]
+        assert [t["nodeid"] for t in again["target_related"]] == ["test_app.py::test_f"], name
+        rebuilt = json.loads(cache.read_text())  # rewritten whole
+        assert set(rebuilt) == {"digest", "entries"}, name
