@@ -14,7 +14,7 @@ from ..core.errors import GitError
 from ..core.tables import CheckConfig
 from ..models.finding import CheckFinding
 from ..models.report import CheckResult
-from ..target import git, worktree
+from ..target import git, kept, worktree
 from ..target.scope import Scope
 from .parse import (
     SARIF_MAX_BYTES,
@@ -106,8 +106,10 @@ def run_all(
     base_commit: str | None,
     progress: Callable[[str], None],
     scope: Scope | None = None,
+    reuse: bool = False,
 ) -> list[CheckResult]:
-    """Every configured check, classified against the base."""
+    """Every configured check, classified against the base (run in a kept base checkout
+    with ``reuse``, as the base re-runs are: see target/kept.py)."""
     results: dict[str, CheckResult] = {}
     heads: dict[str, Ran] = {}
     for check in checks:
@@ -123,7 +125,8 @@ def run_all(
     bases: dict[str, Ran] = {}
     if needing_base and base_commit is not None:
         try:
-            with worktree.checkout(repo, base_commit) as checkout:
+            place = kept.checkout if reuse else worktree.checkout
+            with place(repo, base_commit) as checkout:
                 for check in needing_base:
                     progress(f"check {check.name}: running at base {base_commit[:12]}")
                     bases[check.name] = run_once(check, checkout)

@@ -111,7 +111,12 @@ class Review:
             from ..checks.run import run_all
 
             checks = run_all(
-                settings.checks, self.repo, target.base_commit, self.progress, target.scope
+                settings.checks,
+                self.repo,
+                target.base_commit,
+                self.progress,
+                target.scope,
+                reuse=settings.reuse_base_checkout,
             )
         findings = [*deterministic, *scan(target, self.repo, dataclasses.asdict(settings.scans))]
         findings += self.rules.findings() if self.rules else []

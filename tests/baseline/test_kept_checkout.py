@@ -4,8 +4,10 @@ before each use, never used for another commit, swept when the setting goes off.
 from __future__ import annotations
 
 import fcntl
+import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -215,3 +217,34 @@ def test_a_cleared_cache_leaves_no_registration_behind(
     broken.commit({"pyproject.toml": OFF}, "setting off")
     assert_classified(pytester)
     assert registered(broken) == []
+
+
+def test_a_check_failing_at_head_runs_at_the_base_in_the_kept_checkout(
+    pytester: pytest.Pytester, project: GitRepo, user_cache: Path
+) -> None:
+    # a check that fails everywhere and leaves a stamp of the folder it ran in
+    check = (
+        "import os, pathlib, sys; "
+        f"pathlib.Path({str(user_cache / 'ran-in')!r}).open('a').write(os.getcwd() + '\\n'); "
+        "sys.exit(1)"
+    )
+    config = ON + (
+        '[[tool.bounded-review.checks]]\nname = "always"\n'
+        f'command = [{json.dumps(sys.executable)}, "-c", {json.dumps(check)}]\n'
+    )
+    project.commit({"calc.py": CALC, "test_calc.py": TESTS}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"pyproject.toml": config, "README.md": "notes\n"}, "a harmless change")
+    base = project.git("rev-parse", "main")
+    with project.untouched():
+        review(pytester)
+    [path] = checkouts(project)
+    assert path.name == base
+    ran_in = (user_cache / "ran-in").read_text().splitlines()
+    assert ran_in[1:] == [str(path)]  # head first, then the base in the kept checkout
+    forget_base_results(project)
+    inode = path.stat().st_ino
+    with project.untouched():
+        review(pytester)
+    assert (user_cache / "ran-in").read_text().splitlines()[3:] == [str(path)]
+    assert path.stat().st_ino == inode, "reused, not made anew"
