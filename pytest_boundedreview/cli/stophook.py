@@ -22,11 +22,12 @@ The start hook notes the tree a turn starts with. Both keep their state per agen
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import re
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -125,6 +126,18 @@ class Counter:
         self.path.parent.mkdir(exist_ok=True)
         data = {"blocks": self.blocks, "last": self.last, "turn_tree": self.turn_tree}
         write_atomic(self.path, json.dumps(data | {"pending": self.pending}).encode())
+
+
+@contextlib.contextmanager
+def _held(state: Path, agent: str, session: str) -> Iterator[None]:
+    """The session's counter held against another hook of the same session (an agent may run
+    a hook configured at two levels twice, at once): the ledger's kernel lock."""
+    from ..loop.lock import exclusive
+
+    lock = counter_path(state, agent, session, ".lock")
+    lock.parent.mkdir(exist_ok=True)
+    with exclusive(lock, wait=10):
+        yield
 
 
 def counter_path(state: Path, agent: str, session: str, suffix: str = ".json") -> Path:
@@ -305,15 +318,16 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
     try:
         where = _where(Path(repository(event)))
         state = where.state
-        counter = Counter.load(counter_path(state, agent, session))
-        base = _base(where, env)
-        untested = dirty_submodules(where.repo)
-        if not untested and where.tree in (counter.turn_tree, base[1] if base else None):
-            result = Answer(False)  # this turn changed nothing the review would look at
-        else:
-            result = decide(_look(where, base[0] if base else None, untested), counter)
-        counter.pending = result.block
-        counter.save()
+        with _held(state, agent, session):  # two hooks of one session count one after another
+            counter = Counter.load(counter_path(state, agent, session))
+            base = _base(where, env)
+            untested = dirty_submodules(where.repo)
+            if not untested and where.tree in (counter.turn_tree, base[1] if base else None):
+                result = Answer(False)  # this turn changed nothing the review would look at
+            else:
+                result = decide(_look(where, base[0] if base else None, untested), counter)
+            counter.pending = result.block
+            counter.save()
         return result
     except Exception as exc:  # block once with the error, then let the agent stop
         return _failed(
@@ -347,10 +361,12 @@ def start(data: bytes, agent: str) -> str:
     try:
         event = read_event(data)
         where = _where(Path(repository(event)))
-        counter = Counter.load(counter_path(where.state, agent, PROTOCOLS[agent].session(event)))
-        if not counter.pending:
-            counter.turn_tree = where.tree
-            counter.save()
+        session = PROTOCOLS[agent].session(event)
+        with _held(where.state, agent, session):
+            counter = Counter.load(counter_path(where.state, agent, session))
+            if not counter.pending:
+                counter.turn_tree = where.tree
+                counter.save()
     except Exception as exc:
         return f"bounded-review start hook: could not note the turn's tree ({exc})"
     return ""

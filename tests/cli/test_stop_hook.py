@@ -225,3 +225,30 @@ def test_with_no_report_the_configured_ceiling_bounds_the_blocks(repo: GitRepo) 
         repo.write("app.py", BROKEN + f"# attempt {attempt}\n")
         blocks += hook(repo, "claude").blocked
     assert blocks == 1  # a ceiling of 0 repair loops, + 1
+
+
+def test_hooks_of_one_session_run_at_once_block_once(repo: GitRepo) -> None:
+    # an agent that runs the same stop hook twice (configured at two levels) at the same time
+    repo.write("app.py", BROKEN)
+    event = {"session_id": "twice", "cwd": str(repo.path), "stop_hook_active": False}
+    argv = [sys.executable, "-m", "pytest_boundedreview", "hook", "stop", "--agent", "claude"]
+    runs = [
+        subprocess.Popen(
+            argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=repo.path, env=clean_env()
+        )
+        for _ in range(6)
+    ]
+    for run in runs:  # every hook started and reading its event...
+        assert run.stdin is not None
+        run.stdin.write(json.dumps(event).encode())
+    for run in runs:  # ...then all let go at once
+        assert run.stdin is not None
+        run.stdin.close()
+    answers = []
+    for run in runs:
+        assert run.stdout is not None
+        answers.append(run.stdout.read())
+        run.wait(timeout=60)
+        run.stdout.close()
+    blocks = [a for a in answers if b'"decision": "block"' in a]
+    assert len(blocks) == 1, answers
