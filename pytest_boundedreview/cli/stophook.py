@@ -22,12 +22,10 @@ The start hook notes the tree a turn starts with. Both keep their state per agen
 from __future__ import annotations
 
 import argparse
-import contextlib
 import hashlib
 import json
-import re
 import sys
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +40,7 @@ from .agentprotocol import (
     ended_by_user,
     repository,
 )
+from .hookstate import Counter, counter_path, held
 from .reportview import ReportView
 
 if TYPE_CHECKING:
@@ -96,56 +95,6 @@ def read_event(data: bytes) -> dict[str, Any]:
     if not isinstance(event, dict):
         raise ValueError("the event is not a JSON object")
     return event
-
-
-@dataclass
-class Counter:
-    """What the hook keeps for one agent session: the blocks it gave, the last (tree, report)
-    it blocked, and the tree the current turn started with."""
-
-    path: Path
-    blocks: int = 0
-    last: str = ""
-    turn_tree: str = ""
-    pending: bool = False  # the last answer was a block: the agent's next prompt follows it
-
-    @classmethod
-    def load(cls, path: Path) -> Counter:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-            turn, pending = data.get("turn_tree", ""), data.get("pending", False)
-            if not isinstance(pending, bool) or not isinstance(turn, str):
-                raise TypeError("`turn_tree` or `pending` of another type")
-            return cls(path, int(data["blocks"]), str(data["last"]), turn, pending)
-        except FileNotFoundError:
-            return cls(path)
-        except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
-            raise ValueError(f"the hook's state {path} is unreadable ({exc})") from None
-
-    def save(self) -> None:
-        self.path.parent.mkdir(exist_ok=True)
-        data = {"blocks": self.blocks, "last": self.last, "turn_tree": self.turn_tree}
-        write_atomic(self.path, json.dumps(data | {"pending": self.pending}).encode())
-
-
-@contextlib.contextmanager
-def _held(state: Path, agent: str, session: str) -> Iterator[None]:
-    """The session's counter held against another hook of the same session (an agent may run
-    a hook configured at two levels twice, at once): the ledger's kernel lock."""
-    from ..loop.lock import exclusive
-
-    lock = counter_path(state, agent, session, ".lock")
-    lock.parent.mkdir(exist_ok=True)
-    with exclusive(lock, wait=10):
-        yield
-
-
-def counter_path(state: Path, agent: str, session: str, suffix: str = ".json") -> Path:
-    """Where the hook keeps its count for one agent session (CONTRACT §12)."""
-    name = re.sub(r"[^A-Za-z0-9_.-]", "_", session)[:80] or "unknown"
-    if name != session:  # keep sessions whose ids differ only in odd characters apart
-        name += "-" + hashlib.sha256(session.encode()).hexdigest()[:12]
-    return state / "agents" / f"{agent}-{name}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -318,7 +267,7 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
     try:
         where = _where(Path(repository(event)))
         state = where.state
-        with _held(state, agent, session):  # two hooks of one session count one after another
+        with held(state, agent, session):  # two hooks of one session count one after another
             counter = Counter.load(counter_path(state, agent, session))
             base = _base(where, env)
             untested = dirty_submodules(where.repo)
@@ -362,7 +311,7 @@ def start(data: bytes, agent: str) -> str:
         event = read_event(data)
         where = _where(Path(repository(event)))
         session = PROTOCOLS[agent].session(event)
-        with _held(where.state, agent, session):
+        with held(where.state, agent, session):
             counter = Counter.load(counter_path(where.state, agent, session))
             if not counter.pending:
                 counter.turn_tree = where.tree
