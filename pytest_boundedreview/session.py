@@ -372,10 +372,7 @@ class BoundedReview:
         questions answered at the base."""
         from .baseline.classify import classify
 
-        try:
-            return classify(self.collector.failed, self._baseline_run(), self._progress, questions)
-        finally:
-            self.close()  # the base is asked: its checkout is free for the checks after
+        return classify(self.collector.failed, self._baseline_run(), self._progress, questions)
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
         self._items = session.items

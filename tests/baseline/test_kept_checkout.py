@@ -232,7 +232,8 @@ def test_a_check_failing_at_head_runs_at_the_base_in_the_kept_checkout(
         '[[tool.bounded-review.checks]]\nname = "always"\n'
         f'command = [{json.dumps(sys.executable)}, "-c", {json.dumps(check)}]\n'
     )
-    project.commit({"calc.py": CALC, "test_calc.py": TESTS}, "base")
+    passing = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
+    project.commit({"calc.py": CALC, "test_calc.py": passing}, "base")  # no base re-run
     project.git("checkout", "--quiet", "-b", "feature")
     project.commit({"pyproject.toml": config, "README.md": "notes\n"}, "a harmless change")
     base = project.git("rev-parse", "main")
