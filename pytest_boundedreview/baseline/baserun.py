@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import GitError
 from ..target import git, kept, worktree
-from . import artefacts, testdefs
+from . import artefacts, seeds, testdefs
 from . import cache as basecache
 from .rerun import (
     Ask,
@@ -62,6 +62,11 @@ class BaselineRun:
         if self.base_commit is None:
             return artefacts.Preparation()
         return artefacts.plan(self.repo, self.base_commit, self.rootdir, self.setup)
+
+    @property
+    def seed(self) -> str:
+        """pytest-randomly's seed the base re-run is given, or ``""``."""
+        return seeds.seed_of(self.args)
 
     def cache_file(self) -> Path:
         """Where the base answers of this run are cached (see cache.py)."""

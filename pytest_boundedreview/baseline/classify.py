@@ -53,8 +53,7 @@ class Questions:
         return bool(self.skipped or self.skipped_files or self.listing)
 
 
-# Cache keys of answers about paths rather than tests: no node id starts with "//".
-LISTING, WHOLE = "//listing ", "//whole "
+LISTING, WHOLE = basecache.LISTING, basecache.WHOLE
 
 
 def _judge(
@@ -199,6 +198,7 @@ class _AtBase:
     notes: tuple[str, ...] = ()  # how the base checkout was made ready, when it is news
     answered: BaseAnswer | None = None
     waited: bool = False
+    seed: str = ""  # pytest-randomly's seed the base runs under (see cache.py)
 
     def _wait(self, into: Classification) -> None:
         """Wait for the base re-run (once), keep its answers and cache what may be; say once
@@ -223,7 +223,7 @@ class _AtBase:
                 into.limitations.append(found[0]["detail"] + ": its results count as unknown")
         if self.cache_file is not None:  # an answer from the live code is no base answer
             kept = {k: v for k, v in self.known.items() if v["kind"] not in _UNCACHED}
-            basecache.store(self.cache_file, kept)
+            basecache.store(self.cache_file, kept, self.seed)
 
     def judge(self, nodes: Sequence[NodeOutcome], into: Classification) -> None:
         """File ``nodes`` (the failures the flaky check kept) by the base's answers; a base
@@ -309,8 +309,9 @@ def _start_at_base(
         return _AtBase(known=known, head_rootdir=run.rootdir)
     cache_file = run.cache_file()
     at = _AtBase(
-        known=basecache.load(cache_file),
+        known=basecache.load(cache_file, run.seed),
         cache_file=cache_file,
+        seed=run.seed,
         head_rootdir=run.rootdir,
         notes=run.preparation.notes,
     )
