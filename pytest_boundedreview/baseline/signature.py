@@ -12,15 +12,18 @@ hash seed) are sorted.
 
 from __future__ import annotations
 
-import doctest
+import ast
+import functools
 import re
 import sys
 import sysconfig
 import tempfile
+import warnings
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
+from _pytest._code.source import getstatementrange_ast
 
 if TYPE_CHECKING:
     from _pytest._code.code import TracebackEntry
@@ -138,6 +141,9 @@ def checkout_root(rootdir: Path) -> Path:
 def _doctest(value: BaseException, root: Path) -> str | None:
     """Doctest failures all raise from pytest's runner: name the failing example instead. Its
     source is code, so it is kept as written (whitespace folded) rather than number-folded."""
+    doctest = sys.modules.get("doctest")  # a doctest failure was raised by a loaded doctest
+    if doctest is None:
+        return None
     failures = getattr(value, "failures", None)  # MultipleDoctestFailures
     for failure in failures if isinstance(failures, list) else [value]:
         if isinstance(failure, doctest.DocTestFailure):
@@ -177,12 +183,25 @@ def _explained(text: str, root: Path) -> str:
 
 def _statement(entry: TracebackEntry) -> str:
     """The failing statement as written, whitespace folded: moving it keeps it, another one
-    is another failure."""
+    is another failure. The statement is pytest's (``TracebackEntry.statement``), found in a
+    parse of its file kept for the session: a file of many failures, or a failure re-run, is
+    parsed once."""
     try:
-        source = " ".join(str(entry.statement).split())
+        source = entry.frame.code.fullsource
+        if source is None or not 0 <= entry.lineno < len(source):
+            return ""
+        _, start, end = getstatementrange_ast(entry.lineno, source, astnode=_tree(str(source)))
+        text = " ".join(str(source[start:end]).split())
     except Exception:  # no source to read (a compiled or generated frame)
         return ""
-    return f" :: {source[:MAX_MESSAGE]}" if source else ""
+    return f" :: {text[:MAX_MESSAGE]}" if text else ""
+
+
+@functools.lru_cache(maxsize=32)
+def _tree(text: str) -> ast.Module:
+    with warnings.catch_warnings():  # as pytest parses it: its warnings were shown once
+        warnings.simplefilter("ignore")
+        return ast.parse(text, "source", "exec")
 
 
 def from_text(longrepr: str, path: str, root: Path) -> str:
