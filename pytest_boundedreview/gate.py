@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from .baseline.classify import Classification
+from .baseline.classification import Classification
 from .models.report import CheckResult, Gate, LaneReport
 
 if TYPE_CHECKING:

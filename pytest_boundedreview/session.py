@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .baseline.classify import Classification
+from .baseline.classification import Classification
 from .baseline.deselection import Deselections
 from .baseline.outcomes import OutcomeCollector
 from .baseline.wholeness import Project, Wholeness, judge
@@ -39,7 +39,7 @@ from .triage.waivers import load as load_waivers
 if TYPE_CHECKING:
     from .baseline.asking import Asking
     from .baseline.baserun import BaselineRun
-    from .baseline.classify import Questions
+    from .baseline.classification import Questions
     from .baseline.early import EarlyBase
     from .models.waiver import Waiver
 
@@ -288,7 +288,12 @@ class BoundedReview:
     def _base_run(self) -> BaselineRun:
         """How to re-run tests at the base as this session ran them, in the environment it
         had before its tests ran (a failing test's monkeypatching is still in place when its
-        report arrives)."""
+        report arrives); made once, so what it works out (how the base is made ready) is
+        worked out once."""
+        return self._base
+
+    @functools.cached_property
+    def _base(self) -> BaselineRun:
         from .baseline.baserun import BaselineRun
 
         rootdir, args = Path(self.config.rootpath), self._replayable()
@@ -323,10 +328,9 @@ class BoundedReview:
         in_a_new_process = partial(
             rerun, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout
         )
-        return dataclasses.replace(
-            run,
-            rerun_at_head=head_rerunner(self._items, in_a_new_process),
-            started_early=self._early.hand if self._early is not None else None,
+        return run.with_runners(
+            head_rerunner(self._items, in_a_new_process),
+            self._early.hand if self._early is not None else None,
         )
 
     def _need(self, key: str) -> None:

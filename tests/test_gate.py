@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.baseline.classify import Classification
+from pytest_boundedreview.baseline.classification import Classification
 from pytest_boundedreview.gate import decide, unbacked_revisions
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.report import LaneReport

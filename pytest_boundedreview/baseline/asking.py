@@ -15,7 +15,8 @@ import pytest
 
 from ..core.pytestini import words
 from . import narrowing
-from .classify import LISTING, WHOLE, Classification, Questions
+from .cache import LISTING, WHOLE
+from .classification import Classification, Questions
 
 if TYPE_CHECKING:
     from ..core.config import Settings

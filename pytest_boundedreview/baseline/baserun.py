@@ -8,6 +8,7 @@ imports the checkout's code (``basefirst.py``)."""
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +63,17 @@ class BaselineRun:
         if self.base_commit is None:
             return artefacts.Preparation()
         return artefacts.plan(self.repo, self.base_commit, self.rootdir, self.setup)
+
+    def with_runners(
+        self,
+        rerun_at_head: Callable[[Sequence[str]], RerunResult] | None,
+        started_early: Callable[[Ask], tuple[PendingRerun, Path] | None] | None,
+    ) -> BaselineRun:
+        """This run with the session's runners, keeping what it already worked out."""
+        run = dataclasses.replace(self, rerun_at_head=rerun_at_head, started_early=started_early)
+        if "preparation" in vars(self):  # a cached_property: replace() does not carry it
+            vars(run)["preparation"] = self.preparation
+        return run
 
     @property
     def seed(self) -> str:

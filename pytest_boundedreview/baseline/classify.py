@@ -14,46 +14,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..models import TestFailure
 from . import cache as basecache
 from . import testdefs
 from .baserun import BaseAnswer, BaselineRun, BaseUnavailable, Verdicts, started_at_base
+from .cache import LISTING, WHOLE
+from .classification import Classification, Questions
 from .outcomes import NodeOutcome
 from .rerun import Ask, child_env, rerun
-
-
-@dataclass
-class Classification:
-    target_related: list[TestFailure] = field(default_factory=list)
-    pre_existing: list[TestFailure] = field(default_factory=list)
-    flaky: list[TestFailure] = field(default_factory=list)
-    unknown: list[TestFailure] = field(default_factory=list)
-    limitations: list[str] = field(default_factory=list)
-    # Tests skipped (or xfailed) at head that pass at the base (see Questions).
-    newly_skipped: list[TestFailure] = field(default_factory=list)
-    # The tests the base collects from the paths listed; None when it was not asked or
-    # could not tell.
-    listed: frozenset[str] | None = None
-
-
-@dataclass(frozen=True)
-class Questions:
-    """What a session asks the base besides its failures: whether the tests it skipped (or
-    xfailed), and the files it skipped whole at collection, pass there; and which tests the
-    base collects from ``listing`` (paths relative to the rootdir)."""
-
-    skipped: Sequence[str] = ()
-    skipped_files: Sequence[str] = ()
-    listing: Sequence[str] = ()
-
-    def __bool__(self) -> bool:
-        return bool(self.skipped or self.skipped_files or self.listing)
-
-
-LISTING, WHOLE = basecache.LISTING, basecache.WHOLE
 
 
 def _judge(

@@ -26,7 +26,7 @@ from pathlib import Path
 from ..target import worktree
 from . import cache as basecache
 from .baserun import BaselineRun, BaseUnavailable, enter_checkout, start_in, start_waiting_in
-from .classify import LISTING
+from .cache import LISTING
 from .rerun import Ask, PendingRerun, RerunResult, WaitingRerun
 
 

@@ -12,7 +12,6 @@ change keeps was narrowed out, and the run is partial.
 
 from __future__ import annotations
 
-import configparser
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -37,7 +36,7 @@ def pytest_options_differ(name: str, before: str | None, after: str | None) -> b
     try:
         old = options_of(name, before) if before is not None else None
         new = options_of(name, after) if after is not None else None
-    except (ValueError, configparser.Error):
+    except ValueError:
         return True
     return old != new
 

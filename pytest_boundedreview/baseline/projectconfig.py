@@ -6,7 +6,6 @@ cannot define its own suite), else as it is on disk."""
 
 from __future__ import annotations
 
-import configparser
 from collections.abc import Collection
 from pathlib import Path
 
@@ -37,6 +36,6 @@ def project_of(
         text = file.read_text(encoding="utf-8", errors="replace")
     try:  # absent at the base (the change adds it): pytest's defaults are the project's
         options = options_of(file.name, text) if text is not None else None
-    except (ValueError, configparser.Error):
+    except ValueError:
         options = None
     return Project(file.parent, options or {}, file)

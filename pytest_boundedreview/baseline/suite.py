@@ -6,20 +6,30 @@ under ``tests``, and ``--ignore benchmark.py`` leaves nothing out when that file
 from __future__ import annotations
 
 import ast
-import doctest
 import fnmatch
+import functools
 import glob
 import os
 import subprocess
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.pytestini import matches
 
+if TYPE_CHECKING:
+    import doctest
+
 DOCTEST_GLOB = "test*.txt"  # pytest's default --doctest-glob
 PYTHON_FILES = ("test_*.py", "*_test.py")  # pytest's default python_files
-_PARSER = doctest.DocTestParser()
+
+
+@functools.cache
+def _parser() -> doctest.DocTestParser:
+    import doctest  # only when doctests are collected
+
+    return doctest.DocTestParser()
 
 
 @dataclass(frozen=True)
@@ -103,14 +113,14 @@ def _has_examples(file: Path, python: bool) -> bool:
     if ">>>" not in text:
         return False
     if not python:
-        return bool(_PARSER.get_examples(text))
+        return bool(_parser().get_examples(text))
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError):
         return False
     nodes = [tree, *(n for n in ast.walk(tree) if isinstance(n, _DOCUMENTED))]
     docs = [ast.get_docstring(n, clean=False) for n in nodes]
-    return any(_PARSER.get_examples(d) for d in docs if d)
+    return any(_parser().get_examples(d) for d in docs if d)
 
 
 _DOCUMENTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)

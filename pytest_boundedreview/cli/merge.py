@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..baseline.baserun import BaselineRun
-from ..baseline.classify import Classification
+from ..baseline.classification import Classification
 from ..core.config import load_settings
 from ..core.errors import UsageError
 from ..core.pytestini import from_files

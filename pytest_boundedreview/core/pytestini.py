@@ -4,7 +4,6 @@ it (pytest's defaults when there is none), for the commands that run no session.
 
 from __future__ import annotations
 
-import configparser
 import fnmatch
 import glob
 import os
@@ -134,7 +133,7 @@ def _found(start: Path, stop: Path) -> tuple[Path, dict[str, Any]] | None:
                 continue
             try:
                 options = _options(path)
-            except (OSError, UnicodeDecodeError, ValueError, configparser.Error):
+            except (OSError, UnicodeDecodeError, ValueError):
                 return None
             if options is not None:
                 return path, options
@@ -151,8 +150,8 @@ def _options(path: Path) -> dict[str, Any] | None:
 
 def options_of(name: str, text: str) -> dict[str, Any] | None:
     """The pytest options in ``text``, the content of a configuration file called ``name``;
-    ``None`` when it holds none. Raises ``ValueError`` or ``configparser.Error`` on a file
-    pytest could not read either."""
+    ``None`` when it holds none. Raises ``ValueError`` on a file pytest could not read
+    either."""
     if name.endswith(".toml"):
         document = tomllib.loads(text)
         if name != "pyproject.toml":
@@ -164,8 +163,13 @@ def options_of(name: str, text: str) -> dict[str, Any] | None:
         ini = tool.get("ini_options")
         native = {k: v for k, v in tool.items() if k != "ini_options"}
         return native or (ini if isinstance(ini, dict) else None)
+    import configparser  # an ini-style file: setup.cfg, tox.ini, pytest.ini
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
-    parser.read_string(text, name)
+    try:
+        parser.read_string(text, name)
+    except configparser.Error as exc:
+        raise ValueError(str(exc)) from exc
     section = _INI_FILES.get(name, "tool:pytest")
     if parser.has_section(section):
         return dict(parser.items(section))

@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 
 from ..baseline.baserun import BaselineRun
-from ..baseline.classify import Classification
+from ..baseline.classification import Classification
 from ..core.ceilings import Tier
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.pytestini import from_files

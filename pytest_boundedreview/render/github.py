@@ -4,7 +4,6 @@ many more the summary holds. Reviewer text is printed only inside ``::stop-comma
 
 from __future__ import annotations
 
-import secrets
 from collections.abc import Iterator
 
 from ..models.report import Report
@@ -74,6 +73,8 @@ def workflow_commands(report: Report, token: str | None = None) -> list[str]:
     out.append(f"::notice title=bounded review::{workflow_data(verdict)}")
     rationales = [f"lane {lane.name}: {lane.rationale}" for lane in report.lanes if lane.rationale]
     if rationales:
+        import secrets  # only for a multi-line value
+
         token = token or secrets.token_hex(16)
         out.append(f"::stop-commands::{token}")
         out += [workflow_data(text).replace("%0A", " ") for text in rationales]

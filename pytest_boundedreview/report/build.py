@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import __version__
-from ..baseline.classify import Classification
+from ..baseline.classification import Classification
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..core.statefile import utc_now

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..baseline.classify import Classification
+from ..baseline.classification import Classification
 from ..checks.scans import scan
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
