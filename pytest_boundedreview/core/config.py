@@ -444,13 +444,14 @@ def _note_validated(marker: Path) -> None:
     """Leave ``marker`` (and no older one) when the state folder is there to hold it: one the
     tool made, with its ``.gitignore`` of ``*``, so nothing is written in a folder of the
     user's."""
-    from .statefile import GITIGNORE, write_atomic
+    from .statefile import GITIGNORE, when_made, write_atomic
 
     try:
         if (marker.parent.parent / ".gitignore").read_text(encoding="utf-8") != GITIGNORE:
             return  # not a state folder the tool made
     except (OSError, UnicodeDecodeError):
-        return  # no state folder yet: the run that makes one notes it
+        when_made(marker.parent.parent, lambda: _note_validated(marker))  # this run makes it
+        return
     try:
         marker.parent.mkdir(exist_ok=True)
         for old in marker.parent.glob(f"{_MARKER_PREFIX}*"):

@@ -6,6 +6,7 @@ import contextlib
 import datetime
 import os
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 from .errors import FatalError
@@ -24,7 +25,19 @@ def state_folder(root: Path, configured: str) -> Path:
             write_atomic(ignore, GITIGNORE.encode())
     except OSError as exc:
         raise FatalError(f"cannot create the state folder {folder}: {exc.strerror}") from exc
+    for action in _when_made.pop(folder, ()):
+        action()
     return folder
+
+
+# What this process leaves in a state folder once it is made (see when_made).
+_when_made: dict[Path, list[Callable[[], None]]] = {}
+
+
+def when_made(folder: Path, action: Callable[[], None]) -> None:
+    """Do ``action`` once this process makes the state folder ``folder`` (see state_folder):
+    what a run learnt before the folder was there is kept by the run that makes it."""
+    _when_made.setdefault(folder, []).append(action)
 
 
 def utc_now() -> str:

@@ -45,6 +45,7 @@ def load_in_a_new_process(root: Path) -> dict[str, object]:
 def test_a_configuration_validated_once_is_built_without_pydantic(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     assert load_in_a_new_process(tmp_path)["pydantic"] is True  # no state folder: not noted
+    assert not (tmp_path / ".bounded-review").exists()
     state_folder(tmp_path, ".bounded-review")
     assert load_in_a_new_process(tmp_path)["pydantic"] is True  # validated, and noted
     [marker] = (tmp_path / ".bounded-review" / "cache").iterdir()
@@ -110,7 +111,7 @@ def test_a_reviewed_session_with_nothing_to_validate_imports_no_pydantic(
         seen.append((pytester.path / "imported.txt").read_text())
         report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
         assert report["tests"]["target_related"][0]["reason"] == "passes at base"
-    assert seen == ["True", "True", "False"]  # validated, validated and noted, then built
+    assert seen == ["True", "False", "False"]  # validated (noted with the state folder), built
 
 
 def test_a_cache_hit_keeps_the_tables_in_their_order(tmp_path: Path) -> None:
@@ -144,3 +145,18 @@ def test_the_digest_covers_every_module_validation_depends_on() -> None:
     stamp = _rules_stamp()
     for name in ("config.py", "tables.py", "ceilings.py", "plain.py", "version.py"):
         assert f" {name}:" in f" {stamp}", name
+
+
+def test_the_run_that_makes_the_state_folder_notes_its_validation(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "pyproject.toml").write_text(CONFIG)
+    monkeypatch.chdir(tmp_path)
+    load_settings(tmp_path, tmp_path)  # validated before the folder is there
+    assert not (tmp_path / ".bounded-review").exists()
+    state_folder(tmp_path, "elsewhere")  # another folder: nothing noted there
+    assert not (tmp_path / "elsewhere" / "cache").exists()
+    state_folder(tmp_path, ".bounded-review")
+    [marker] = (tmp_path / ".bounded-review" / "cache").iterdir()
+    assert marker.name.startswith("config-valid-")
+    assert load_in_a_new_process(tmp_path)["pydantic"] is False
