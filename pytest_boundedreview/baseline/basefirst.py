@@ -20,7 +20,7 @@ from . import redirect
 from .redirect import ENV, REPORT, WITHHELD
 
 BOOT = "boot"
-_MODULE = "_bounded_review_redirect"
+MODULE = "_bounded_review_redirect"  # the name redirect.py runs under in a re-run
 _STUB = """\
 # pytest-boundedreview: this re-run imports the code of the copy it runs in (see redirect.py).
 import os, sys
@@ -64,7 +64,7 @@ def prepare(
     boot.mkdir()
     if withheld:
         (folder / WITHHELD).write_text(json.dumps(list(withheld)), encoding="utf-8")
-    stub = _STUB.format(name=_MODULE, path=str(Path(redirect.__file__).resolve()))
+    stub = _STUB.format(name=MODULE, path=str(Path(redirect.__file__).resolve()))
     (boot / "sitecustomize.py").write_text(stub, encoding="utf-8")
     prepared = dict(env)
     try:

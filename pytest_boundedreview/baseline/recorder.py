@@ -19,18 +19,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from . import basefirst
 from .outcomes import OutcomeCollector, SignatureStamp
 from .signature import checkout_root
 
 SELECT = "select.json"
 LIST = "list.json"  # paths a waiting child lists before it waits
 RESULT = "result.json"
+READY = "ready"  # the result and the reports are written; what follows is the child's exit
 POLL_SECONDS = 0.005
 
 
@@ -137,7 +140,11 @@ class Recorder:
             "passed": sorted(self.collector.passed),
             "listed": sorted(self.listed),
         }
+        redirect = sys.modules.get(basefirst.MODULE)  # running in a copy: say what ran live
+        if redirect is not None:
+            redirect.report_now()
         (self.folder / RESULT).write_text(json.dumps(result), encoding="utf-8")
+        (self.folder / READY).touch()  # all is written: the starter reads it before this exits
 
 
 def pytest_configure(config: pytest.Config) -> None:

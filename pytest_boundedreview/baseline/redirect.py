@@ -16,7 +16,8 @@ When compiled modules built in the working tree were left out of the copy (``wit
 in the record folder lists their files), an import of one of them that finds nothing is noted
 too: what the run then did says nothing about the base as the working tree runs it.
 
-At exit the child writes the modules it ran from the live repository (``provenance.json``);
+At exit (and when its session ends, see :func:`report_now`) the child writes the modules it ran
+from the live repository (``provenance.json``);
 subprocesses that start from it do the same, each in a file of its own when they have any. Code
 inside the standard library's folder and ``site-packages`` (a ``.venv`` in the repository) is
 not the repository's code, and neither is this file (the tool reviewing itself from an
@@ -32,7 +33,7 @@ import json
 import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
 from importlib.util import spec_from_file_location
 from pathlib import Path
@@ -282,8 +283,23 @@ def install(live: str, copy: str, record: str) -> Provenance:
         provenance.note(name, module)
     sys.addaudithook(provenance.audit)
     pid = os.getpid()  # a forked child is not the re-run itself
-    atexit.register(lambda: provenance.write(main and os.getpid() == pid))
+
+    def write() -> None:
+        provenance.write(main and os.getpid() == pid)
+
+    _writers.append(write)
+    atexit.register(write)
     return provenance
+
+
+_writers: list[Callable[[], None]] = []
+
+
+def report_now() -> None:
+    """Write this process's reports now, before its exit (which its starter may not wait
+    for, see recorder.py); at exit they are written again with what ran since."""
+    for write in _writers:
+        write()
 
 
 _installed: set[str] = set()

@@ -291,7 +291,11 @@ class PendingRerun:
     def _read(self) -> RerunResult:
         if self._folder is None or self._child is None:
             return RerunResult(status="ok")  # nothing to run
-        outcome = self._child if isinstance(self._child, subproc.Outcome) else self._child.finish()
+        ready = (self._folder / recorder.READY).exists
+        child = self._child
+        # Once the child says its result is written, its terminal summary and exit (another
+        # plugin's summary may take long) are not waited for.
+        outcome = child if isinstance(child, subproc.Outcome) else child.finish(ready)
         setup = artefacts.setup_command(self._folder)
         if outcome.timed_out:
             detail = f"re-run timed out after {self._timeout:g}s"
@@ -302,7 +306,8 @@ class PendingRerun:
         if failed_setup is not None:
             return RerunResult(status="setup", detail=failed_setup)
         result_file = self._folder / recorder.RESULT
-        if outcome.returncode not in (0, 1, 5) or not result_file.exists():
+        ended = outcome.done_early or outcome.returncode in (0, 1, 5)
+        if not ended or not result_file.exists():
             tail = (outcome.stderr or outcome.stdout).decode("utf-8", "replace").strip()
             tail = outcome.start_error or "\n".join(tail.splitlines()[-5:])
             return RerunResult(status="error", detail=f"exit {outcome.returncode}: {tail}")

@@ -38,6 +38,8 @@ class Outcome:
     timed_out: bool = False
     truncated: bool = False
     start_error: str | None = None
+    # Ended by the caller once its work was there (see Started.finish): not its own exit.
+    done_early: bool = False
 
     @property
     def ok(self) -> bool:
@@ -114,23 +116,43 @@ def _kill_strays(token: str) -> None:
                 os.kill(int(entry.name), signal.SIGKILL)
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout: float | None) -> None:
+DONE_POLL_SECONDS = 0.005  # how often a wait with a ``done`` check looks
+
+
+def _wait(
+    proc: subprocess.Popen[bytes], timeout: float | None, done: Callable[[], bool] | None = None
+) -> bool:
     """``proc.wait(timeout)``, woken by the kernel the moment the child exits (a pidfd on
-    Linux) rather than by ``Popen.wait``'s polling, which notices an exit up to 50 ms late."""
+    Linux) rather than by ``Popen.wait``'s polling, which notices an exit up to 50 ms late.
+    With ``done``, also return (``True``) as soon as it says the child's work is there."""
+    end = None if timeout is None else time.monotonic() + timeout
     try:
         handle = os.pidfd_open(proc.pid)
     except (AttributeError, OSError):  # not Linux 5.3+, or the child is already reaped
-        proc.wait(timeout=timeout)
-        return
+        handle = None
     try:
         poller = select.poll()  # not select.select: it refuses descriptors past 1023
-        poller.register(handle, select.POLLIN)
-        ready = poller.poll(None if timeout is None else timeout * 1000)
+        if handle is not None:
+            poller.register(handle, select.POLLIN)
+        while True:
+            left = None if end is None else max(end - time.monotonic(), 0)
+            step = left if done is None else min(left or DONE_POLL_SECONDS, DONE_POLL_SECONDS)
+            if handle is not None:
+                if poller.poll(None if step is None else step * 1000):
+                    break
+            elif proc.poll() is not None:
+                break
+            else:
+                time.sleep(step or DONE_POLL_SECONDS)
+            if done is not None and done():
+                return True
+            if end is not None and time.monotonic() >= end:
+                raise subprocess.TimeoutExpired(proc.args, timeout or 0)
     finally:
-        os.close(handle)
-    if not ready:
-        raise subprocess.TimeoutExpired(proc.args, timeout or 0)
+        if handle is not None:
+            os.close(handle)
     proc.wait()
+    return False
 
 
 class Started:
@@ -153,12 +175,13 @@ class Started:
         """Count the child's time from now: it was waiting for its work until now."""
         self._deadline = time.monotonic() + self._timeout
 
-    def finish(self) -> Outcome:
+    def finish(self, done: Callable[[], bool] | None = None) -> Outcome:
         """Wait until the child exits or its time is up (counted from its start, or from the
-        last :meth:`restart_clock`)."""
-        proc, timed_out = self._proc, False
+        last :meth:`restart_clock`); with ``done``, only until it says the child's work is
+        there: what the child still does after that (its exit) is not waited for."""
+        proc, timed_out, early = self._proc, False, False
         try:
-            _wait(proc, max(self._deadline - time.monotonic(), 0))
+            early = _wait(proc, max(self._deadline - time.monotonic(), 0), done)
         except subprocess.TimeoutExpired:
             timed_out = True
             _kill_group(proc.pid, signal.SIGTERM)
@@ -167,11 +190,12 @@ class Started:
         finally:
             self.stop()  # on every exit, Ctrl-C included: the child and what it left running
         return Outcome(
-            returncode=None if timed_out else proc.returncode,
+            returncode=None if timed_out or early else proc.returncode,
             stdout=self._out.result(),
             stderr=self._err.result(),
             timed_out=timed_out,
             truncated=self._out.truncated,  # stderr is diagnostics: cut quietly, never a failure
+            done_early=early,
         )
 
     def stop(self) -> None:
