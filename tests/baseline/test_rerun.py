@@ -119,3 +119,58 @@ def test_a_waiting_child_is_handed_work_only_once_its_folder_is_made(
             assert (result.status, sorted(result.failed)) == ("ok", ["test_x.py::test_x"])
     finally:
         waiting.cancel()
+
+
+IMPORT_NOTED = """\
+import os
+from pathlib import Path
+
+with Path(os.environ["IMPORTS_LOG"]).open("a") as log:
+    log.write(__name__ + "\\n")
+
+
+def test_x():
+    pass
+
+
+def test_y():
+    assert 0
+"""
+
+
+def test_a_waiting_child_collects_the_files_it_is_warmed_with_before_its_ids_come(
+    tmp_path: Path,
+) -> None:
+    """Each failure's file is collected (imported) while the child waits, once; a file that
+    does not import there is counted at the selection only, so ``-x`` still runs the rest."""
+    import time
+
+    from pytest_boundedreview.baseline.rerun import Ask, child_env, start_waiting
+
+    rootdir, log = tmp_path / "tree", tmp_path / "imports.log"
+    rootdir.mkdir()
+    (rootdir / "test_x.py").write_text(IMPORT_NOTED)
+    (rootdir / "test_broken.py").write_text("import no_such_module\n")
+    env = {**child_env(), "IMPORTS_LOG": str(log)}
+    waiting = start_waiting(
+        rootdir=rootdir, args=["-p", "no:cacheprovider", "-x"], env=env, timeout=60
+    )
+    assert waiting is not None
+    try:
+        waiting.warm("test_broken.py::test_z")  # fails to import: counted once, at the end
+        waiting.warm("test_x.py::test_x")
+        waiting.warm("test_x.py::test_y")  # the same file: not collected again
+        waiting.warm("test_gone.py::test_q")  # not at this revision: nothing to collect
+        deadline = time.monotonic() + 30
+        while not log.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert log.read_text() == "test_x\n"  # imported before any id was handed
+        pending = waiting.hand(Ask.of(["test_x.py::test_x", "test_x.py::test_y"]))
+        assert pending is not None
+        result = pending.result()
+    finally:
+        waiting.cancel()
+    assert result.status == "ok"
+    assert sorted(result.passed) == ["test_x.py::test_x"]  # -x did not stop at the warm-up
+    assert sorted(result.failed) == ["test_x.py::test_y"]  # nor keep its error
+    assert log.read_text() == "test_x\n"  # imported once
