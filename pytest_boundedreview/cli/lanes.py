@@ -91,18 +91,8 @@ def _loop_plan(
 ) -> Plan | str:
     """What the review loop recorded for this target would make of this round (read only),
     or why its state cannot be used."""
-    loop = LoopRound(
-        repo,
-        target,
-        repo.root / settings.state_dir,  # read where it is; never created here
-        max_repair_loops,
-        reset=settings.reset,
-        full=settings.full,
-        risk_reasons=reasons,
-        tests_in_scope=settings.loop.tests_in_scope,
-        systemic_share=settings.loop.systemic_share,
-        model_reviewer=settings.model_reviewer,
-    )
+    state = repo.root / settings.state_dir  # read where it is; never created here
+    loop = LoopRound.configured(repo, target, state, settings, max_repair_loops, reasons)
     try:
         return loop.prepare()
     except (LedgerError, OSError) as exc:

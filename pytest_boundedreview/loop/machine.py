@@ -121,6 +121,20 @@ def plan(
     if max_repair_loops == 0:
         why = "review-only allows no repair loop: the changed snapshot starts a new loop"
         return Plan("dispatch", 1, 0, new_loop=True, notes=[why])
+    stop = _stop(state, last, files, max_repair_loops, tests_in_scope, objective)
+    return stop or _next_round(state, last, full, systemic, model_reviewer)
+
+
+def _stop(
+    state: LoopState,
+    last: RoundState,
+    files: Sequence[str],
+    max_repair_loops: int,
+    tests_in_scope: bool,
+    objective: str | None,
+) -> Plan | None:
+    """The loop's stop, when the change drifted (the plan's objective changed, files outside
+    the initial scope) or the repair loops are spent; ``None`` when it goes on."""
     pinned = state.pinned_objective
     if objective is not None and pinned is not None and objective != pinned:
         now = "removed" if not objective else "changed"
@@ -139,6 +153,14 @@ def plan(
         return Plan(
             "stop", last.number, state.repair_loops_used, status="deadlock", stop_reason=why
         )
+    return None
+
+
+def _next_round(
+    state: LoopState, last: RoundState, full: bool, systemic: bool, model_reviewer: str | None
+) -> Plan:
+    """The next repair round: the lanes that did not pass run again (every lane on a full
+    round), the model review first when one is pending (a deadlock without a reviewer)."""
     review = state.model_review
     if review is not None and review.pending:
         if model_reviewer is None:

@@ -7,6 +7,7 @@ import dataclasses
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..core.errors import EXIT_INDETERMINATE, GitError, LedgerError
 from ..core.statefile import utc_now
@@ -21,6 +22,9 @@ from .ledger import Ledger, new_state
 from .machine import Plan, blockers_fixed, flags_after, is_systemic, loop_id_for, plan
 from .mismatch import after_round, answered
 from .result import RoundResult
+
+if TYPE_CHECKING:
+    from ..core.config import Settings
 
 
 def issued(lane: LaneState, round_number: int) -> LaneState:
@@ -47,6 +51,33 @@ def _where(state: LoopState | None) -> tuple[object, ...]:
 
 class LoopRound:
     """The loop bookkeeping around one session's lanes phase."""
+
+    @classmethod
+    def configured(
+        cls,
+        repo: git.Repo,
+        target: Target,
+        state_dir: Path,
+        settings: Settings,
+        max_repair_loops: int,
+        risk_reasons: Sequence[tuple[str | None, str]],
+        objective: str | None = None,
+    ) -> LoopRound:
+        """The round as ``settings`` configure the loop (reset, full, its ``loop`` table, the
+        model reviewer), within ``max_repair_loops``."""
+        return cls(
+            repo,
+            target,
+            state_dir,
+            max_repair_loops,
+            reset=settings.reset,
+            full=settings.full,
+            risk_reasons=risk_reasons,
+            tests_in_scope=settings.loop.tests_in_scope,
+            systemic_share=settings.loop.systemic_share,
+            objective=objective,
+            model_reviewer=settings.model_reviewer,
+        )
 
     def __init__(
         self,
@@ -200,7 +231,6 @@ class LoopRound:
             result.loop = self._info(state, p.round)
             return result
         blocking = list(result.triaged.blocking)
-
         planned_on = self.state
 
         def apply(current: LoopState | None) -> tuple[LoopState, dict[str, object]]:
@@ -211,86 +241,15 @@ class LoopRound:
                 )
                 raise LedgerError("LOCKED", why, EXIT_INDETERMINATE)
             now = utc_now()
-            base = current
-            if base is None or p.new_loop:
-                base = new_state(
-                    self.loop_id,
-                    target_kind=self.target.kind,
-                    base=self.target.base,
-                    branch=self.repo.branch(),
-                    status="open",
-                    created_at=now,
-                    updated_at=now,
-                    initial_scope=self.target.files,
-                    max_repair_loops=self.max_repair_loops,
-                    repair_loops_used=0,
-                    operations=list(current.operations) if current else [],
-                    origin="; ".join(p.notes) or "the first review of this target",
-                    pinned_objective=self.objective or None,
-                    require_assurances=self.target.kind == "plan",
-                )
+            base = self._loop(current, now)
             if p.action == "stop":
                 state = base.model_copy(
                     update={"status": p.status, "stop_reason": p.stop_reason, "updated_at": now}
                 )
                 return state, {"round": p.round, "status": p.status}
-            findings = Findings(
-                blocking=blocking,
-                advisory=list(result.triaged.advisory),
-                rejected=list(result.triaged.rejected),
-            )
-            raised = [*result.triaged.blocking, *result.triaged.advisory]
-            lanes = [
-                issued(lane, p.round).model_copy(
-                    update={
-                        "findings": [
-                            Mark(fingerprint=f.fingerprint, category=f.category)
-                            for f in raised
-                            if lane.name in f.lanes
-                        ]
-                    }
-                )
-                for lane in result.lane_states
-            ]
-            retained = {lane.name for lane in lanes if lane.status == "retained"}
-            new_round = RoundState(
-                number=p.round,
-                revision=self.target.revision,
-                status="complete",
-                lanes=lanes,
-                coverage="delta" if retained else "full",
-                affected=sorted({lane.name for lane in lanes} - retained) if retained else [],
-                rows=result.rows,
-                findings=findings,
-                blocking=[f.fingerprint for f in blocking],
-                advisory=[f.fingerprint for f in result.triaged.advisory],
-                gate=gate,
-                problems=result.problems,
-            )
-            rounds = [*base.rounds, new_round]
-            status = "converged" if gate.review_clean == "yes" else "open"
-            state = base.model_copy(
-                update={
-                    "rounds": rounds,
-                    "status": status,
-                    "stop_reason": "a clean round" if status == "converged" else None,
-                    "repair_loops_used": p.repair_loops_used,
-                    "flags": flags_after(rounds, base.flags),
-                    "updated_at": now,
-                    # a plan's objective is pinned the first time it has one
-                    "pinned_objective": base.pinned_objective or self.objective or None,
-                }
-            )
-            if p.model_review is not None and p.model_review.reviewer:
-                state = state.model_copy(update={"model_review": p.model_review})
-                if any(
-                    lane.name == p.model_review.reviewer and lane.status in ("pass", "revise")
-                    for lane in lanes
-                ):
-                    state = answered(state, p.round, p.model_review.reviewer)
-            if status == "open":
-                state = after_round(state, rounds, self.model_reviewer)
-            return state, {"round": p.round, "status": status}
+            clean = gate.review_clean == "yes"
+            state = self._with_round(base, self._round(result, gate), clean, now)
+            return state, {"round": p.round, "status": "converged" if clean else "open"}
 
         request = {"revision": self.target.revision, "round": p.round, "action": p.action}
         self.ledger.mutate(uuid.uuid4().hex, request, apply, replace=p.new_loop)
@@ -301,6 +260,100 @@ class LoopRound:
             statuses = {row.name: row.status for row in result.rows}
             result.blockers_fixed = blockers_fixed(previous, blocking, statuses)
         return result
+
+    def _loop(self, current: LoopState | None, now: str) -> LoopState:
+        """The loop this round is recorded in: the current one, or a new one (the first
+        review of the target, or a reset) that keeps the ledger's operations."""
+        assert self.plan is not None
+        p = self.plan
+        if current is not None and not p.new_loop:
+            return current
+        return new_state(
+            self.loop_id,
+            target_kind=self.target.kind,
+            base=self.target.base,
+            branch=self.repo.branch(),
+            status="open",
+            created_at=now,
+            updated_at=now,
+            initial_scope=self.target.files,
+            max_repair_loops=self.max_repair_loops,
+            repair_loops_used=0,
+            operations=list(current.operations) if current else [],
+            origin="; ".join(p.notes) or "the first review of this target",
+            pinned_objective=self.objective or None,
+            require_assurances=self.target.kind == "plan",
+        )
+
+    def _round(self, result: RoundResult, gate: Gate) -> RoundState:
+        """This session's round as the ledger keeps it: each lane's attempt chain with the
+        findings it raised, the rows, the triaged findings and the gate."""
+        assert self.plan is not None
+        number, triaged = self.plan.round, result.triaged
+        raised = [*triaged.blocking, *triaged.advisory]
+        lanes = [
+            issued(lane, number).model_copy(
+                update={
+                    "findings": [
+                        Mark(fingerprint=f.fingerprint, category=f.category)
+                        for f in raised
+                        if lane.name in f.lanes
+                    ]
+                }
+            )
+            for lane in result.lane_states
+        ]
+        retained = {lane.name for lane in lanes if lane.status == "retained"}
+        return RoundState(
+            number=number,
+            revision=self.target.revision,
+            status="complete",
+            lanes=lanes,
+            coverage="delta" if retained else "full",
+            affected=sorted({lane.name for lane in lanes} - retained) if retained else [],
+            rows=result.rows,
+            findings=Findings(
+                blocking=list(triaged.blocking),
+                advisory=list(triaged.advisory),
+                rejected=list(triaged.rejected),
+            ),
+            blocking=[f.fingerprint for f in triaged.blocking],
+            advisory=[f.fingerprint for f in triaged.advisory],
+            gate=gate,
+            problems=result.problems,
+        )
+
+    def _with_round(
+        self, base: LoopState, new_round: RoundState, clean: bool, now: str
+    ) -> LoopState:
+        """``base`` with ``new_round`` added: converged on a ``clean`` round, else open with
+        the next round's plan (see machine.after_round); the model review it heard noted."""
+        assert self.plan is not None
+        p = self.plan
+        rounds = [*base.rounds, new_round]
+        status = "converged" if clean else "open"
+        state = base.model_copy(
+            update={
+                "rounds": rounds,
+                "status": status,
+                "stop_reason": "a clean round" if status == "converged" else None,
+                "repair_loops_used": p.repair_loops_used,
+                "flags": flags_after(rounds, base.flags),
+                "updated_at": now,
+                # a plan's objective is pinned the first time it has one
+                "pinned_objective": base.pinned_objective or self.objective or None,
+            }
+        )
+        if p.model_review is not None and p.model_review.reviewer:
+            state = state.model_copy(update={"model_review": p.model_review})
+            if any(
+                lane.name == p.model_review.reviewer and lane.status in ("pass", "revise")
+                for lane in new_round.lanes
+            ):
+                state = answered(state, p.round, p.model_review.reviewer)
+        if status == "open":
+            state = after_round(state, rounds, self.model_reviewer)
+        return state
 
     def _info(self, state: LoopState, number: int) -> LoopInfo:
         return LoopInfo(

@@ -42,6 +42,17 @@ def _failure(f: TestFailure) -> str:
 
 
 def _lines(report: Report) -> Iterator[str]:
+    yield from _summary(report)
+    for title, items in _sections(report):
+        if items:
+            yield ""
+            yield f"### {title} ({len(items)})"
+            yield from items
+
+
+def _summary(report: Report) -> Iterator[str]:
+    """The verdict, the next action, the statuses, what was reviewed, and why the gate said
+    what it said."""
     gate, statuses, target = report.gate, report.statuses, report.target
     yield f"## bounded review: {VERDICT[gate.review_clean]}"
     yield ""
@@ -76,6 +87,10 @@ def _lines(report: Report) -> Iterator[str]:
         yield ""
         yield "### Why"
         yield from (f"- {md(reason)}" for reason in gate.reasons)
+
+
+def _sections(report: Report) -> list[tuple[str, list[str]]]:
+    """The lists of the report, each with its title, most important first."""
     tests = report.tests
     sections = [
         ("Blocking findings", [_finding(f) for f in report.findings.blocking]),
@@ -137,11 +152,7 @@ def _lines(report: Report) -> Iterator[str]:
         ("Blockers fixed since the last round", [f"- {code(fp)}" for fp in report.blockers_fixed]),
         ("Limitations", [f"- {md(item)}" for item in report.limitations]),
     ]
-    for title, items in sections:
-        if items:
-            yield ""
-            yield f"### {title} ({len(items)})"
-            yield from items
+    return sections
 
 
 CLOSING_ROOM = 100  # bytes kept for the "N more line(s) omitted" line

@@ -44,6 +44,15 @@ def spent(usage: Usage) -> str:
 
 def lines(report: Report) -> Iterator[str]:
     """The report as plain lines, most important first; every untrusted string escaped."""
+    yield from _header(report)
+    yield from _counts(report)
+    yield from _waivers(report)
+    yield from _details(report)
+    yield from _verdict(report)
+
+
+def _header(report: Report) -> Iterator[str]:
+    """What was reviewed, under which authorization, risk and budget; the loop; the shard."""
     target = report.target
     yield (
         f"target {target.kind} (base {terminal(target.base or '-')}), {target.revision}, "
@@ -73,6 +82,10 @@ def lines(report: Report) -> Iterator[str]:
             f"{terminal(shard.rootdir)}, {shard.deselected} deselected; "
             "`bounded-review merge` gates the shards together"
         )
+
+
+def _counts(report: Report) -> Iterator[str]:
+    """How many tests, checks and findings of each kind."""
     tests = report.tests
     yield (
         f"tests: {tests.passed} passed, {tests.failed} failed; target-related "
@@ -94,6 +107,11 @@ def lines(report: Report) -> Iterator[str]:
         f"{len(found.rejected)} rejected, {waived} waived; blockers fixed since the last "
         f"round: {len(report.blockers_fixed)}"
     )
+
+
+def _waivers(report: Report) -> Iterator[str]:
+    """Each waiver's state, and what the change's own waivers took out of the gate."""
+    found = report.findings
     for note in report.waivers:
         yield (
             f"waiver {note.state}: {terminal(note.fingerprint)} ({note.disposition}, by "
@@ -112,6 +130,11 @@ def lines(report: Report) -> Iterator[str]:
     ]
     for fingerprint, by, where in added:
         yield f"waived{ADDED}: {terminal(where)} {terminal(fingerprint)} (by {terminal(by)})"
+
+
+def _details(report: Report) -> Iterator[str]:
+    """Each failure, check, finding and lane."""
+    tests = report.tests
     yield from _failures("target-related failures (block)", tests.target_related)
     yield from _failures("pre-existing failures (do not block)", tests.pre_existing)
     yield from _failures("flaky (advisory)", tests.flaky)
@@ -141,6 +164,10 @@ def lines(report: Report) -> Iterator[str]:
             f"lane {terminal(lane.name)} [{terminal(lane.lens)}]: {lane.status}{model}{tool}{cost}"
             + (f" - {terminal(lane.note)}" if lane.note else "")
         )
+
+
+def _verdict(report: Report) -> Iterator[str]:
+    """What the reviewers spent, the limitations, the statuses, the gate, the next action."""
     if report.usage:
         yield f"reviewers spent: {spent(report.usage)}"
     for limitation in report.limitations:

@@ -24,10 +24,12 @@ from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:
     from ..baseline.baserun import BaselineRun
+    from ..loop.machine import Plan
     from ..loop.result import RoundResult
     from ..loop.rounds import LoopRound
     from ..models.finding import ReportFinding
     from ..models.waiver import Waiver
+    from .lanes import Carried
 
 
 @dataclass(frozen=True)
@@ -185,44 +187,41 @@ class Review:
             return RoundResult(limitations=[why]), None  # the lanes machinery stays unloaded
 
         from ..core.errors import LedgerError
-        from ..loop.coverage import still_valid as retainable
         from ..loop.rounds import LoopRound
         from ..triage.reproduce import Reproducer
-        from .lanes import Carried, LanesOutcome, run_lanes
+        from .lanes import LaneRound, LanesOutcome, run_lanes
 
         tier, reasons = self.risk
         budget = effective_budget(tier, settings.mode, settings.lowered_ceilings)
 
         def run(carried: Carried | None) -> LanesOutcome:
             return run_lanes(
-                settings,
-                self.repo,
-                self.target,
-                tier,
-                budget,
-                (tests.target_related, tests.pre_existing),
-                self.plugins,
-                self.progress,
-                deterministic_clean,
-                Reproducer(self.baseline_run(), self.target.tree, self.progress),
-                carried,
+                LaneRound(
+                    settings,
+                    self.repo,
+                    self.target,
+                    tier,
+                    budget,
+                    (tests.target_related, tests.pre_existing),
+                    self.plugins,
+                    self.progress,
+                    deterministic_clean,
+                    Reproducer(self.baseline_run(), self.target.tree, self.progress),
+                    carried,
+                )
             )
 
         try:
             if settings.no_lanes:
                 return run(None), None
-            loop = LoopRound(
+            loop = LoopRound.configured(
                 self.repo,
                 self.target,
                 self.state,
+                settings,
                 budget.max_repair_loops,
-                reset=settings.reset,
-                full=settings.full,
-                risk_reasons=[(r.path, r.rule) for r in reasons],
-                tests_in_scope=settings.loop.tests_in_scope,
-                systemic_share=settings.loop.systemic_share,
-                objective=self.objective,
-                model_reviewer=settings.model_reviewer,
+                [(r.path, r.rule) for r in reasons],
+                self.objective,
             )
             try:
                 plan = loop.prepare()
@@ -239,31 +238,32 @@ class Review:
                 return RoundResult(
                     problems=[why], limitations=[f"no lane was dispatched: {why}"]
                 ), loop
-            carried = None
-            if plan.previous is not None:
-                previous = plan.previous
-                found = previous.findings
-                # the engine's rule: only a result that stays valid is retained
-                still_valid = {
-                    lane.name for lane in previous.lanes if retainable(lane, previous) is None
-                }
-                carried = Carried(
-                    round=previous.number,
-                    delta=loop.delta(),
-                    redispatch=plan.redispatch,
-                    rows={r.name: r for r in previous.rows if r.name in still_valid},
-                    reviewer=plan.model_review.reviewer if plan.model_review else None,
-                    model_review=loop.model_review(),
-                    open_findings={
-                        row.name: [
-                            f
-                            for f in (found.blocking + found.advisory if found else [])
-                            if row.name in f.lanes
-                        ]
-                        for row in previous.rows
-                    },
-                )
-            outcome = run(carried)
+            outcome = run(_carried(loop, plan))
             return outcome, loop if outcome.ran else None
         except Exception as exc:  # the report must still be written: fail closed instead
             return RoundResult(problems=[f"the reviewer lanes could not run: {exc!r}"]), None
+
+
+def _carried(loop: LoopRound, plan: Plan) -> Carried | None:
+    """What a delta round carries over from the previous round: the lanes whose result stays
+    valid (the engine's rule), the delta, the model review, the findings each lane left open."""
+    from ..loop.coverage import still_valid as retainable
+    from .lanes import Carried
+
+    previous = plan.previous
+    if previous is None:
+        return None
+    found = previous.findings
+    still_valid = {lane.name for lane in previous.lanes if retainable(lane, previous) is None}
+    open_findings = found.blocking + found.advisory if found else []
+    return Carried(
+        round=previous.number,
+        delta=loop.delta(),
+        redispatch=plan.redispatch,
+        rows={r.name: r for r in previous.rows if r.name in still_valid},
+        reviewer=plan.model_review.reviewer if plan.model_review else None,
+        model_review=loop.model_review(),
+        open_findings={
+            row.name: [f for f in open_findings if row.name in f.lanes] for row in previous.rows
+        },
+    )
