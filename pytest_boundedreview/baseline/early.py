@@ -4,16 +4,14 @@ know.
 At that failure one background process starts: ``git worktree add`` of the base, the
 checkout made ready (compiled modules copied in, ``base_setup`` run: see artefacts.py), then,
 in the new checkout, a re-run child that loads pytest, the plugins and the base's conftest
-files for the session's paths, and waits for its node ids while the session goes on, meanwhile
-collecting the file of each failure the base cache does not know as it happens (its imports,
-and pytest's rewrite of its assertions, are then done when the ids arrive). By the time the
-session ends the checkout, the child's start and most of its collection are behind it. (A
-kept checkout, ``reuse_base_checkout``, is brought back to its commit at once instead: that is
-quick; the process then makes it ready.) The classification hands the child the failures
-that need the base (see :func:`baserun.started_at_base`). A child that ended early or broke is
-replaced by a re-run started the usual way, in the same checkout if it was made; one whose
-set-up command failed is not: that failure is the base's answer (every base result unknown).
-Only cache misses start anything; what is never needed costs its start and nothing else.
+files for the session's paths, and waits for its node ids while the session goes on. By the
+time the session ends the checkout and the child's start are behind it. (A kept checkout,
+``reuse_base_checkout``, is brought back to its commit at once instead: that is quick; the
+process then makes it ready.) The classification hands the child the failures that need the
+base (see :func:`baserun.started_at_base`). A child that ended early or broke is replaced by
+a re-run started the usual way, in the same checkout if it was made; one whose set-up command
+failed is not: that failure is the base's answer (every base result unknown). Only cache
+misses start anything; what is never needed costs its start and nothing else.
 
 :meth:`EarlyBase.close` ends the child and removes the checkout; the session calls it on every
 exit, and a killed session's leftovers go with the next run's sweep (the child dies with it).
@@ -73,8 +71,6 @@ class EarlyBase:
         skipped, or a path whose collection or skipped tests it asks about, see
         :class:`classify.Questions`): start at the first the base cache does not know."""
         if self._settled:
-            if self._waiting is not None and self._known is not None and key not in self._known:
-                self._waiting.warm(key)
             return
         if self._run is None:
             self._run = self._make_run()
@@ -101,8 +97,6 @@ class EarlyBase:
                 self._waiting = start_waiting_in(self._checkout, run, add, listing)
         except (BaseUnavailable, OSError):
             self.close()  # the classification tries the usual way, and says why it failed
-        if self._waiting is not None:
-            self._waiting.warm(key)
 
     def hand(self, ask: Ask) -> tuple[PendingRerun, Path] | None:
         """The base re-run of ``ask`` in the early checkout, and the rootdir its node ids

@@ -10,9 +10,8 @@ every other plugin (``"listed"``). The folder is the tool's own temporary folder
 With ``--bounded-review-wait`` the child is started before its node ids are known: it starts
 pytest, loads the plugins and the conftest files of the paths it was given, lists at once the
 tests it collects from the paths in ``DIR/list.json`` (when the starter wrote one), waits for
-``select.json`` to appear, collecting meanwhile the files each ``DIR/warm-N.json`` names (so
-their modules are imported by then), then collects the files listed there. It ends when the
-process that started it is gone.
+``select.json`` to appear, then collects the files listed there. It ends when the process that
+started it is gone.
 """
 
 from __future__ import annotations
@@ -22,7 +21,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +32,6 @@ from .signature import checkout_root
 
 SELECT = "select.json"
 LIST = "list.json"  # paths a waiting child lists before it waits
-COLLECTOR = "bounded-review-collector"
-WARM = "warm-"  # warm-N.json: files a waiting child collects while it waits
 RESULT = "result.json"
 READY = "ready"  # the result and the reports are written; what follows is the child's exit
 POLL_SECONDS = 0.005
@@ -58,14 +54,12 @@ def _selection(folder: Path) -> dict[str, Any]:
     return data
 
 
-def _await_selection(folder: Path, meanwhile: Callable[[], None]) -> dict[str, Any]:
-    """Wait for this child's node ids, doing ``meanwhile`` between looks; exit when its
-    starter is gone."""
+def _await_selection(folder: Path) -> dict[str, Any]:
+    """Wait for this child's node ids; exit when its starter is gone."""
     starter = os.getppid()
     while not (folder / SELECT).exists():
         if os.getppid() != starter:
             os._exit(3)  # orphaned: nobody will ever read the result
-        meanwhile()
         time.sleep(POLL_SECONDS)
     return _selection(folder)
 
@@ -86,18 +80,13 @@ class Recorder:
         self.found: set[str] = set()
         self.listed: list[str] = []
         self._only: list[Path] | None = None  # while listing: the paths the listing keeps
-        self._warming = False  # collecting files before the selection: nothing is kept
-        self._warmed: set[Path] = set()
         self.collector = OutcomeCollector(root)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
         if self.waiting and (self.folder / LIST).exists():  # list while the starter runs
             self._list(session, json.loads((self.folder / LIST).read_text(encoding="utf-8")))
-        if self.waiting:
-            selection = _await_selection(self.folder, lambda: self._warm(session))
-        else:
-            selection = _selection(self.folder)
+        selection = _await_selection(self.folder) if self.waiting else _selection(self.folder)
         self.wanted = set(selection["nodeids"])
         self.whole = tuple(selection.get("whole", ()))
         self._list(session, list(selection.get("listing", ())))
@@ -116,31 +105,6 @@ class Recorder:
         finally:
             self._only = None
 
-    def _warm(self, session: pytest.Session) -> None:
-        """Collect the files the starter named so far (see WARM) and keep nothing: their
-        modules are imported (and their assertions rewritten) before the selection comes.
-        What that collection reports (a module that fails to import) is reported again by the
-        selection's, if it collects the file: neither the outcomes nor the session's counts
-        keep it."""
-        named = sorted(set(self.folder.glob(WARM + "*.json")) - self._warmed)
-        if not named:
-            return
-        self._warmed.update(named)
-        files = [p for f in named for p in json.loads(f.read_text(encoding="utf-8"))]
-        files = [p for p in files if Path(p).is_file()]
-        if not files:
-            return
-        config, failed = session.config, session.testsfailed
-        maxfail, config.option.maxfail = config.option.maxfail, 0  # an error must not stop -x
-        config.pluginmanager.unregister(self.collector)  # what it reports is not the result
-        self._warming = True
-        try:
-            session.perform_collect(files)
-        finally:
-            self._warming = False
-            config.pluginmanager.register(self.collector, COLLECTOR)
-            session.testsfailed, config.option.maxfail = failed, maxfail
-
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         """While listing: leave out what lies neither within nor on the way to a path
@@ -155,9 +119,6 @@ class Recorder:
     def pytest_collection_modifyitems(
         self, config: pytest.Config, items: list[pytest.Item]
     ) -> None:
-        if self._warming:
-            items[:] = []
-            return
         if self._only is not None:
             self.listed += [item.nodeid for item in items]
             items[:] = []  # this collection only lists: the selection collects again
@@ -194,5 +155,5 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
     if not hasattr(config, "workerinput"):  # workers stamp; the controller records
         recorder = Recorder(Path(folder), root, config.getoption("bounded_review_wait"))
-        config.pluginmanager.register(recorder.collector, COLLECTOR)
+        config.pluginmanager.register(recorder.collector, "bounded-review-collector")
         config.pluginmanager.register(recorder, "bounded-review-recorder")

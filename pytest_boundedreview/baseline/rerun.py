@@ -429,7 +429,6 @@ class WaitingRerun:
         self.made = made  # ``rootdir`` is there (else the command run first is making it)
         self._in_copy = in_copy
         self._listing = listing  # the paths the child lists before it waits
-        self._warmed: set[str] = set()  # files the child was asked to collect while it waits
 
     def hand(self, ask: Ask) -> PendingRerun | None:
         """Give the child what it is asked (see :class:`Ask`), its time counted from now;
@@ -457,18 +456,6 @@ class WaitingRerun:
         _select(self._folder, ask, files)
         self._child.restart_clock()
         return PendingRerun(self._folder, self._child, self._timeout, self._in_copy)
-
-    def warm(self, key: str) -> None:
-        """Have the waiting child collect, before its ids arrive, the file of ``key`` (a node
-        id or a path relative to the rootdir; see recorder.py): once per file."""
-        file = key.split("::", 1)[0]
-        if file.startswith("//") or file in self._warmed or not self._child.running():
-            return
-        self._warmed.add(file)
-        partial = self._folder / f"{recorder.WARM}{len(self._warmed)}.part"
-        with contextlib.suppress(OSError):  # a child that is gone needs nothing warmed
-            partial.write_text(json.dumps([file]), encoding="utf-8")
-            os.replace(partial, partial.with_suffix(".json"))
 
     def cancel(self) -> None:
         self._child.stop()
