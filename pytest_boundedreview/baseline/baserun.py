@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from ..core.errors import GitError
 from ..target import git, kept, worktree
-from . import artefacts, seeds, testdefs
+from . import artefacts, testdefs
 from . import cache as basecache
 from .rerun import (
     Ask,
@@ -74,11 +74,6 @@ class BaselineRun:
         if "preparation" in vars(self):  # a cached_property: replace() does not carry it
             vars(run)["preparation"] = self.preparation
         return run
-
-    @property
-    def seed(self) -> str:
-        """pytest-randomly's seed the base re-run is given, or ``""``."""
-        return seeds.seed_of(self.args)
 
     def cache_file(self) -> Path:
         """Where the base answers of this run are cached (see cache.py)."""

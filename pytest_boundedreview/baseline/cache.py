@@ -3,12 +3,8 @@
 The key is the base commit, the Python version, the installed distributions, the replayed
 options, how the checkout was made ready (``base_setup``, the compiled modules copied in) and
 what the answers rest on: with all of those equal, a test's outcome at the base is
-already known. pytest-randomly's seed (new in every session unless given) is not in the key:
-each answer that ran a test holds the seed it ran under and is read under that seed only,
-while what the base collects from a path (no test ran) is read under any.
-
-A cache file that cannot be read or parsed, or whose digest does not match what it holds, is
-ignored (and later replaced), never trusted.
+already known. A cache file that cannot be read or parsed, or whose digest does not match what
+it holds, is ignored (and later replaced), never trusted.
 """
 
 from __future__ import annotations
@@ -23,13 +19,11 @@ from pathlib import Path
 
 from ..core import strictjson
 from ..core.statefile import write_atomic
-from . import seeds
 
 FOLDER = "cache"
 MAX_BYTES = 64 * 1024 * 1024
 
-# Keys of answers about paths rather than tests: no node id starts with "//". What the base
-# collects from a path runs no test; a path's tests run whole do.
+# Keys of answers about paths rather than tests: no node id starts with "//".
 LISTING, WHOLE = "//listing ", "//whole "
 
 
@@ -128,7 +122,7 @@ def cache_path(state: Path, base_commit: str, args: Sequence[str], prepared: str
     """The cache file of base answers for ``base_commit`` run with ``args`` (but the options
     that only change what is reported) in a checkout made ready as ``prepared`` says (the
     set-up command and the compiled modules copied in, see artefacts.py)."""
-    outcome = [a for a in outcome_args(args) if not a.startswith(seeds.OPTION + "=")]
+    outcome = outcome_args(args)
     key = json.dumps([base_commit, environment_digest(), outcome, ANSWERS, prepared])
     return state / FOLDER / f"base-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
@@ -137,10 +131,9 @@ def _digest(entries: Mapping[str, Mapping[str, str]]) -> str:
     return hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
 
 
-def load(path: Path, seed: str = "") -> dict[str, dict[str, str]]:
-    """The cached verdicts at ``path`` that hold under ``seed`` (see :func:`store`); ``{}`` for
-    a file that is missing, unreadable, not of this shape or whose digest does not match its
-    entries (a torn or edited file)."""
+def load(path: Path) -> dict[str, dict[str, str]]:
+    """The cached verdicts at ``path``; ``{}`` for a file that is missing, unreadable, not of
+    this shape or whose digest does not match its entries (a torn or edited file)."""
     try:
         data = strictjson.loads(path.read_bytes(), max_bytes=MAX_BYTES)
     except (OSError, strictjson.StrictJSONError):
@@ -153,15 +146,10 @@ def load(path: Path, seed: str = "") -> dict[str, dict[str, str]]:
         for v in entries.values()
     ):
         return {}
-    return {k: v for k, v in entries.items() if k.startswith(LISTING) or v.get("seed", "") == seed}
+    return entries
 
 
-def store(path: Path, known: Mapping[str, Mapping[str, str]], seed: str = "") -> None:
-    """Keep ``known`` at ``path``; each answer that ran a test holds ``seed``, the random seed
-    it ran under (``""``: none)."""
-    entries = {
-        k: {**v, "seed": seed} if seed and not k.startswith(LISTING) else dict(v)
-        for k, v in sorted(known.items())
-    }
+def store(path: Path, known: Mapping[str, Mapping[str, str]]) -> None:
+    entries = dict(sorted(known.items()))
     document = {"digest": _digest(entries), "entries": entries}
     write_atomic(path, json.dumps(document, indent=1).encode())

@@ -169,7 +169,6 @@ class _AtBase:
     notes: tuple[str, ...] = ()  # how the base checkout was made ready, when it is news
     answered: BaseAnswer | None = None
     waited: bool = False
-    seed: str = ""  # pytest-randomly's seed the base runs under (see cache.py)
 
     def _wait(self, into: Classification) -> None:
         """Wait for the base re-run (once), keep its answers and cache what may be; say once
@@ -194,7 +193,7 @@ class _AtBase:
                 into.limitations.append(found[0]["detail"] + ": its results count as unknown")
         if self.cache_file is not None:  # an answer from the live code is no base answer
             kept = {k: v for k, v in self.known.items() if v["kind"] not in _UNCACHED}
-            basecache.store(self.cache_file, kept, self.seed)
+            basecache.store(self.cache_file, kept)
 
     def judge(self, nodes: Sequence[NodeOutcome], into: Classification) -> None:
         """File ``nodes`` (the failures the flaky check kept) by the base's answers; a base
@@ -280,9 +279,8 @@ def _start_at_base(
         return _AtBase(known=known, head_rootdir=run.rootdir)
     cache_file = run.cache_file()
     at = _AtBase(
-        known=basecache.load(cache_file, run.seed),
+        known=basecache.load(cache_file),
         cache_file=cache_file,
-        seed=run.seed,
         head_rootdir=run.rootdir,
         notes=run.preparation.notes,
     )

@@ -79,7 +79,7 @@ class EarlyBase:
             self._settled = True
             return
         if self._known is None:
-            self._known = set(basecache.load(run.cache_file(), run.seed))
+            self._known = set(basecache.load(run.cache_file()))
         if key in self._known:
             return
         self._settled = True

@@ -29,9 +29,3 @@ def with_seed(args: Sequence[str], seed: object) -> list[str]:
         elif not arg.startswith(OPTION + "="):
             kept.append(arg)
     return [*kept, f"{OPTION}={seed}"]
-
-
-def seed_of(args: Sequence[str]) -> str:
-    """The seed ``args`` give a re-run (as :func:`with_seed` writes it), or ``""``."""
-    given = [a.split("=", 1)[1] for a in args if a.startswith(OPTION + "=")]
-    return given[-1] if given else ""

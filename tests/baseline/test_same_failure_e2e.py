@@ -192,31 +192,3 @@ def test_under_pytest_randomly_the_base_draws_what_the_session_drew(
     result, report = review(pytester, *loaded)
     assert ids(report, "target_related") == ["test_drawn.py::test_drawn"]
     assert result.ret == 1
-
-
-def test_under_pytest_randomly_answers_are_cached_per_seed_and_listings_for_any(
-    pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """pytest-randomly draws a new seed every session: a test's base answer is read again
-    under its own seed only, what the base collects from a path under any."""
-    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)
-    loaded = randomly()
-    committed(project, {"test_drawn.py": DRAWN.format(words=FRUIT)})
-    # a harmless edit of a test file: the base lists what it collects from it, once
-    project.commit({"test_drawn.py": DRAWN.format(words=FRUIT) + "# a comment\n"}, "comment")
-    first, report = review(pytester, *loaded)
-    assert "the collection of 1 path(s)" in first.stdout.str()
-    assert ids(report, "pre_existing") == ["test_drawn.py::test_drawn"]
-    seed = first.stdout.str().split("--randomly-seed=", 1)[1].split()[0]
-
-    again, report = review(pytester, *loaded, f"--randomly-seed={seed}")
-    assert "at base " not in again.stdout.str()  # the same seed: all known
-    assert "asking base" not in again.stdout.str()
-    assert ids(report, "pre_existing") == ["test_drawn.py::test_drawn"]
-
-    other = str(int(seed) + 1)
-    third, report = review(pytester, *loaded, f"--randomly-seed={other}")
-    out = third.stdout.str()
-    assert "re-running 1 failing test(s) at base" in out  # another seed: asked again
-    assert "collection" not in out  # the listing holds under any seed
-    assert ids(report, "pre_existing") == ["test_drawn.py::test_drawn"]
