@@ -64,6 +64,23 @@ def _await_selection(folder: Path) -> dict[str, Any]:
     return _selection(folder)
 
 
+def _conftests_pending_again(session: pytest.Session) -> None:
+    """After a collection whose nodes are thrown away (the listing): pytest 9.1 and later
+    give a conftest's fixtures to the folder node that first collects it, and only that
+    once, so the next collection's nodes would see none of them. Each conftest under the
+    rootdir is made pending again, for the next collection to give to its own nodes (the
+    rootdir's conftest and those above it belong to the session, and stay visible)."""
+    pending = getattr(getattr(session, "_fixturemanager", None), "_pending_conftests", None)
+    if not isinstance(pending, dict):  # older pytest: fixtures are found by node id
+        return
+    root = session.config.rootpath
+    for name, plugin in session.config.pluginmanager.list_name_plugin():
+        if name and name.endswith("conftest.py"):
+            folder = Path(os.path.abspath(name)).parent
+            if folder != root and folder.is_relative_to(root):
+                pending[folder] = plugin
+
+
 def _within(nodeid: str, paths: tuple[str, ...]) -> bool:
     """Whether ``nodeid`` is a test of one of the files or folders ``paths``."""
     file = nodeid.split("::", 1)[0]
@@ -104,6 +121,7 @@ class Recorder:
             session.perform_collect(["."])
         finally:
             self._only = None
+            _conftests_pending_again(session)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:

@@ -373,3 +373,28 @@ def test_a_doctest_failing_at_another_example_is_target_related(
     assert failure["base_signature"] == "DocTestFailure: add(1, 1) -> N @ calc.add"
     assert failure["reason"].startswith("failure changed")
     assert result.ret == 1
+
+
+FIXTURED = """\
+def test_a(thing):
+    assert thing == 2
+"""
+
+
+@pytest.mark.parametrize("extra", XDIST)
+def test_a_listed_path_keeps_its_conftest_fixtures_for_the_base_rerun(
+    pytester: pytest.Pytester, project: GitRepo, extra: list[str]
+) -> None:
+    """The change touches a test file, so the base lists what it collects there before it
+    re-runs the failure: the re-run still sees the folder's conftest fixture, and the failure
+    there is the same one (pytest 9.1 gives a conftest's fixtures to the first folder node
+    that collects it)."""
+    fixture = "import pytest\n\n\n@pytest.fixture\ndef thing():\n    return 1\n"
+    project.commit({"tests/conftest.py": fixture, "tests/test_a.py": FIXTURED}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"tests/test_a.py": FIXTURED + "# a comment\n"}, "a comment")
+    result, report = review(pytester, *extra)
+    assert "the collection of 1 path(s)" in result.stdout.str()
+    assert ids(report, "pre_existing") == ["tests/test_a.py::test_a"], report["tests"]
+    assert ids(report, "target_related") == []
+    assert result.ret == 0
