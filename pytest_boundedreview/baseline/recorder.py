@@ -151,7 +151,7 @@ class Recorder:
             config.hook.pytest_deselected(items=drop)
         items[:] = keep
 
-    def pytest_sessionfinish(self) -> None:
+    def pytest_sessionfinish(self, exitstatus: int) -> None:
         result = {
             "found": sorted(self.found),
             "failed": {n.nodeid: sorted(n.failures) for n in self.collector.failed},
@@ -162,7 +162,13 @@ class Recorder:
         if redirect is not None:
             redirect.report_now()
         (self.folder / RESULT).write_text(json.dumps(result), encoding="utf-8")
-        (self.folder / READY).touch()  # all is written: the starter reads it before this exits
+        if exitstatus in _ENDED:  # all is written: the starter reads it before this exits
+            (self.folder / READY).touch()
+
+
+# A session that ran to its end (tests failed or not, or none collected); one interrupted,
+# stopped by pytest.exit or broken says so by its exit status, which its starter waits for.
+_ENDED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED, pytest.ExitCode.NO_TESTS_COLLECTED)
 
 
 def pytest_configure(config: pytest.Config) -> None:

@@ -242,9 +242,12 @@ class Provenance:
         data: dict[str, list[Any]] = {"live": live, "redirected": sorted(self.redirect.redirected)}
         if tried:
             data["withheld"] = tried
-        # When the re-run is over and its folder gone, nobody reads this any more.
+        # Whole or not at all: the starter may end this process at any moment once its result
+        # is written. When the re-run is over and its folder gone, nobody reads this any more.
+        partial = self.report.with_name(f"{self.report.name}.{os.getpid()}.part")
         with contextlib.suppress(OSError):
-            self.report.write_text(json.dumps(data), encoding="utf-8")
+            partial.write_text(json.dumps(data), encoding="utf-8")
+            os.replace(partial, self.report)
 
 
 def _running(filename: str) -> str:

@@ -136,14 +136,15 @@ def _wait(
             poller.register(handle, select.POLLIN)
         while True:
             left = None if end is None else max(end - time.monotonic(), 0)
-            step = left if done is None else min(left or DONE_POLL_SECONDS, DONE_POLL_SECONDS)
+            step = left if done is None and handle is not None else DONE_POLL_SECONDS
+            step = step if left is None or step is None else min(step, left)
             if handle is not None:
                 if poller.poll(None if step is None else step * 1000):
                     break
             elif proc.poll() is not None:
                 break
-            else:
-                time.sleep(step or DONE_POLL_SECONDS)
+            else:  # no pidfd: look again every few ms
+                time.sleep(step or 0)
             if done is not None and done():
                 return True
             if end is not None and time.monotonic() >= end:

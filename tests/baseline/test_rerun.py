@@ -119,3 +119,23 @@ def test_a_waiting_child_is_handed_work_only_once_its_folder_is_made(
             assert (result.status, sorted(result.failed)) == ("ok", ["test_x.py::test_x"])
     finally:
         waiting.cancel()
+
+
+def test_a_rerun_stopped_by_pytest_exit_is_no_answer(tmp_path: Path) -> None:
+    """A re-run whose session was stopped (``pytest.exit`` in a test) wrote a result of the
+    tests it reached; it is a broken run, not an answer that the others were skipped."""
+    from pytest_boundedreview.baseline.rerun import child_env, rerun
+
+    (tmp_path / "test_x.py").write_text(
+        "import pytest\n\n\ndef test_a():\n    pytest.exit('stop here')\n\n\n"
+        "def test_b():\n    pass\n"
+    )
+    result = rerun(
+        ["test_x.py::test_a", "test_x.py::test_b"],
+        rootdir=tmp_path,
+        args=["-p", "no:cacheprovider"],
+        env=child_env(),
+        timeout=60,
+    )
+    assert result.status == "error"
+    assert "stop here" in result.detail

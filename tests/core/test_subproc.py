@@ -83,3 +83,16 @@ def test_a_child_is_waited_for_with_more_than_1024_descriptors_open(tmp_path: Pa
             os.close(write)
     assert out.returncode == 0
     assert out.stdout.strip() == b"ran"
+
+
+def test_without_pidfd_an_exit_is_seen_when_it_happens(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where ``os.pidfd_open`` is missing (macOS, older Linux), the wait looks again every few
+    milliseconds: a child that exits long before its timeout is not reported as timed out."""
+    monkeypatch.delattr(os, "pidfd_open", raising=False)
+    out = run(
+        [sys.executable, "-c", "import time; time.sleep(0.2)"],
+        cwd=Path.cwd(),
+        env=dict(os.environ),
+        timeout=60,
+    )
+    assert (out.returncode, out.timed_out) == (0, False)
