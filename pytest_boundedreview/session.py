@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from .baseline.baserun import BaselineRun
     from .baseline.classification import Questions
     from .baseline.early import EarlyBase
+    from .baseline.earlyhead import EarlyHead
     from .models.waiver import Waiver
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
@@ -80,6 +81,7 @@ class BoundedReview:
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._workflow: list[str] = []
         self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
+        self._head: EarlyHead | None = None  # under xdist: the re-run at head, started early
         self._environ: dict[str, str] | None = None  # as the test loop started
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
         self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
@@ -288,12 +290,14 @@ class BoundedReview:
     def _base_run(self) -> BaselineRun:
         """How to re-run tests at the base as this session ran them, in the environment it
         had before its tests ran (a failing test's monkeypatching is still in place when its
-        report arrives); made once, so what it works out (how the base is made ready) is
-        worked out once."""
-        return self._base
+        report arrives; a collection error comes before the tests: then the process's)."""
+        environ = self._environ if self._environ is not None else dict(os.environ)
+        return dataclasses.replace(self._base, environ=environ)
 
     @functools.cached_property
     def _base(self) -> BaselineRun:
+        """The session's base run, made once: what it works out (how the base is made
+        ready) is worked out once, for each of its copies."""
         from .baseline.baserun import BaselineRun
 
         rootdir, args = Path(self.config.rootpath), self._replayable()
@@ -302,8 +306,7 @@ class BoundedReview:
         )
         given = self.config.invocation_params.dir
         paths = [Path(given, str(arg).split("::", 1)[0]).absolute() for arg in self.config.args]
-        environ = self._environ if self._environ is not None else dict(os.environ)
-        return dataclasses.replace(run, environ=environ, paths=paths)
+        return dataclasses.replace(run, paths=paths)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self) -> None:
@@ -328,9 +331,12 @@ class BoundedReview:
         in_a_new_process = partial(
             rerun, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout
         )
-        return run.with_runners(
-            head_rerunner(self._items, in_a_new_process),
-            self._early.hand if self._early is not None else None,
+        usual = in_a_new_process
+        fresh = partial(self._head.rerun, usual=usual) if self._head is not None else usual
+        return dataclasses.replace(
+            run,
+            rerun_at_head=head_rerunner(self._items, fresh),
+            started_early=self._early.hand if self._early is not None else None,
         )
 
     def _need(self, key: str) -> None:
@@ -351,15 +357,31 @@ class BoundedReview:
         self._reported(report)
 
     def _reported(self, report: pytest.TestReport | pytest.CollectReport) -> None:
-        """A test or a file's collection failed, or was skipped: the base may be asked."""
+        """A test or a file's collection failed, or was skipped: the base may be asked (and,
+        under xdist, the re-run at head start)."""
         key = report.nodeid if report.failed else self._asking.key_of_skipped(report)
         if key is not None:
             self._need(key)
+        if report.failed and self._head_in_a_child():
+            if self._head is None:
+                from .baseline.earlyhead import EarlyHead
+
+                self._head = EarlyHead(self._base_run)
+            self._head.needs()
+
+    def _head_in_a_child(self) -> bool:
+        """Whether the flaky check re-runs at head in a new pytest process: under xdist the
+        controller holds no tests to run again."""
+        if self.target.empty or self.config.option.collectonly or self.settings.reruns == 0:
+            return False
+        return self.config.pluginmanager.has_plugin("dsession")
 
     def close(self) -> None:
         """End what the session started early; safe to call more than once."""
         if self._early is not None:
             self._early.close()
+        if self._head is not None:
+            self._head.close()
 
     def _replayable(self) -> list[str]:
         """The session's options that a re-run of some of its tests repeats, with its random

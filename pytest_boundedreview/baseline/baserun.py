@@ -8,10 +8,8 @@ imports the checkout's code (``basefirst.py``)."""
 from __future__ import annotations
 
 import contextlib
-import dataclasses
-import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,24 +54,21 @@ class BaselineRun:
     # The base re-run the session started early, handed the node ids (see early.py).
     started_early: Callable[[Ask], tuple[PendingRerun, Path] | None] | None = None
     setup: tuple[str, ...] | None = None  # base_setup, as configured
+    # What this run worked out, shared by its copies (dataclasses.replace keeps the dict).
+    worked_out: dict[str, artefacts.Preparation] = field(
+        default_factory=dict, compare=False, repr=False
+    )
 
-    @functools.cached_property
+    @property
     def preparation(self) -> artefacts.Preparation:
-        """What is done in a base checkout before the base re-run (see artefacts.py)."""
-        if self.base_commit is None:
-            return artefacts.Preparation()
-        return artefacts.plan(self.repo, self.base_commit, self.rootdir, self.setup)
-
-    def with_runners(
-        self,
-        rerun_at_head: Callable[[Sequence[str]], RerunResult] | None,
-        started_early: Callable[[Ask], tuple[PendingRerun, Path] | None] | None,
-    ) -> BaselineRun:
-        """This run with the session's runners, keeping what it already worked out."""
-        run = dataclasses.replace(self, rerun_at_head=rerun_at_head, started_early=started_early)
-        if "preparation" in vars(self):  # a cached_property: replace() does not carry it
-            vars(run)["preparation"] = self.preparation
-        return run
+        """What is done in a base checkout before the base re-run (see artefacts.py); worked
+        out once for this run and its copies."""
+        if "preparation" not in self.worked_out:
+            plan = artefacts.Preparation()
+            if self.base_commit is not None:
+                plan = artefacts.plan(self.repo, self.base_commit, self.rootdir, self.setup)
+            self.worked_out["preparation"] = plan
+        return self.worked_out["preparation"]
 
     def cache_file(self) -> Path:
         """Where the base answers of this run are cached (see cache.py)."""

@@ -16,12 +16,18 @@ import pytest
 from gitrepo import GitRepo, interruptible
 from test_base_isolation_e2e import _processes_in
 
-# The root conftest notes every process that imports it in the base checkout.
+# The root conftest notes every process that imports it in the base checkout, and every
+# re-run (a recorder) that imports it at head.
 CONFTEST = """\
 import os
+import sys
 
 if os.environ.get("BASE_STAMPS") and not os.getcwd().startswith(os.environ["HEAD_DIR"]):
     with open(os.environ["BASE_STAMPS"], "a") as stamps:
+        stamps.write(f"{os.getpid()}\\n")
+recording = any(arg.startswith("--bounded-review-record") for arg in sys.argv)
+if os.environ.get("HEAD_STAMPS") and os.getcwd() == os.environ["HEAD_DIR"] and recording:
+    with open(os.environ["HEAD_STAMPS"], "a") as stamps:
         stamps.write(f"{os.getpid()}\\n")
 """
 # test_a fails first; test_b then holds the session until the file GO exists.
@@ -114,9 +120,32 @@ def run_review(
     return done, report
 
 
-def stamps(env: dict[str, str]) -> list[str]:
-    path = Path(env["BASE_STAMPS"])
+def stamps(env: dict[str, str], which: str = "BASE_STAMPS") -> list[str]:
+    path = Path(env[which])
     return path.read_text().split() if path.exists() else []
+
+
+def test_under_xdist_the_head_rerun_starts_while_the_session_still_runs(
+    change: tuple[GitRepo, dict[str, str]], tmp_path: Path
+) -> None:
+    """The controller holds no tests to re-run: the flaky check's child starts at the first
+    failure, and is the one that re-runs it at the end."""
+    repo, env = change
+    env["HEAD_STAMPS"] = str(tmp_path / "head-stamps")
+    scratch = Path(env["TMPDIR"])
+    with repo.untouched():
+        run = start(repo, env, "-n", "2")
+        deadline = time.monotonic() + 120
+        while not stamps(env, "HEAD_STAMPS") and time.monotonic() < deadline:
+            assert run.poll() is None, (scratch.parent / "run.log").read_text(errors="replace")
+            time.sleep(0.05)
+        assert stamps(env, "HEAD_STAMPS"), "no re-run at head started during the session"
+        assert run.poll() is None, "the session is still holding in test_b"
+        report = finish(run, env)
+    assert run.returncode == 1
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_ab.py::test_a"]
+    assert len(stamps(env, "HEAD_STAMPS")) == 1, "one head child: the early one re-ran test_a"
+    assert _processes_in(scratch) == []
 
 
 @pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])

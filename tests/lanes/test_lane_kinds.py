@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import typing
 from pathlib import Path
 
 import pytest
@@ -92,3 +93,9 @@ def test_a_kind_that_cannot_run_answers_with_its_failure_and_is_not_retried(
     assert (row.status, row.attempts) == ("unverified", 1)  # not retried 3 more times
     assert "attempt failed: nothing to run this kind with" in (row.note or "")
     assert outcome.problems == ["lane 'thrown' unverified: nothing to run this kind with"]
+
+
+def test_every_kind_a_configuration_may_name_has_a_runner() -> None:
+    """The configuration's kinds (validated in core, below the lanes) and the table agree."""
+    allowed = typing.get_args(typing.get_type_hints(LaneConfig)["kind"])
+    assert sorted(allowed) == sorted(kinds.KINDS)

@@ -1,0 +1,57 @@
+"""The flaky check's first re-run at head, started during the session when it cannot run in
+the session's own process.
+
+Under xdist the controller holds no tests to run again: the re-run at head is a pytest child.
+It starts at the session's first failure, in the rootdir, with the session's options and its
+environment from before its tests ran; it loads the plugins and the conftest files of the
+session's paths, and waits (see :func:`rerun.start_waiting`). When the session ends it is
+handed the failures, so its start is behind it. A child that ended early or broke is replaced by a
+re-run started the usual way; :meth:`EarlyHead.close` ends it on every exit of the session.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from .baserun import BaselineRun
+from .rerun import Ask, RerunResult, WaitingRerun, child_env, start_waiting
+
+Rerunner = Callable[[Sequence[str]], RerunResult]
+
+
+class EarlyHead:
+    """At most one early head re-run per session; ``run`` says how the session re-runs."""
+
+    def __init__(self, run: Callable[[], BaselineRun]) -> None:
+        self._make_run = run
+        self._waiting: WaitingRerun | None = None
+        self._started = False
+
+    def needs(self) -> None:
+        """A test failed: start the child at the first failure."""
+        if not self._started:
+            self._started = True
+            run = self._make_run()
+            self._waiting = start_waiting(
+                rootdir=run.rootdir,
+                args=run.args,
+                env=child_env(environ=run.environ),
+                timeout=run.timeout,
+                paths=[str(path) for path in run.paths],
+            )
+
+    def rerun(self, nodeids: Sequence[str], usual: Rerunner) -> RerunResult:
+        """Re-run ``nodeids`` in the waiting child (once: a later re-run is ``usual``'s),
+        or the usual way when it ended or broke."""
+        waiting, self._waiting = self._waiting, None
+        pending = waiting.hand(Ask.of(nodeids)) if waiting is not None else None
+        if pending is None:
+            return usual(nodeids)
+        ran = pending.result()
+        return ran if ran.status != "error" else usual(nodeids)
+
+    def close(self) -> None:
+        """End the child; safe to call more than once."""
+        if self._waiting is not None:
+            self._waiting.cancel()
+            self._waiting = None
