@@ -5,8 +5,9 @@ Under xdist the controller holds no tests to run again: the re-run at head is a 
 It starts at the session's first failure, in the rootdir, with the session's options and its
 environment from before its tests ran; it loads the plugins and the conftest files of the
 session's paths, and waits (see :func:`rerun.start_waiting`). When the session ends it is
-handed the failures, so its start is behind it. A child that ended early or broke is replaced by a
-re-run started the usual way; :meth:`EarlyHead.close` ends it on every exit of the session.
+handed the failures, so its start is behind it. A child that ended early or broke is replaced
+by a re-run started the usual way; :meth:`EarlyHead.close` ends it on every exit of the
+session.
 """
 
 from __future__ import annotations
@@ -32,13 +33,16 @@ class EarlyHead:
         if not self._started:
             self._started = True
             run = self._make_run()
-            self._waiting = start_waiting(
-                rootdir=run.rootdir,
-                args=run.args,
-                env=child_env(environ=run.environ),
-                timeout=run.timeout,
-                paths=[str(path) for path in run.paths],
-            )
+            try:
+                self._waiting = start_waiting(
+                    rootdir=run.rootdir,
+                    args=run.args,
+                    env=child_env(environ=run.environ),
+                    timeout=run.timeout,
+                    paths=[str(path) for path in run.paths],
+                )
+            except OSError:  # no folder for it: the re-run starts the usual way, later
+                self._waiting = None
 
     def rerun(self, nodeids: Sequence[str], usual: Rerunner) -> RerunResult:
         """Re-run ``nodeids`` in the waiting child (once: a later re-run is ``usual``'s),
