@@ -95,7 +95,9 @@ def wheel_python(folder: Path) -> Path:
 
 def paired(repo: Path, python: Path, env: dict[str, str], repeat: int) -> list[float]:
     """Seconds ``--bounded-review`` adds to each plain run just before it."""
-    plain = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"]
+    # pytest-randomly (when installed) draws a new seed per run, and the base's answers are
+    # cached per seed (its listing of the changed test file too): the runs keep it out.
+    plain = [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:randomly"]
     review = [*plain, "--bounded-review", "--bounded-review-base=main"]
 
     def timed(argv: list[str]) -> float:

@@ -81,7 +81,8 @@ class BoundedReview:
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._workflow: list[str] = []
         self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
-        self._head: EarlyHead | None = None  # under xdist: the re-run at head, started early
+        self._head: EarlyHead | None = None  # a re-run at head in a new process, started early
+        self._collected: dict[str, pytest.Item] = {}  # the session's tests, by node id
         self._environ: dict[str, str] | None = None  # as the test loop started
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
         self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
@@ -362,19 +363,28 @@ class BoundedReview:
         key = report.nodeid if report.failed else self._asking.key_of_skipped(report)
         if key is not None:
             self._need(key)
-        if report.failed and self._head_in_a_child():
+        if report.failed and self._head_in_a_child(report.nodeid):
             if self._head is None:
                 from .baseline.earlyhead import EarlyHead
 
                 self._head = EarlyHead(self._base_run)
             self._head.needs()
 
-    def _head_in_a_child(self) -> bool:
-        """Whether the flaky check re-runs at head in a new pytest process: under xdist the
-        controller holds no tests to run again."""
+    def _head_in_a_child(self, nodeid: str) -> bool:
+        """Whether the flaky check re-runs ``nodeid`` at head in a new pytest process: under
+        xdist (the controller holds no tests to run again), a collection error, or a test that
+        logs reports of its own (unittest, subtests; see inprocess.py)."""
         if self.target.empty or self.config.option.collectonly or self.settings.reruns == 0:
             return False
-        return self.config.pluginmanager.has_plugin("dsession")
+        if self.config.pluginmanager.has_plugin("dsession"):
+            return True
+        from .baseline.inprocess import self_logging
+
+        item = self._collected.get(nodeid)
+        return item is None or self_logging(item)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._collected = {item.nodeid: item for item in session.items}
 
     def close(self) -> None:
         """End what the session started early; safe to call more than once."""

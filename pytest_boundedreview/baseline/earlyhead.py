@@ -1,13 +1,14 @@
 """The flaky check's first re-run at head, started during the session when it cannot run in
 the session's own process.
 
-Under xdist the controller holds no tests to run again: the re-run at head is a pytest child.
-It starts at the session's first failure, in the rootdir, with the session's options and its
-environment from before its tests ran; it loads the plugins and the conftest files of the
-session's paths, and waits (see :func:`rerun.start_waiting`). When the session ends it is
-handed the failures, so its start is behind it. A child that ended early or broke is replaced
-by a re-run started the usual way; :meth:`EarlyHead.close` ends it on every exit of the
-session.
+Under xdist the controller holds no tests to run again, and a test that logs reports of its
+own (unittest, subtests) or a file that failed to collect is not run again in the session's
+process either: the re-run at head is a pytest child. It starts at the first such failure, in
+the rootdir, with the session's options and its environment from before its tests ran; it
+loads the plugins and the conftest files of the session's paths, and waits (see
+:func:`rerun.start_waiting`). When the session ends it is handed the failures, so its start
+is behind it. A child that ended early or broke is replaced by a re-run started the usual
+way; :meth:`EarlyHead.close` ends it on every exit of the session.
 """
 
 from __future__ import annotations

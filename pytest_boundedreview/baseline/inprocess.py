@@ -12,7 +12,8 @@ from _pytest.runner import runtestprotocol
 from .rerun import RerunResult, merged
 
 
-def _self_logging(item: pytest.Item) -> bool:
+def self_logging(item: pytest.Item) -> bool:
+    """Whether ``item`` logs reports of its own, so it is re-run in a new process."""
     if "subtests" in getattr(item, "fixturenames", ()):
         return True
     return type(item).__name__ == "TestCaseFunction"  # unittest: subTest() logs its own reports
@@ -25,7 +26,7 @@ def head_rerunner(
     by_id = {item.nodeid: item for item in items}
 
     def run(nodeids: Sequence[str]) -> RerunResult:
-        here = [by_id[n] for n in nodeids if n in by_id and not _self_logging(by_id[n])]
+        here = [by_id[n] for n in nodeids if n in by_id and not self_logging(by_id[n])]
         local_ids = {item.nodeid for item in here}
         elsewhere = [n for n in nodeids if n not in local_ids]
         passed = set()

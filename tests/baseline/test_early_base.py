@@ -125,16 +125,44 @@ def stamps(env: dict[str, str], which: str = "BASE_STAMPS") -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-def test_under_xdist_the_head_rerun_starts_while_the_session_still_runs(
-    change: tuple[GitRepo, dict[str, str]], tmp_path: Path
+# test_a fails first (a unittest test: re-run at head in a new process, not in the session's);
+# test_b then holds the session until the file GO exists.
+UNITTESTS = """\
+import os, time, unittest
+
+
+class T(unittest.TestCase):
+    def test_a(self):
+        assert {value}
+
+    def test_b(self):
+        deadline = time.monotonic() + 120
+        while not os.path.exists(os.environ["GO"]) and time.monotonic() < deadline:
+            time.sleep(0.05)
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra", "unit"), [(["-n", "2"], False), ([], True)], ids=["xdist", "unittest"]
+)
+def test_a_head_rerun_in_a_new_process_starts_while_the_session_still_runs(
+    change: tuple[GitRepo, dict[str, str]], tmp_path: Path, extra: list[str], unit: bool
 ) -> None:
-    """The controller holds no tests to re-run: the flaky check's child starts at the first
-    failure, and is the one that re-runs it at the end."""
+    """Under xdist (the controller holds no tests) or for a unittest test (it logs its own
+    reports), the flaky check re-runs at head in a new process: it starts at the first
+    failure, and is the one that re-runs the failure at the end."""
     repo, env = change
+    failing = "test_ab.py::test_a"
+    if unit:  # the same change, in a unittest module
+        repo.git("checkout", "--quiet", "main")
+        repo.commit({"test_ab.py": UNITTESTS.format(value=1)}, "base, unittest")
+        repo.git("checkout", "--quiet", "-B", "feature")
+        repo.commit({"test_ab.py": UNITTESTS.format(value=0)}, "regression")
+        failing = "test_ab.py::T::test_a"
     env["HEAD_STAMPS"] = str(tmp_path / "head-stamps")
     scratch = Path(env["TMPDIR"])
     with repo.untouched():
-        run = start(repo, env, "-n", "2")
+        run = start(repo, env, *extra)
         deadline = time.monotonic() + 120
         while not stamps(env, "HEAD_STAMPS") and time.monotonic() < deadline:
             assert run.poll() is None, (scratch.parent / "run.log").read_text(errors="replace")
@@ -143,7 +171,7 @@ def test_under_xdist_the_head_rerun_starts_while_the_session_still_runs(
         assert run.poll() is None, "the session is still holding in test_b"
         report = finish(run, env)
     assert run.returncode == 1
-    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_ab.py::test_a"]
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == [failing]
     assert len(stamps(env, "HEAD_STAMPS")) == 1, "one head child: the early one re-ran test_a"
     assert _processes_in(scratch) == []
 
