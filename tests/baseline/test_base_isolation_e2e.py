@@ -215,9 +215,12 @@ def test_ctrl_c_during_the_base_run(
     assert run.returncode == 2, out
     assert "Traceback" not in out
     report = json.loads((project.path / ".bounded-review" / "report.json").read_text())
-    assert report["gate"] == {
-        "review_clean": "indeterminate",
-        "reasons": ["the review was interrupted before it finished"],
-    }
+    # The base re-run starts at the first failure, so Ctrl-C can land while the session still
+    # ends its test loop (pytest's own interruption) or while the review waits for the base.
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert report["gate"]["reasons"] in (
+        ["the review was interrupted before it finished"],
+        ["the pytest session did not complete (exit 2): the session was interrupted"],
+    )
     assert len(project.git("worktree", "list").splitlines()) == 1
     assert list(scratch.iterdir()) == []
