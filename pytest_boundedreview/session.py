@@ -332,8 +332,9 @@ class BoundedReview:
         in_a_new_process = partial(
             rerun, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout
         )
-        usual = in_a_new_process
-        fresh = partial(self._head.rerun, usual=usual) if self._head is not None else usual
+        fresh = in_a_new_process
+        if self._head is not None:  # the early child first, then the usual way
+            fresh = partial(self._head.rerun, usual=in_a_new_process)
         return dataclasses.replace(
             run,
             rerun_at_head=head_rerunner(self._items, fresh),

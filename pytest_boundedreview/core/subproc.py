@@ -136,14 +136,16 @@ def _wait(
             poller.register(handle, select.POLLIN)
         while True:
             left = None if end is None else max(end - time.monotonic(), 0)
-            step = left if done is None and handle is not None else DONE_POLL_SECONDS
-            step = step if left is None or step is None else min(step, left)
+            if done is None and handle is not None:
+                step = left  # the kernel wakes this wait at the exit
+            else:  # look again every few ms
+                step = DONE_POLL_SECONDS if left is None else min(DONE_POLL_SECONDS, left)
             if handle is not None:
                 if poller.poll(None if step is None else step * 1000):
                     break
             elif proc.poll() is not None:
                 break
-            else:  # no pidfd: look again every few ms
+            else:
                 time.sleep(step or 0)
             if done is not None and done():
                 return True
