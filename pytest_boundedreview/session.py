@@ -129,6 +129,7 @@ class BoundedReview:
             reporter.write_sep("-", "bounded review: classifying against the base")
             self._announced = True
         reporter.write_line(f"bounded-review: {message}")
+        reporter.flush()  # a CI log is a pipe: show the line while the work it announces runs
 
     @functools.cached_property
     def _project(self) -> Project:
