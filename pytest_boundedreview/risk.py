@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
 
 from .core.ceilings import Tier
+from .models.record import record
 from .target.scope import FileChange, Scope
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Trigger:
     """Paths (globs; ``**`` crosses folders) and added-line patterns that make a change strict."""
 
@@ -163,7 +163,7 @@ DOCS_PATHS = (
 _PUBLIC_DEF = re.compile(r"^\s*(?:async\s+def|def|class)\s+([A-Za-z]\w*)")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Reason:
     path: str | None
     rule: str

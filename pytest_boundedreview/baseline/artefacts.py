@@ -27,11 +27,11 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ..core.config import table_in
 from ..core.errors import GitError
+from ..models.record import record
 from ..target import git, imported
 from . import copyin
 
@@ -53,7 +53,7 @@ def builds(path: str) -> bool:
     return name.suffix.lower() in SOURCE_SUFFIXES or name.name in BUILD_FILES
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Preparation:
     """What is done in a base checkout before its re-run."""
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import functools
 import glob
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
 from ..core.pytestini import words
+from ..models.record import record
 from . import narrowing
 from .cache import LISTING, WHOLE
 from .classification import Classification, Questions
@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from .wholeness import Project
 
 
-@dataclass
+@record
 class Asking:
     """The base questions of one session (the controller's)."""
 

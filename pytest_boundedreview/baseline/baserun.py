@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.errors import GitError
+from ..models.record import record
 from ..target import git, kept, worktree
 from . import artefacts, testdefs
 from . import cache as basecache
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from ..core.config import Settings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BaselineRun:
     """Where and how the session ran, as the re-runs need it."""
 
@@ -225,7 +226,7 @@ def enter_checkout(run: BaselineRun, stack: contextlib.ExitStack) -> Path:
         raise BaseUnavailable(f"base {base[:12]} unreachable: {exc}") from None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class BaseAnswer:
     """What a base re-run established: a verdict per node id asked (see
     :func:`verdict_at_base`), the tests it collected from the paths it listed, and the

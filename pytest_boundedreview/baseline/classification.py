@@ -5,12 +5,13 @@ review phase without the machinery that runs tests at the base."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..models import TestFailure
+from ..models.record import record
 
 
-@dataclass
+@record
 class Classification:
     target_related: list[TestFailure] = field(default_factory=list)
     pre_existing: list[TestFailure] = field(default_factory=list)
@@ -24,7 +25,7 @@ class Classification:
     listed: frozenset[str] | None = None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Questions:
     """What a session asks the base besides its failures: whether the tests it skipped (or
     xfailed), and the files it skipped whole at collection, pass there; and which tests the

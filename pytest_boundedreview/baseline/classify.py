@@ -14,10 +14,10 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..models import TestFailure
+from ..models.record import record
 from . import cache as basecache
 from . import testdefs
 from .baserun import BaseAnswer, BaselineRun, BaseUnavailable, Verdicts, started_at_base
@@ -156,7 +156,7 @@ def _confirmed_fresh(
     return [n for n in passed if n.nodeid in fresh.passed]
 
 
-@dataclass
+@record
 class _AtBase:
     """The base's answers: those cached for this base, and a re-run of the rest under way."""
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path, PurePosixPath
 
 from ..core.pytestini import matches, options_of, words
+from ..models.record import record
 from ..target import git
 from ..target.scope import FileChange
 from . import testdefs
@@ -97,7 +98,7 @@ def listing(
     return tuple(sorted(found))
 
 
-@dataclass
+@record
 class Narrowing:
     """The base's tests the session did not have: ``gone`` (still defined at head: narrowed
     out) and ``removed`` (the change deleted them)."""
@@ -165,7 +166,7 @@ def compare(
     return result
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     """The change as the comparison sees it: its files relative to the rootdir, and the
     repository and base they are read from."""

@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Generator
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 
 import pytest
 
+from ..models.record import record
 from . import signature
 
 STAMP = "bounded_review_signature"
 
 
-@dataclass
+@record
 class NodeOutcome:
     """Everything that failed in one test (or one collected file), by phase and subtest."""
 

@@ -18,12 +18,13 @@ import shutil
 import sys
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
 from ..core import subproc, tempdirs
 from ..core.pytestini import addopts_at
+from ..models.record import record
 from ..target import git
 from . import artefacts, basefirst, recorder
 from .artefacts import Preparation
@@ -138,7 +139,7 @@ def replayable(
     return kept
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ask:
     """What a re-run is asked: run ``nodeids`` and every test of the files ``whole``, and
     list every test collected from the paths ``listing`` (files or folders; ``.`` is the
@@ -161,7 +162,7 @@ class Ask:
         return sorted(f for f in wanted if (rootdir / f).exists() and _within(rootdir / f, inside))
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RerunResult:
     """Outcomes of one re-run. ``status`` is ``ok`` unless the run itself broke (``setup``:
     the set-up command run before it failed)."""

@@ -12,11 +12,11 @@ import glob
 import os
 import subprocess
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..core.pytestini import matches
+from ..models.record import record
 
 if TYPE_CHECKING:
     import doctest
@@ -32,7 +32,7 @@ def _parser() -> doctest.DocTestParser:
     return doctest.DocTestParser()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Collected:
     """What the configuration collects: ``testpaths`` (relative to the rootdir; none means
     the rootdir), ``python_files`` patterns, ``norecursedirs``, and doctests."""
@@ -44,7 +44,7 @@ class Collected:
     doctest_globs: Sequence[str] = ()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ignores:
     """``--ignore`` paths and ``--ignore-glob`` patterns, absolute, as pytest applies them to
     each folder and file it would enter below a path it was given (never to that path)."""
@@ -64,6 +64,9 @@ class Ignores:
             if path in self.paths or any(fnmatch.fnmatch(str(path), g) for g in self.globs):
                 return True
         return False
+
+
+NO_IGNORES = Ignores()
 
 
 def _roots(rootdir: Path, testpaths: Sequence[str]) -> list[str]:
@@ -126,7 +129,7 @@ def _has_examples(file: Path, python: bool) -> bool:
 _DOCUMENTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
-def suite_files(rootdir: Path, collected: Collected, ignores: Ignores = Ignores()) -> list[str]:
+def suite_files(rootdir: Path, collected: Collected, ignores: Ignores = NO_IGNORES) -> list[str]:
     """The suite's test files, relative to ``rootdir``: files under the suite's folders whose
     names match ``python_files`` (and, with doctests on, Python files with a doctest example,
     and ``--doctest-glob`` files holding one), outside ``norecursedirs``, minus what the

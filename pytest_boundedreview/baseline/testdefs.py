@@ -14,27 +14,28 @@ import ast
 import contextlib
 import hashlib
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from ..models.record import record
 
 # Bases known to add no test methods; any other base the file does not define is unread.
 _EMPTY_BASES = {"object", "TestCase", "IsolatedAsyncioTestCase"}
 _MAX_DEPTH = 20
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Defined:
     """The file defines the test: ``decorators`` is how it (and its classes) are decorated."""
 
     decorators: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Absent:
     """The file does not define the test's function or class."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Unread:
     """Whether the file defines the test cannot be read from it (``why``)."""
 

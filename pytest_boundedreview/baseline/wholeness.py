@@ -18,7 +18,7 @@ import glob
 import os
 import shlex
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +26,7 @@ import pytest
 
 from ..core.pytestini import DEFAULT_NORECURSEDIRS, words
 from ..core.selecting import Selection, paths, scan
+from ..models.record import record
 from ..target.livetree import shown
 from .deselection import DROPPED, Deselections
 from .suite import Collected, Ignores, left_out, suite_files
@@ -33,7 +34,7 @@ from .suite import Collected, Ignores, left_out, suite_files
 SHOWN = 20  # files or tests named before a count
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Project:
     """The project's own pytest configuration: the folder its paths are relative to, its
     options as the base has them, and its file (``None``: pytest's defaults)."""
@@ -43,7 +44,7 @@ class Project:
     file: Path | None = None
 
 
-@dataclass
+@record
 class Wholeness:
     """What defined the suite, what the project's configuration left out, and why the run is
     partial (if it is), with the test files or tests it left out."""
@@ -73,7 +74,7 @@ def _shown(names: Sequence[str]) -> str:
     return ", ".join(names[:SHOWN]) + more
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Session:
     """A finished (or finishing) session as the judgement needs it."""
 

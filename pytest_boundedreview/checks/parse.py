@@ -11,7 +11,6 @@ import hashlib
 import re
 from collections import Counter
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote, urlparse
@@ -19,13 +18,14 @@ from urllib.parse import unquote, urlparse
 from ..core import strictjson
 from ..core.errors import FatalError
 from ..models.finding import CheckFinding
+from ..models.record import record
 
 
 class CheckOutputError(FatalError):
     """A check's output is not in the format its configuration names."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class RawFinding:
     rule: str
     path: str | None

@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..baseline.rerun import child_env
@@ -13,6 +12,7 @@ from ..core import subproc
 from ..core.errors import GitError
 from ..core.tables import CheckConfig
 from ..models.finding import CheckFinding
+from ..models.record import record
 from ..models.report import CheckResult
 from ..target import git, kept, worktree
 from ..target.scope import Scope
@@ -28,7 +28,7 @@ from .parse import (
 OUTPUT_CAP = 16 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ran:
     """One run of one check in one tree: its findings, or why it could not run."""
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ..core.fingerprint import finding_fingerprint
+from ..models.record import record
 from ..target import git
 from ..target.freeze import Target
 from ..target.scope import FileChange
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from ..models.finding import ReportFinding
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LineRule:
     name: str
     category: str

@@ -22,13 +22,14 @@ Sources, checked against the installed tools (the shapes are tested against the 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from ..models.record import record
 
 REASON_CAP = 16000  # below Claude Code's cap on a hook's text (about 16384 characters)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Protocol:
     """One agent's spelling of the stop hook's event and answers."""
 

@@ -28,17 +28,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.errors import UsageError
+from ..models.record import record
 from .jsonfile import line_of
 
 TIMEOUT = 30  # seconds: the hook itself answers in about a second
 COMMAND_KEYS = ("command", "bash", "powershell")  # where a handler names what it runs
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class AgentHooks:
     """Where one agent reads project hooks, and the entries init adds there."""
 

@@ -15,12 +15,12 @@ import argparse
 import difflib
 import json
 import os
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.statefile import write_atomic
+from ..models.record import record
 from ..target import git
 from .agentsettings import AGENTS, AgentHooks, merge
 from .init import default_mode
@@ -34,7 +34,7 @@ def skill_text() -> bytes:
     return (resources.files("pytest_boundedreview.cli") / "skill" / "SKILL.md").read_bytes()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Change:
     """One file init would write: ``before`` None when it does not exist yet."""
 

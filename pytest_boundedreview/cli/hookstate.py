@@ -10,13 +10,13 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.statefile import write_atomic
+from ..models.record import record
 
 
-@dataclass
+@record
 class Counter:
     """What the hook keeps for one agent session: the blocks it gave, the last (tree, report)
     it blocked, and the tree the current turn started with."""

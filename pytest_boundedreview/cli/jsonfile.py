@@ -10,16 +10,16 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
 from typing import Any
 
 from ..core import strictjson
 from ..core.errors import UsageError
+from ..models.record import record
 
 BOM = "\ufeff"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Layout:
     """How a JSON file is written: ``indent`` None is one line; an empty string puts each
     item on its own line without indentation."""

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import FatalError, LedgerError
+from ..models.record import record
 
 if TYPE_CHECKING:
     from ..core.config import Settings
@@ -39,7 +39,7 @@ class Unanswered(FatalError):
     """A tool cannot answer; the message names the file and the fix."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Place:
     """The repository a tool is asked about: its settings, state folder and report file."""
 
@@ -133,7 +133,7 @@ def _blockers(report: Report) -> list[str]:
     return lines
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Seen:
     """The working tree, the last report (if any) and the review base's tree."""
 

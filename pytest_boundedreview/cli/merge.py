@@ -4,7 +4,6 @@ scans and reviewer lanes once and gate once, as a single session would have."""
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..baseline.baserun import BaselineRun
@@ -15,6 +14,7 @@ from ..core.pytestini import from_files
 from ..core.readfile import read_bounded
 from ..core.statefile import state_folder
 from ..models.plain import validate
+from ..models.record import record
 from ..models.report import Gate, GateAnswer, Report, TestFailure
 from ..report.build import NO_LANES, assess_risk, build
 from ..report.publish import progress, publish
@@ -28,7 +28,7 @@ from ..triage.waivers import load as load_waivers
 MAX_SHARD_BYTES = 64 * 1024 * 1024
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Shard:
     path: Path
     report: Report

@@ -9,16 +9,17 @@ commit and push gate still read the whole report strictly (``gate.read``).
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..models.record import record
 
 SCHEMA = "bounded-review/report/v1"
 MAX_BYTES = 64 * 1024 * 1024
 GATE_VALUES = ("yes", "no", "indeterminate")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Blocker:
     path: str
     line: int
@@ -26,7 +27,7 @@ class Blocker:
     remediation: str
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class ReportView:
     """What the stop hook reads of a report."""
 

@@ -26,11 +26,11 @@ import hashlib
 import json
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.statefile import write_atomic
+from ..models.record import record
 from . import reportview
 from .agentprotocol import (
     AGENTS,
@@ -70,7 +70,7 @@ def add_parser(sub: Any) -> None:
         parser.add_argument("--agent", required=True, choices=AGENTS, help="whose protocol")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Answer:
     """Allow or block the stop; ``text`` is the instruction (block) or the message shown to
     the user (allow; empty: say nothing)."""
@@ -97,7 +97,7 @@ def read_event(data: bytes) -> dict[str, Any]:
     return event
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Where:
     """The repository the agent works in, its settings, state folder, and the tree it leaves
     (the working tree with its untracked files, written through a temporary index)."""
@@ -142,7 +142,7 @@ def _review_command(settings: Settings) -> str:
     return command
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Seen:
     """The report of the tree the agent leaves (or why there is none to use) and the loop's
     ceiling."""

@@ -14,14 +14,14 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from ..models.record import record
 from .ceilings import HARD_CEILINGS
 from .config import Settings
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Proposal:
     """A relaxing value the change gives ``key``: kept out of this review, applied after merge."""
 
@@ -195,7 +195,7 @@ RULES: dict[str, Rule] = {
 }
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Governed:
     """The settings a review runs under, and what the change proposes for after merge."""
 

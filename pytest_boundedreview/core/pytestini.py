@@ -10,9 +10,10 @@ import os
 import shlex
 import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ..models.record import record
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -44,7 +45,7 @@ _FILES = (
 _INI_FILES = {"pytest.ini": "pytest", ".pytest.ini": "pytest", "tox.ini": "pytest"}
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Collection:
     """Where a pytest session started in ``rootdir`` collects, and where the rules came from."""
 

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import shlex
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+
+from ..models.record import record
 
 # The options that leave tests out, spelled as pytest spells them (pytest takes no abbreviation).
 _SHORT = ("-m", "-k")
@@ -15,7 +16,7 @@ SELECTING = _SHORT + _LONG
 PROJECT = ("addopts", "declared suite")  # the project's own origins; the rest is the invocation
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Given:
     """One selecting option as given: where, which, and its value."""
 
@@ -105,7 +106,7 @@ def unknown(tokens: Sequence[str]) -> list[str]:
     return [t for t in _unvalued(tokens) if t.startswith("-") and not scan([t], "")]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Selection:
     """Every selecting option of a session, in the order pytest reads them (``addopts``,
     ``PYTEST_ADDOPTS``, the command line), and the declared suite's."""

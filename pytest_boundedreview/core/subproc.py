@@ -19,16 +19,17 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
+
+from ..models.record import record
 
 DEFAULT_CAP = 1024 * 1024
 GRACE_SECONDS = 3.0
 JOB_VARIABLE = "BOUNDED_REVIEW_JOB"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Outcome:
     """How a child ended. ``returncode`` is ``None`` when it never started or timed out."""
 

@@ -16,13 +16,13 @@ import functools
 import re
 import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..core import strictjson, subproc, tempdirs
 from ..core.errors import UsageError
 from ..core.tables import LaneConfig
+from ..models.record import record
 from .environment import lane_env
 from .prompt import full_prompt, lens_prompt
 from .result import Attempt, exit_reason, process_failure, settled
@@ -32,7 +32,7 @@ OUTPUT_CAP = 8 * 1024 * 1024
 PROBE_TIMEOUT = 60.0
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Tool:
     """An agent program as found: where, which version, and the flags its help lists."""
 
@@ -45,7 +45,7 @@ class Tool:
         return re.search(rf"(?<![\w-]){re.escape(flag)}(?![\w-])", self.help) is not None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Agent:
     """One adapter: the tool's name, how to read its help, the variables it needs (its
     credentials and home), the flags without which it is not run, how to invoke it and how

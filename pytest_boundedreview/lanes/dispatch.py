@@ -6,16 +6,16 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
 
 from ..core.tables import LaneConfig
+from ..models.record import record
 from .result import Attempt
 
 # Runs one lane (with its retries), given what the scouts answered.
 LaneRunner = Callable[[LaneConfig, Sequence[Attempt]], list[Attempt]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LaneRun:
     lane: LaneConfig
     attempts: list[Attempt]

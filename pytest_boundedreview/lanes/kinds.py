@@ -10,19 +10,19 @@ module with a ``run_once`` and a row in :data:`KINDS`.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.tables import LaneConfig
 from ..hookspec import PluginLane
+from ..models.record import record
 from . import agent, command, plugin
 from .agents import AGENTS
 from .prompt import lens_prompt
 from .result import Attempt
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LaneCall:
     """What a runner is given: the lane, its packet (JSON), the copy of the frozen tree it
     reviews in (its own: nothing one lane writes reaches another), and the lanes installed

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Literal
 
 from pydantic import ValidationError
@@ -14,13 +13,14 @@ from ..core import strictjson
 from ..core.subproc import Outcome
 from ..core.validation import describe_all
 from ..models.lane import LaneResult
+from ..models.record import record
 from ..models.report import Usage
 
 OUTPUT_CAP = 1024 * 1024
 FailureKind = Literal["error", "died", "limit"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Attempt:
     """One run of one lane: its result, or how it failed (``error`` | ``died`` | ``limit``),
     the model that actually answered, and for agent lanes the tool and what it reported

@@ -12,17 +12,17 @@ import dataclasses
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..core import subproc
 from ..core.tables import LaneConfig, RoutingConfig
+from ..models.record import record
 from .environment import lane_env
 
 UNVERIFIED_NOTE = "model not verified against a live list"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Route:
     """The model a lane will use, or why it cannot run (``problem``), and a note."""
 

@@ -12,18 +12,19 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from ..models.finding import ReportFinding
 from ..models.loop import LoopState, ModelReview, RoundState
+from ..models.record import record
 from .mismatch import NO_REVIEWER, why_required
 
 SYSTEMIC_RULES = ("public-api", "migrations", "release")
 ROUND_LIMIT = 1 + 3  # the first review and at most three repair loops (strict)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Plan:
     """What this session does about the loop."""
 

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..models.record import record
 from ..models.report import LaneReport, LoopInfo
 from ..triage.triaged import Triaged
 
@@ -12,7 +13,7 @@ if TYPE_CHECKING:
     from ..models.loop import LaneState
 
 
-@dataclass
+@record
 class RoundResult:
     """What the session reports about its round."""
 

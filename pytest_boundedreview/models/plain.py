@@ -1,8 +1,8 @@
 """Plain dataclasses for what a pytest session builds and writes: its settings and its report.
 
 A session makes these from its own data and writes them with :mod:`json`, so it never imports
-pydantic. They are standard frozen, keyword-only dataclasses; pydantic validates them only where
-a document comes from outside (a configuration that changed, a report read back, a schema
+pydantic. They are frozen, keyword-only dataclasses (made by ``record``); pydantic validates
+them only where a document comes from outside (a configuration that changed, a report read back, a schema
 asked for), through :func:`adapter`. Their constraints are :class:`Limits` and :class:`Check`
 in ``Annotated`` metadata: inert objects until pydantic asks them for their schema.
 """
@@ -16,6 +16,8 @@ import sys
 import typing
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar, cast
+
+from .record import record
 
 if sys.version_info >= (3, 11):
     from typing import dataclass_transform
@@ -38,7 +40,7 @@ def plain(cls: type[T]) -> type[T]:
     """A frozen, keyword-only dataclass pydantic validates as strictly as the models."""
     cls.__pydantic_config__ = CONFIG  # type: ignore[attr-defined]
     cls.__get_pydantic_core_schema__ = classmethod(_from_objects)  # type: ignore[attr-defined]
-    return dataclasses.dataclass(frozen=True, kw_only=True)(cls)
+    return record(frozen=True, kw_only=True)(cls)
 
 
 def _from_objects(cls: type, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
@@ -50,7 +52,7 @@ def _from_objects(cls: type, source: Any, handler: GetCoreSchemaHandler) -> Core
     return cast("CoreSchema", schema)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Limits:
     """Bounds of a number, a string or a list, as pydantic's ``Field`` gives them."""
 
@@ -68,7 +70,7 @@ class Limits:
         return cast("CoreSchema", schema)
 
 
-@dataclasses.dataclass(frozen=True)
+@record(frozen=True)
 class Check:
     """A check of one value after its type is validated; a ``ValueError`` it raises is a
     validation error at that value's place."""

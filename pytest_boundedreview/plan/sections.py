@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from ..models.record import record
 
 _ATX = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
@@ -13,7 +14,7 @@ _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _NUMBERING = re.compile(r"^(?:(?:step|part|phase)\s+)?(?:\d+|[ivx]+|[a-z])[.):]\s+")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Section:
     title: str
     line: int  # 1-based line of the heading

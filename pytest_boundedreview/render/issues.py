@@ -9,9 +9,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 from collections.abc import Iterator
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
+from ..models.record import record
 from ..models.report import Report, TestFailure
 
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 Level = Literal["blocking", "advisory", "pre-existing"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Issue:
     level: Level
     rule: str  # "test/target-related", "check/ruff/F401", "finding/correctness"

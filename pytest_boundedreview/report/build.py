@@ -4,7 +4,6 @@ it)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from .. import __version__
@@ -12,6 +11,7 @@ from ..baseline.classification import Classification
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..core.statefile import utc_now
+from ..models.record import record
 from ..models.report import (
     REPORT_SCHEMA,
     Budget,
@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Evidence:
     """Everything one session established, before it is written down."""
 

@@ -5,7 +5,7 @@ the review itself and its dry run (``bounded-review lanes``)."""
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..core.ceilings import Ceilings
@@ -13,10 +13,11 @@ from ..core.config import Settings
 from ..core.tables import LaneConfig
 from ..lanes import plugin as plugins
 from ..lanes.selection import Size, select, size_of
+from ..models.record import record
 from ..target.freeze import Target
 
 
-@dataclass
+@record
 class Candidates:
     """Every lane that could review: configured first, then those plugins offer (a plugin
     lane named like a configured one is left out, with a problem)."""

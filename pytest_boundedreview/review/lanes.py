@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from ..core.ceilings import Ceilings
@@ -26,6 +26,7 @@ from ..loop.result import RoundResult
 from ..models.finding import ReportFinding
 from ..models.lane import ModelReviewPacket
 from ..models.loop import LaneState
+from ..models.record import record
 from ..models.report import LaneReport, TestFailure
 from ..target import git
 from ..target.freeze import Target
@@ -38,7 +39,7 @@ from .lanerows import lane_row, lane_states, unrun_row
 from .possible import none_ran
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Carried:
     """What a delta round carries over from the previous round of the loop."""
 
@@ -51,14 +52,14 @@ class Carried:
     model_review: ModelReviewPacket | None = None  # what it hears
 
 
-@dataclass
+@record
 class LanesOutcome(RoundResult):
     """The round as the lanes phase ran it (``lane_states``: attempt chains, for the ledger)."""
 
     ran: bool = False  # whether any lane was configured and considered at all
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class LaneRound:
     """What the lanes phase of one round is given: the change under review and its context,
     the budget of its risk tier, and what a delta round carries over (``carried``)."""
@@ -139,7 +140,7 @@ def _retain(
     return [lane for lane in chosen if lane not in kept]
 
 
-@dataclass
+@record
 class _Routed:
     lanes: list[LaneConfig] = field(default_factory=list)  # command lanes with their model
     notes: dict[str, str | None] = field(default_factory=dict)  # how each lane was routed

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -14,6 +13,7 @@ from ..checks.scans import scan
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..gate import decide, unbacked_revisions
+from ..models.record import record
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
 from ..report.build import Evidence
 from ..target import git
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from .lanes import Carried
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Counts:
     """How many tests ran, and how many the selection left out."""
 
@@ -41,13 +41,16 @@ class Counts:
     deselected: int = 0
 
 
+NO_COUNTS = Counts()
+
+
 def undecided(gate: Gate, why: str) -> Gate:
     """``gate`` with ``why`` added, and never ``yes``: what was not established is not clean."""
     answer: GateAnswer = "no" if gate.review_clean == "no" else "indeterminate"
     return Gate(review_clean=answer, reasons=[*gate.reasons, why])
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Review:
     """The frozen change and how to review it beyond its tests."""
 
@@ -68,7 +71,7 @@ class Review:
     def evidence(
         self,
         gate: Gate,
-        counts: Counts = Counts(),
+        counts: Counts = NO_COUNTS,
         tests: Classification | None = None,
         limitations: Sequence[str] = (),
         lanes: Sequence[LaneReport] | None = None,

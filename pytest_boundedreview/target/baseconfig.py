@@ -13,12 +13,13 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.baserules import Proposal, govern
 from ..core.config import MAX_CONFIG_BYTES, TABLE, Settings, read_toml
+from ..models.record import record
 from . import git
 
 if TYPE_CHECKING:
@@ -32,7 +33,7 @@ else:  # pragma: no cover - exercised on Python 3.10 only
 NOTE = "config: applies after merge"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Ruled:
     """The settings of this review, what the change proposes, and where its table is."""
 

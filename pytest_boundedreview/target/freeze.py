@@ -10,12 +10,12 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from ..core import tempdirs
 from ..core.errors import BaseRefError, UsageError
+from ..models.record import record
 from . import git
 from .livetree import differences, dirty_submodules, unflag
 from .scope import Scope, parse_scope
@@ -46,7 +46,7 @@ DIFF_OPTIONS = (
 )
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     """A frozen review target. ``revision`` is ``tree:<id>`` of the reviewed content."""
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ..core.errors import GitError, NotARepositoryError
+from ..models.record import record
 
 # Config that would change the shape of output we parse, pinned for every call.
 _PINNED_CONFIG = (
@@ -124,7 +124,7 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
     return found
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Repo:
     """A git work tree: its top-level folder and what git knows about it."""
 

@@ -11,16 +11,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 
 from ..core.errors import GitError, UsageError
+from ..models.record import record
 from . import git
 
 _ZERO = re.compile(r"0+")
 _SHA = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PushedRef:
     """One line of what git pushes; ``remote_sha`` is ``None`` for a ref the remote lacks."""
 
@@ -30,7 +30,7 @@ class PushedRef:
     remote_sha: str | None
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class PushRange:
     """A pushed ref with something new: the tree it sends and the base of its range, with the
     name a review passes as its base to review exactly this range."""

@@ -7,13 +7,14 @@ unified diff parsed with unidiff. git prints both in the same order, one entry p
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Literal
 
 from unidiff.errors import UnidiffParseError
 from unidiff.patch import PatchedFile, PatchSet
 
 from ..core.errors import DiffParseError
+from ..models.record import record
 
 ChangeStatus = Literal["added", "modified", "deleted", "renamed", "copied", "type-changed"]
 
@@ -29,7 +30,7 @@ SUBMODULE_MODE = "160000"
 SYMLINK_MODE = "120000"
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FileChange:
     """One changed file. ``path`` is the new path (the old one for a deletion)."""
 
@@ -62,7 +63,7 @@ class FileChange:
         return SYMLINK_MODE in (self.old_mode, self.new_mode)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Scope:
     """Changed files by path, with O(1) line membership."""
 

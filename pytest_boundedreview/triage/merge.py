@@ -6,15 +6,16 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from ..models.finding import ReportFinding
+from ..models.record import record
 
 _NON_WORD = re.compile(r"[^0-9a-z]+")
 RANK = {"deterministic": 3, "reproduced": 2, "quoted": 1, "evidence": 0}
 
 
-@dataclass
+@record
 class Candidate:
     """A finding that survived validation, on its way to the report."""
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Literal
 
 from ..baseline.baserun import BaselineRun, BaseUnavailable, base_verdicts, rerun_in
@@ -18,12 +17,13 @@ from ..core import subproc
 from ..lanes.environment import lane_env
 from ..lanes.snapshot import snapshot_copy
 from ..models.finding import Reproduce
+from ..models.record import record
 
 MAX_COMMANDS = 20
 Status = Literal["reproduced", "pre-existing", "did-not-reproduce", "not-run"]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Reproduced:
     status: Status
     detail: str
@@ -33,7 +33,7 @@ def key(spec: Reproduce) -> str:
     return json.dumps(spec.model_dump(exclude_none=True), sort_keys=True)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Reproducer:
     """Runs reproductions against ``tree`` (the snapshot) and the base of ``run``."""
 

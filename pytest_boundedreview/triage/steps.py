@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 from ..core.fingerprint import finding_fingerprint
 from ..models.finding import BLOCKING_CATEGORIES, Finding, RejectedFinding, ReportFinding, Reproduce
 from ..models.lane import Reconciliation
+from ..models.record import record
 from ..target.treefiles import TreeFiles
 from .merge import RANK, Candidate, merged
 from .quotes import fold, quote_line
@@ -21,7 +21,7 @@ FINDING_KEYS = set(Finding.model_fields)
 Reproduce_ = Callable[[Sequence[Reproduce]], Mapping[str, Reproduced]]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Raised:
     """One raw finding as a lane emitted it."""
 
@@ -30,7 +30,7 @@ class Raised:
     raw: Any
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Answer:
     """A verdict lane's reconciliation of the scout findings it was handed (fingerprints)."""
 

@@ -3,14 +3,16 @@ session with no findings to triage does not load the finding models."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
+
+from ..models.record import record
 
 if TYPE_CHECKING:
     from ..models.finding import RejectedFinding, ReportFinding
 
 
-@dataclass
+@record
 class Triaged:
     blocking: list[ReportFinding] = field(default_factory=list)
     advisory: list[ReportFinding] = field(default_factory=list)

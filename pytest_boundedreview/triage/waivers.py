@@ -17,10 +17,11 @@ import dataclasses
 import datetime
 import sys
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import TYPE_CHECKING
 
 from ..core.errors import ConfigError
+from ..models.record import record
 from ..target import git
 from ..target.freeze import tree_with
 
@@ -106,7 +107,7 @@ def code_revision(repo: git.Repo, revision: str, path: str) -> str:
     return "tree:" + tree_with(repo, tree, path, None)
 
 
-@dataclass
+@record
 class Disposed:
     """One review's findings and checks after the waivers: what still counts, what a waiver
     took out (still reported), and the waivers that did not apply."""

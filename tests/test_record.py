@@ -1,0 +1,195 @@
+"""``record`` means what ``dataclasses.dataclass`` means: each case builds the same class both
+ways and holds the record to the standard one."""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import functools
+import pickle
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from pytest_boundedreview.models.plain import adapter, plain
+from pytest_boundedreview.models.record import record
+
+Maker = Callable[..., Any]
+
+
+def _both(frozen: bool, kw_only: bool) -> list[Maker]:
+    return [
+        dataclasses.dataclass(frozen=frozen, kw_only=kw_only),
+        record(frozen=frozen, kw_only=kw_only),
+    ]
+
+
+def _point(make: Maker) -> Any:
+    class Point:
+        x: int
+        y: int = 0
+        tags: list[str] = dataclasses.field(default_factory=list)
+        note: str = dataclasses.field(default="", compare=False, repr=False)
+        seen: list[int] = dataclasses.field(default_factory=list, init=False)
+
+    Point.__module__ = __name__
+    return make(Point)
+
+
+def _outcome(call: Callable[[], Any]) -> tuple[str, Any]:
+    try:
+        value = call()
+    except Exception as exc:
+        return type(exc).__name__, None
+    return "ok", value
+
+
+@pytest.mark.parametrize("frozen", [False, True])
+@pytest.mark.parametrize("kw_only", [False, True])
+def test_construction_equality_repr_and_hash_match_the_standard_dataclass(
+    frozen: bool, kw_only: bool
+) -> None:
+    std, rec = (_point(make) for make in _both(frozen, kw_only))
+    calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = [
+        ((), {"x": 1}),
+        ((), {"x": 1, "y": 2, "tags": ["a"], "note": "n"}),
+        ((1,), {}),
+        ((1, 2), {"tags": ["b"]}),
+        ((1,), {"x": 2}),  # twice
+        ((), {}),  # missing
+        ((), {"x": 1, "z": 3}),  # unknown
+        ((), {"x": 1, "seen": [1]}),  # not an init field
+        ((1, 2, [], "", 5), {}),  # too many
+    ]
+    for args, kwargs in calls:
+        a = _outcome(functools.partial(std, *args, **kwargs))
+        b = _outcome(functools.partial(rec, *args, **kwargs))
+        assert a[0] == b[0], (args, kwargs, a, b)
+        if a[0] != "ok":
+            continue
+        made_std, made_rec = a[1], b[1]
+        assert repr(made_rec).replace(rec.__qualname__, "X") == repr(made_std).replace(
+            std.__qualname__, "X"
+        )
+        assert vars(made_rec) == vars(made_std)
+        assert made_rec == rec(*args, **kwargs)
+        assert made_rec != made_std  # another class
+        changed = dataclasses.replace(made_rec, x=-1)
+        assert changed != made_rec
+        assert changed.x == -1
+        assert changed.tags == made_rec.tags
+        assert dataclasses.replace(made_rec, note="other") == made_rec  # compare=False
+        assert dataclasses.asdict(made_rec) == dataclasses.asdict(made_std)
+        assert (
+            _outcome(functools.partial(hash, made_rec))[0]
+            == (_outcome(functools.partial(hash, made_std))[0])
+        )
+    assert rec.__match_args__ == std.__match_args__
+    assert [f.name for f in dataclasses.fields(rec)] == [f.name for f in dataclasses.fields(std)]
+
+
+def test_each_instance_gets_its_own_default_factory_value() -> None:
+    rec = _point(record)
+    first, second = rec(x=1), rec(x=1)
+    first.tags.append("a")
+    first.seen.append(1)
+    assert second.tags == []
+    assert second.seen == []
+
+
+def test_a_frozen_record_refuses_changes_as_the_standard_one_does() -> None:
+    for make in _both(frozen=True, kw_only=False):
+        made = _point(make)(1)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.x = 2
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            made.other = 2
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            del made.x
+
+
+def test_a_hashable_frozen_record_hashes_by_its_compared_fields() -> None:
+    @record(frozen=True)
+    class Key:
+        a: str
+        b: int = 0
+        why: str = dataclasses.field(default="", compare=False)
+
+    assert hash(Key("x", 1, "one")) == hash(Key("x", 1, "two"))
+    assert len({Key("x", 1), Key("x", 1, "why"), Key("x", 2)}) == 2
+    assert {Key("x"): 1}[Key("x", why="else")] == 1
+
+
+def test_an_unfrozen_record_with_equality_is_not_hashable() -> None:
+    @record
+    class Box:
+        value: int
+
+    with pytest.raises(TypeError):
+        hash(Box(1))
+
+
+def test_methods_a_class_writes_itself_are_kept_and_post_init_runs() -> None:
+    @record(frozen=True)
+    class Own:
+        value: int
+        double: int = dataclasses.field(default=0, init=False)
+
+        def __post_init__(self) -> None:
+            object.__setattr__(self, "double", 2 * self.value)
+
+        def __repr__(self) -> str:
+            return f"Own<{self.value}>"
+
+        def __hash__(self) -> int:
+            return 7
+
+    own = Own(3)
+    assert own.double == 6
+    assert repr(own) == "Own<3>"
+    assert hash(own) == 7
+
+
+def test_a_record_subclass_adds_fields_after_its_base() -> None:
+    @record(frozen=True)
+    class Base:
+        a: int
+
+    @record(frozen=True)
+    class Child(Base):
+        b: int = 1
+
+    child = Child(1, 2)
+    assert (child.a, child.b) == (1, 2)
+    assert child != Base(1)
+    assert Base(1) == Base(1)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        child.a = 5
+
+
+def test_records_copy_and_pickle() -> None:
+    made = _point(record(frozen=True))(1, 2, ["t"])
+    assert copy.deepcopy(made) == made
+    assert copy.copy(made) == made
+    global PickledPoint  # pickle finds classes by their module-level name
+    PickledPoint = type(made)
+    PickledPoint.__qualname__ = "PickledPoint"
+    assert pickle.loads(pickle.dumps(made)) == made
+
+
+PickledPoint: Any = None
+
+
+def test_pydantic_validates_a_plain_record_strictly() -> None:
+    @plain
+    class Limited:
+        name: str
+        count: int = 0
+
+    validator = adapter(Limited)
+    assert validator.validate_python({"name": "a", "count": 2}) == Limited(name="a", count=2)
+    with pytest.raises(ValueError, match="count"):
+        validator.validate_python({"name": "a", "count": "2"})
+    with pytest.raises(ValueError, match="other"):
+        validator.validate_python({"name": "a", "other": 1})
