@@ -2,9 +2,10 @@
 
 A session makes these from its own data and writes them with :mod:`json`, so it never imports
 pydantic. They are frozen, keyword-only dataclasses (made by ``record``); pydantic validates
-them only where a document comes from outside (a configuration that changed, a report read back, a schema
-asked for), through :func:`adapter`. Their constraints are :class:`Limits` and :class:`Check`
-in ``Annotated`` metadata: inert objects until pydantic asks them for their schema.
+them only where a document comes from outside (a configuration that changed, a report read
+back, a schema asked for), through :func:`adapter`. Their constraints are :class:`Limits` and
+:class:`Check` in ``Annotated`` metadata: inert objects until pydantic asks them for their
+schema.
 """
 
 from __future__ import annotations

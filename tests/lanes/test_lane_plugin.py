@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ import pytest
 from pytest_boundedreview import hookimpl
 from pytest_boundedreview.core.config import Settings
 from pytest_boundedreview.lanes.plugin import manager, plugin_lanes, run_once
+from pytest_boundedreview.review.possible import OFFERED, phase_needed
 
 RESULT = {"schema": "bounded-review/lane-result/v1", "verdict": "pass", "rationale": "fine"}
 
@@ -79,6 +81,49 @@ def test_lanes_come_from_entry_points_and_conftest_objects(installed_plugin: str
     assert set(found) == {"from-entry-point", "from-conftest"}
     assert (found["from-entry-point"].role, found["from-entry-point"].kind) == ("scout", "plugin")
     assert found["from-conftest"].model == "local-rules"
+
+
+def test_the_installed_entry_points_are_noted_and_a_change_to_them_is_seen(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Reading every distribution's metadata each run costs about 10 ms: the names are noted
+    in the state folder, with the distributions' entry point files they came from."""
+    state, site = tmp_path / "state", tmp_path / "site"
+    state.mkdir()
+    site.mkdir()
+    monkeypatch.syspath_prepend(str(site))
+    assert not phase_needed(Settings(), [], state)
+    assert json.loads((state / OFFERED).read_text())["names"] == []
+
+    # A plugin installed after: a new distribution folder on the path.
+    info = site / "br_later-1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: br-later\nVersion: 1.0\n")
+    entry_points = info / "entry_points.txt"
+    entry_points.write_text("[other]\nx = y\n")
+    assert not phase_needed(Settings(), [], state)
+    # Its entry points rewritten in place to offer a lane.
+    entry_points.write_text("[boundedreview]\nlater = br_later\n")
+    assert phase_needed(Settings(), [], state)
+    assert json.loads((state / OFFERED).read_text())["names"] == ["later"]
+    assert not phase_needed(Settings(blocked_plugins=["later"]), [], state)
+    # Noted answers are used as they are: a forged note for the same files is believed, which
+    # shows the metadata was not read again.
+    noted = json.loads((state / OFFERED).read_text())
+    (state / OFFERED).write_text(json.dumps({**noted, "names": []}))
+    assert not phase_needed(Settings(), [], state)
+    # Uninstalled: the folder is gone.
+    shutil.rmtree(info)
+    assert not phase_needed(Settings(), [], state)
+
+
+def test_a_state_folder_that_cannot_be_written_still_answers(
+    installed_plugin: str, tmp_path: Path
+) -> None:
+    state = tmp_path / "read-only"
+    state.mkdir()
+    (state / OFFERED).mkdir()  # nothing can be written in its place, nor read from it
+    assert phase_needed(Settings(), [], state)
 
 
 def test_plugins_can_be_blocked_by_name(installed_plugin: str) -> None:
