@@ -38,10 +38,10 @@ from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
     from .baseline.asking import Asking
-    from .baseline.baserun import BaselineRun
     from .baseline.classification import Questions
     from .baseline.early import EarlyBase
     from .baseline.earlyhead import EarlyHead
+    from .baseline.runspec import BaselineRun
     from .models.waiver import Waiver
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
@@ -300,7 +300,7 @@ class BoundedReview:
     def _base(self) -> BaselineRun:
         """The session's base run, made once: what it works out (how the base is made
         ready) is worked out once, for each of its copies."""
-        from .baseline.baserun import BaselineRun
+        from .baseline.runspec import BaselineRun
 
         rootdir, args = Path(self.config.rootpath), self._replayable()
         run = BaselineRun.configured(
@@ -325,10 +325,13 @@ class BoundedReview:
 
     def _baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
+        run = self._base_run()
+        started_early = self._early.hand if self._early is not None else None
+        if not self.collector.failed:  # nothing re-runs at head: its machinery stays out
+            return dataclasses.replace(run, started_early=started_early)
         from .baseline.inprocess import head_rerunner
         from .baseline.rerun import child_env, rerun
 
-        run = self._base_run()
         env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
         in_a_new_process = partial(
             rerun, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout
@@ -339,7 +342,7 @@ class BoundedReview:
         return dataclasses.replace(
             run,
             rerun_at_head=head_rerunner(self._items, fresh),
-            started_early=self._early.hand if self._early is not None else None,
+            started_early=started_early,
         )
 
     def _need(self, key: str) -> None:
@@ -348,10 +351,17 @@ class BoundedReview:
         if self.target.empty or self.config.option.collectonly:
             return
         if self._early is None:
+            if key in self._known_at_base:
+                return  # the cache answers: the base re-run machinery is not even imported
             from .baseline.early import EarlyBase
 
-            self._early = EarlyBase(self._base_run, self._asking.listing)
+            self._early = EarlyBase(self._base_run, self._asking.listing, self._known_at_base)
         self._early.needs(key)
+
+    @functools.cached_property
+    def _known_at_base(self) -> set[str]:
+        """The keys the base cache answers for this session's run."""
+        return self._base_run().known()
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         self._reported(report)
@@ -398,7 +408,7 @@ class BoundedReview:
     def _replayable(self) -> list[str]:
         """The session's options that a re-run of some of its tests repeats, with its random
         seed (pytest-randomly's, when it ran)."""
-        from .baseline.rerun import replayable
+        from .baseline.replay import replayable
         from .baseline.seeds import with_seed
 
         params = self.config.invocation_params

@@ -193,3 +193,37 @@ def test_pydantic_validates_a_plain_record_strictly() -> None:
         validator.validate_python({"name": "a", "count": "2"})
     with pytest.raises(ValueError, match="other"):
         validator.validate_python({"name": "a", "other": 1})
+
+
+@pytest.mark.parametrize(("frozen", "kw_only"), [(False, False), (True, False), (True, True)])
+def test_its_dataclass_parameters_say_what_it_is(frozen: bool, kw_only: bool) -> None:
+    std, rec = (_point(make) for make in _both(frozen, kw_only))
+    for name in ("init", "repr", "eq", "order", "unsafe_hash", "frozen"):
+        assert getattr(rec.__dataclass_params__, name) == getattr(std.__dataclass_params__, name)
+
+
+def test_standard_dataclasses_and_records_subclass_each_other() -> None:
+    frozen_record = _point(record(frozen=True))
+    # A standard frozen dataclass checks that its bases are frozen too (a project extending
+    # the settings, or a test adding a key, makes one).
+    extended = dataclasses.make_dataclass(
+        "Extended",
+        [("extra", int, dataclasses.field(default=0))],
+        bases=(frozen_record,),
+        frozen=True,
+    )
+    made = extended(1, extra=2)
+    assert (made.x, made.extra) == (1, 2)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        made.extra = 3
+    with pytest.raises(TypeError, match="non-frozen"):
+        dataclasses.make_dataclass("Loose", [("extra", int)], bases=(frozen_record,))
+
+    @record(frozen=True)
+    class OnStandard(_point(dataclasses.dataclass(frozen=True))):  # type: ignore[misc]
+        extra: int = 0
+
+    on = OnStandard(1, extra=2)
+    assert (on.x, on.extra, on) == (1, 2, OnStandard(1, extra=2))
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        on.x = 5

@@ -15,16 +15,22 @@ import contextlib
 import dataclasses
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..models import TestFailure
 from ..models.record import record
 from . import cache as basecache
 from . import testdefs
-from .baserun import BaseAnswer, BaselineRun, BaseUnavailable, Verdicts, started_at_base
 from .cache import LISTING, WHOLE
 from .classification import Classification, Questions
 from .outcomes import NodeOutcome
-from .rerun import Ask, child_env, rerun
+from .runspec import BaselineRun
+
+if TYPE_CHECKING:
+    from .baserun import BaseAnswer, Verdicts
+
+# The re-run machinery (baserun.py, rerun.py) is imported where a test is re-run: a session
+# whose questions the base cache answers, and which has no failures, never needs it.
 
 
 def _judge(
@@ -111,6 +117,8 @@ def _flaky_check(
     into: Classification,
 ) -> list[NodeOutcome]:
     """Re-run the failures at head; file those that pass as flaky and return the rest."""
+    from .rerun import child_env, rerun
+
     env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
     for attempt in range(run.reruns):
         progress(f"re-running {len(remaining)} failing test(s) at head (flaky check {attempt + 1})")
@@ -147,6 +155,8 @@ def _confirmed_fresh(
     """Those of ``passed`` (on a re-run inside the session's own process) that pass in a fresh
     process too: a test that fails on its first call in every process is not flaky, whatever
     a second call in a process it already ran in says."""
+    from .rerun import rerun
+
     progress(f"confirming {len(passed)} passing re-run(s) in a fresh process")
     nodeids = [n.nodeid for n in passed]
     fresh = rerun(nodeids, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout)
@@ -177,6 +187,8 @@ class _AtBase:
             return
         self.waited = True
         if self.pending is not None and self.unavailable is None:
+            from .baserun import BaseUnavailable
+
             try:
                 self.answered = self.pending()
             except BaseUnavailable as exc:
@@ -285,13 +297,14 @@ def _start_at_base(
         notes=run.preparation.notes,
     )
     todo = [n for n in [*(n.nodeid for n in nodes), *questions.skipped] if n not in at.known]
-    ask = Ask(
-        nodeids=frozenset(todo),
-        whole=tuple(p for p in questions.skipped_files if WHOLE + p not in at.known),
-        listing=tuple(p for p in questions.listing if LISTING + p not in at.known),
-    )
-    if not (ask.nodeids or ask.whole or ask.listing):
+    whole = tuple(p for p in questions.skipped_files if WHOLE + p not in at.known)
+    listing = tuple(p for p in questions.listing if LISTING + p not in at.known)
+    if not (todo or whole or listing):
         return at
+    from .baserun import BaseUnavailable, started_at_base
+    from .rerun import Ask
+
+    ask = Ask(nodeids=frozenset(todo), whole=whole, listing=listing)
     at.asked = ask.nodeids
     failing = sum(n.nodeid in ask.nodeids for n in nodes)
     what = [f"{len(ask.nodeids) - failing} skipped test(s)"] if len(ask.nodeids) > failing else []

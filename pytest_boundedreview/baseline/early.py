@@ -24,10 +24,10 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ..target import worktree
-from . import cache as basecache
-from .baserun import BaselineRun, BaseUnavailable, enter_checkout, start_in, start_waiting_in
+from .baserun import BaseUnavailable, enter_checkout, start_in, start_waiting_in
 from .cache import LISTING
 from .rerun import Ask, PendingRerun, RerunResult, WaitingRerun
+from .runspec import BaselineRun
 
 
 class _OrUsual(PendingRerun):
@@ -55,12 +55,17 @@ class _OrUsual(PendingRerun):
 class EarlyBase:
     """At most one early base re-run per session; ``run`` says how the session re-runs."""
 
-    def __init__(self, run: Callable[[], BaselineRun], listing: Sequence[str] = ()) -> None:
+    def __init__(
+        self,
+        run: Callable[[], BaselineRun],
+        listing: Sequence[str] = (),
+        known: set[str] | None = None,
+    ) -> None:
         self._make_run = run
         self._listing = listing  # paths whose collection the session asks of the base
         self._run: BaselineRun | None = None
         self._stack = contextlib.ExitStack()
-        self._known: set[str] | None = None  # node ids the base cache answers
+        self._known = known  # the keys the base cache answers (read here when not given)
         self._checkout: Path | None = None
         self._made = False  # the checkout is there whole (else its child makes it first)
         self._waiting: WaitingRerun | None = None
@@ -79,7 +84,7 @@ class EarlyBase:
             self._settled = True
             return
         if self._known is None:
-            self._known = set(basecache.load(run.cache_file()))
+            self._known = run.known()
         if key in self._known:
             return
         self._settled = True

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .baserun import BaselineRun
 from .rerun import Ask, RerunResult, WaitingRerun, child_env, start_waiting
+from .runspec import BaselineRun
 
 Rerunner = Callable[[Sequence[str]], RerunResult]
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..baseline.baserun import BaselineRun
 from ..baseline.classification import Classification
+from ..baseline.runspec import BaselineRun
 from ..core.config import load_settings
 from ..core.errors import UsageError
 from ..core.pytestini import from_files

@@ -9,7 +9,7 @@ carries the run's token in its environment (a daemon that left the group with ``
 from __future__ import annotations
 
 import contextlib
-import ctypes
+import functools
 import os
 import select
 import signal
@@ -71,11 +71,14 @@ class _Capped:
         return bytes(self.data)
 
 
+@functools.cache
 def _die_with_parent() -> Callable[[], None] | None:
     """On Linux, a hook that makes the child get SIGKILL when this process dies, so a killed
     run does not leave its re-runs and checks working on (elsewhere: nothing)."""
     if not sys.platform.startswith("linux"):
         return None
+    import ctypes  # here, once: most runs start no child, and it takes a few ms to import
+
     try:
         libc = ctypes.CDLL(None, use_errno=True)
     except OSError:
@@ -86,9 +89,6 @@ def _die_with_parent() -> Callable[[], None] | None:
         libc.prctl(pr_set_pdeathsig, signal.SIGKILL)
 
     return hook
-
-
-_PREEXEC = _die_with_parent()
 
 
 def _kill_group(pid: int, sig: int) -> None:
@@ -232,7 +232,7 @@ def start(
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,
-            preexec_fn=_PREEXEC,  # only calls prctl(2): safe between fork and exec
+            preexec_fn=_die_with_parent(),  # only calls prctl(2): safe between fork and exec
         )
     except OSError as exc:
         return Outcome(returncode=None, start_error=f"{argv[0]}: {exc.strerror or exc}")

@@ -43,11 +43,26 @@ def record(
     """A dataclass (``@record`` or ``@record(frozen=True, kw_only=True)``)."""
 
     def make(cls: type[T]) -> type[T]:
-        made = dataclasses.dataclass(init=False, repr=False, eq=False, kw_only=kw_only)(cls)
+        # Frozen as the standard dataclass is only where it must be (under a frozen base, whose
+        # subclasses it checks): that costs two compiled methods.
+        under_frozen = any(_params(base).frozen for base in cls.__mro__[1:] if _params(base))
+        made = dataclasses.dataclass(
+            init=False, repr=False, eq=False, kw_only=kw_only, frozen=frozen and under_frozen
+        )(cls)
         _Methods(made, frozen).attach()
+        # What the class is, for whatever reads the parameters (a standard dataclass made a
+        # subclass of it checks that both are frozen, or neither).
+        params = _params(made)
+        params.init = params.repr = params.eq = True
+        params.frozen = frozen
         return made
 
     return make if cls is None else make(cls)
+
+
+def _params(cls: type) -> Any:
+    """The class's ``__dataclass_params__`` (None for a class that is not a dataclass)."""
+    return cls.__dict__.get("__dataclass_params__")
 
 
 class _Methods:

@@ -9,8 +9,8 @@ import dataclasses
 import shlex
 from pathlib import Path
 
-from ..baseline.baserun import BaselineRun
 from ..baseline.classification import Classification
+from ..baseline.runspec import BaselineRun
 from ..core.ceilings import Tier
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.pytestini import from_files

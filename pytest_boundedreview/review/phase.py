@@ -23,7 +23,7 @@ from ..target.livetree import untested_reason
 from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:
-    from ..baseline.baserun import BaselineRun
+    from ..baseline.runspec import BaselineRun
     from ..loop.machine import Plan
     from ..loop.result import RoundResult
     from ..loop.rounds import LoopRound

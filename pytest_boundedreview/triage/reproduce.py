@@ -12,7 +12,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from ..baseline.baserun import BaselineRun, BaseUnavailable, base_verdicts, rerun_in
+from ..baseline.baserun import BaseUnavailable, base_verdicts, rerun_in
+from ..baseline.runspec import BaselineRun
 from ..core import subproc
 from ..lanes.environment import lane_env
 from ..lanes.snapshot import snapshot_copy

@@ -166,7 +166,7 @@ def test_a_failed_set_up_is_named_with_its_status_and_output(tmp_path: Path) -> 
 def test_base_answers_are_cached_apart_for_each_way_the_base_is_made_ready(
     built: GitRepo, tmp_path: Path
 ) -> None:
-    from pytest_boundedreview.baseline.baserun import BaselineRun
+    from pytest_boundedreview.baseline.runspec import BaselineRun
     from pytest_boundedreview.core.config import Settings
 
     opened = git.open_repo(built.path)

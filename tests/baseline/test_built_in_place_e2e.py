@@ -14,7 +14,8 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
 
-from pytest_boundedreview.baseline.baserun import BaselineRun, BaseUnavailable, base_verdicts
+from pytest_boundedreview.baseline.baserun import BaseUnavailable, base_verdicts
+from pytest_boundedreview.baseline.runspec import BaselineRun
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.target import git
 

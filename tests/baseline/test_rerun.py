@@ -4,12 +4,12 @@ from pathlib import Path
 
 import pytest
 
+from pytest_boundedreview.baseline.replay import replayable
 from pytest_boundedreview.baseline.rerun import (
     RerunResult,
     child_env,
     merged,
     moved,
-    replayable,
     rerun,
 )
 
