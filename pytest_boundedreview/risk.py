@@ -172,22 +172,49 @@ class Reason:
 def glob_regex(glob: str) -> re.Pattern[str]:
     """A path glob as a regex: ``**`` matches across folders, ``*`` and ``?`` within one; a
     glob without ``/`` matches the file name in any folder."""
-    if "/" not in glob:
-        glob = "**/" + glob
-    out = []
-    i = 0
-    while i < len(glob):
-        if glob.startswith("**/", i):
-            out.append("(?:.*/)?")
-            i += 3
-        elif glob.startswith("**", i):
-            out.append(".*")
-            i += 2
-        else:
-            char = glob[i]
-            out.append("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char))
-            i += 1
-    return re.compile("".join(out) + r"\Z")
+    return re.compile(_Glob(glob).pattern)
+
+
+class _Glob:
+    """A path glob, compiled only for a path that holds each of its literal parts: most of
+    the rules' globs never meet such a path, and compiling them all took a few ms a run."""
+
+    def __init__(self, glob: str) -> None:
+        if "/" not in glob:
+            glob = "**/" + glob
+        out, literals, literal = [], [], ""
+        i = 0
+        while i < len(glob):
+            wild = (
+                "(?:.*/)?"
+                if glob.startswith("**/", i)
+                else ".*"
+                if glob.startswith("**", i)
+                else ""
+            )
+            if not wild and glob[i] not in "*?":
+                literal += glob[i]
+                out.append(re.escape(glob[i]))
+                i += 1
+                continue
+            literals.append(literal)
+            literal = ""
+            if wild:
+                out.append(wild)
+                i += 3 if wild.startswith("(") else 2
+            else:
+                out.append("[^/]*" if glob[i] == "*" else "[^/]")
+                i += 1
+        self.literals = [part for part in [*literals, literal] if part]
+        self.pattern = "".join(out) + r"\Z"
+        self._compiled: re.Pattern[str] | None = None
+
+    def match(self, path: str) -> bool:
+        if not all(part in path for part in self.literals):
+            return False
+        if self._compiled is None:
+            self._compiled = re.compile(self.pattern)
+        return self._compiled.match(path) is not None
 
 
 def _public_api(change: FileChange) -> Iterable[Reason]:
@@ -223,7 +250,7 @@ def assess(
 ) -> tuple[Tier, list[Reason]]:
     """The automatic tier of a change, with every reason behind it."""
     compiled = {
-        name: ([glob_regex(g) for g in t.paths], [re.compile(p) for p in t.added])
+        name: ([_Glob(g) for g in t.paths], [re.compile(p) for p in t.added])
         for name, t in triggers.items()
     }
     reasons: list[Reason] = []
@@ -246,7 +273,7 @@ def assess(
             reasons.extend(_public_api(change))
     if reasons:
         return "strict", reasons
-    docs = [glob_regex(g) for g in docs_paths]
+    docs = [_Glob(g) for g in docs_paths]
     if len(scope) and all(any(d.match(c.path) for d in docs) for c in scope):
         return "economy", [Reason(None, "economy: documentation only")]
     changed = sum(len(c.added) + len(c.removed) for c in scope)

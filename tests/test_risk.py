@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,10 +11,19 @@ from gitrepo import GitRepo
 from pytest_boundedreview.core.ceilings import TIER_CEILINGS, effective_budget
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
-from pytest_boundedreview.risk import BUILTIN_TRIGGERS, assess, glob_regex, rules_from
+from pytest_boundedreview.risk import (
+    BUILTIN_TRIGGERS,
+    DOCS_PATHS,
+    _Glob,
+    assess,
+    glob_regex,
+    rules_from,
+)
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.freeze import freeze
 from pytest_boundedreview.target.scope import Scope
+
+GLOBS = sorted({g for t in BUILTIN_TRIGGERS.values() for g in t.paths} | set(DOCS_PATHS))
 
 BASE = {"app/core.py": "def run():\n    return 1\n\n\ndef helper():\n    return 2\n"}
 
@@ -143,6 +153,26 @@ def test_triggers_are_extendable_replaceable_and_can_be_turned_off(base: GitRepo
 )
 def test_glob_regex(glob: str, path: str, matches: bool) -> None:
     assert bool(glob_regex(glob).match(path)) is matches
+
+
+_SEGMENTS = [
+    "auth", "a", "docs", "login.py", "x_password_y", "crypto", "billing", "README.md", "k8s",
+    ".github", "workflows", "ci.yml", "migrations", "0001.sql", "Dockerfile.dev", "key.pem",
+    "CHANGELOG", "notes.rst",
+]  # fmt: skip
+
+
+def test_a_glob_skips_compiling_only_for_paths_it_cannot_match() -> None:
+    """A glob is compiled only for a path holding each of its literal parts: never a path its
+    regex would match goes unchecked."""
+    paths = [*_SEGMENTS, *(f"{a}/{b}" for a in _SEGMENTS for b in _SEGMENTS)]
+    matched = 0
+    for glob in GLOBS:
+        regex = re.compile(_Glob(glob).pattern)
+        for path in paths:
+            assert _Glob(glob).match(path) is bool(regex.match(path)), (glob, path)
+            matched += bool(regex.match(path))
+    assert matched > len(GLOBS)  # the corpus meets most globs
 
 
 def test_tier_ceilings_are_the_contract_table() -> None:
