@@ -9,7 +9,7 @@ from pathlib import Path
 from ..core.errors import UsageError
 from ..core.readfile import read_bounded
 from ..target import git
-from ..target.freeze import DIFF_OPTIONS, Target, tree_with
+from ..target.freeze import Target, diff_of, tree_with
 from ..target.scope import parse_scope
 
 MAX_PLAN_BYTES = 4 * 1024 * 1024
@@ -50,10 +50,7 @@ def freeze_plan(repo: git.Repo, path: Path) -> tuple[Target, str]:
     blob = git.run(["hash-object", "-w", "--stdin"], repo.root, input=data).stdout.decode().strip()
     without = tree_with(repo, head, where, None, kind="plan")
     tree = tree_with(repo, head, where, blob, kind="plan")
-    raw = git.decode(
-        git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, without, tree], repo.root).stdout
-    )
-    patch = git.decode(git.run(["diff", *DIFF_OPTIONS, without, tree], repo.root).stdout)
+    raw, patch = diff_of(repo, without, tree)
     target = Target(
         kind="plan",
         base="HEAD",

@@ -46,6 +46,17 @@ DIFF_OPTIONS = (
 )
 
 
+def diff_of(repo: git.Repo, old: str, new: str) -> tuple[str, str]:
+    """The diff from ``old`` to ``new`` as raw records (``--raw -z``: exact paths) and as a
+    unified diff (line numbers), from one git process: asked for both, git writes the raw
+    records, one NUL (the record terminator as a separator), then the patch."""
+    out = git.run(["diff", "--raw", "-z", "--patch", *DIFF_OPTIONS, old, new], repo.root).stdout
+    raw, separator, patch = out.partition(b"\0\0")  # no path is empty: only the separator
+    if not separator:  # nothing changed, or records without a patch
+        return git.decode(out), ""
+    return git.decode(raw + b"\0"), git.decode(patch)
+
+
 @record(frozen=True)
 class Target:
     """A frozen review target. ``revision`` is ``tree:<id>`` of the reviewed content."""
@@ -236,11 +247,7 @@ def freeze(
                 raise UsageError("target `pr` needs at least one commit; this branch has none")
             base_name, base_commit = resolve_base(repo, base, env, base_origin)
             base_commit = _merge_base(repo, base_commit, head)
-    diff_from = base_commit or repo.empty_tree()
-    raw = git.decode(
-        git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout
-    )
-    patch = git.decode(git.run(["diff", *DIFF_OPTIONS, diff_from, tree], repo.root).stdout)
+    raw, patch = diff_of(repo, base_commit or repo.empty_tree(), tree)
     untested = differences(repo, tree, live_tree) + dirty_submodules(repo)
     return Target(
         kind=kind,

@@ -1,8 +1,13 @@
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+from gitrepo import GitRepo
 
 from pytest_boundedreview.core.errors import DiffParseError
+from pytest_boundedreview.target import git
+from pytest_boundedreview.target.freeze import DIFF_OPTIONS, diff_of
 from pytest_boundedreview.target.scope import FileChange, Scope, parse_scope
 
 PATCH = """\
@@ -80,3 +85,38 @@ def test_empty_scope() -> None:
     scope = Scope()
     assert scope.paths == ()
     assert not scope.is_added("x", 1)
+
+
+def test_one_git_process_gives_the_raw_records_and_the_patch_as_two_would(tmp_path: Path) -> None:
+    """``diff_of`` reads both forms from one ``git diff --raw -z --patch``: the same bytes as
+    two separate calls, for renames, binary files, mode changes, odd names and deletions."""
+    repo = GitRepo.init(tmp_path / "r")
+    base = repo.commit(
+        {
+            "a.txt": "one\ntwo\nthree\nfour\nfive\n",
+            "gone.py": "x = 1\n",
+            "tab\tand space.py": "y = 1\n",
+            "run.sh": "echo\n",
+        },
+        "base",
+    )
+    repo.git("mv", "a.txt", "moved.txt")
+    repo.write("moved.txt", "one\ntwo\nthree\nfour\nFIVE\n")
+    repo.write("blob.bin", b"\0\1\2binary\0")
+    repo.write("tab\tand space.py", "y = 2\n")
+    (repo.path / "gone.py").unlink()
+    (repo.path / "run.sh").chmod(0o755)
+    changed = repo.commit(message="change")
+    handle = git.open_repo(repo.path)
+    for old, new in [(base, changed), (changed, changed), (handle.empty_tree(), changed)]:
+        raw = git.run(["diff", "--raw", "-z", *DIFF_OPTIONS, old, new], repo.path).stdout
+        patch = git.run(["diff", *DIFF_OPTIONS, old, new], repo.path).stdout
+        assert diff_of(handle, old, new) == (git.decode(raw), git.decode(patch))
+    scope = parse_scope(*diff_of(handle, base, changed))
+    assert {c.path for c in scope} == {
+        "moved.txt",
+        "blob.bin",
+        "gone.py",
+        "tab\tand space.py",
+        "run.sh",
+    }
