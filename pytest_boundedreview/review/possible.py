@@ -18,7 +18,7 @@ from ..hookspec import PROJECT
 
 # The names of the installed entry points of the ``boundedreview`` group, and what they were
 # read from (see _installed).
-OFFERED = "entry-points.json"
+OFFERED = "cache/entry-points.json"
 
 
 def phase_needed(settings: Settings, plugins: Sequence[object], state: Path) -> bool:

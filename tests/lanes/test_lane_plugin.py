@@ -122,7 +122,7 @@ def test_a_state_folder_that_cannot_be_written_still_answers(
 ) -> None:
     state = tmp_path / "read-only"
     state.mkdir()
-    (state / OFFERED).mkdir()  # nothing can be written in its place, nor read from it
+    (state / OFFERED).mkdir(parents=True)  # nothing can be written in its place, nor read
     assert phase_needed(Settings(), [], state)
 
 
