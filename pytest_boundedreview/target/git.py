@@ -98,11 +98,31 @@ def decode(raw: bytes) -> str:
     return raw.decode("utf-8", "surrogateescape")
 
 
+# Blobs this process read by a name that always means the same content (an object id and a
+# path): several stages read the same file at the same commit (the base's pyproject.toml for
+# its rules, then for its base_setup). Small blobs only, and not too many.
+_KNOWN: dict[tuple[Path, str], bytes | None] = {}
+_KNOWN_BYTES, _KNOWN_COUNT = 64 * 1024, 512
+
+
+def _immutable(name: str) -> bool:
+    rev, colon, _ = name.partition(":")
+    return bool(colon) and len(rev) in (40, 64) and all(c in "0123456789abcdef" for c in rev)
+
+
+def _remember(root: Path, name: str, blob: bytes | None) -> None:
+    if _immutable(name) and (blob is None or len(blob) <= _KNOWN_BYTES):
+        if len(_KNOWN) >= _KNOWN_COUNT:
+            _KNOWN.clear()
+        _KNOWN[(root, name)] = blob
+
+
 def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
     """The contents of the blobs ``names`` (ids, or ``rev:path``) read in one batch; ``None``
     for a name that names no blob. A name with a line break, which the batch cannot carry,
     is read on its own."""
-    found: dict[str, bytes | None] = {}
+    found = {name: _KNOWN[(root, name)] for name in names if (root, name) in _KNOWN}
+    names = [name for name in names if name not in found]
     asked = sorted({name for name in names if "\n" not in name})
     for name in {name for name in names if "\n" in name}:
         alone = run(["cat-file", "blob", name], root, check=False)
@@ -121,6 +141,7 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
             size = int(header[2])
             found[name] = out[at : at + size] if header[1] == b"blob" else None
             at += size + 1
+        _remember(root, name, found[name])
     return found
 
 
@@ -169,8 +190,14 @@ class Repo:
 
     def show(self, rev: str, path: str) -> str | None:
         """The text of ``path`` at ``rev`` (a commit or tree id), or ``None`` if absent."""
-        proc = run(["cat-file", "blob", f"{rev}:{path}"], self.root, check=False)
-        return decode(proc.stdout) if proc.returncode == 0 else None
+        name = f"{rev}:{path}"
+        if (self.root, name) in _KNOWN:
+            blob = _KNOWN[(self.root, name)]
+        else:
+            proc = run(["cat-file", "blob", name], self.root, check=False)
+            blob = proc.stdout if proc.returncode == 0 else None
+            _remember(self.root, name, blob)
+        return None if blob is None else decode(blob)
 
 
 def open_repo(path: Path) -> Repo:
