@@ -420,7 +420,11 @@ class BoundedReview:
         questions answered at the base."""
         from .baseline.classify import classify
 
-        return classify(self.collector.failed, self._baseline_run(), self._progress, questions)
+        try:
+            return classify(self.collector.failed, self._baseline_run(), self._progress, questions)
+        finally:  # its answers are in: the early child ends, and its kept checkout is free
+            if self._early is not None:  # for the checks' base runs
+                self._early.close()
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
         self._items = session.items

@@ -249,3 +249,26 @@ def test_a_check_failing_at_head_runs_at_the_base_in_the_kept_checkout(
         review(pytester)
     assert (user_cache / "ran-in").read_text().splitlines()[3:] == [str(path)]
     assert path.stat().st_ino == inode, "reused, not made anew"
+
+
+def test_a_check_runs_in_the_kept_checkout_the_base_re_run_used(
+    pytester: pytest.Pytester, broken: GitRepo, user_cache: Path
+) -> None:
+    # The base re-run (started during the session) holds the kept checkout while the tests
+    # are classified; the check's base run comes after, in that same checkout, cleaned.
+    check = (
+        "import os, pathlib, sys; "
+        f"pathlib.Path({str(user_cache / 'ran-in')!r}).open('a').write(os.getcwd() + '\\n'); "
+        "sys.exit(1)"
+    )
+    config = ON + (
+        '[[tool.bounded-review.checks]]\nname = "always"\n'
+        f'command = [{json.dumps(sys.executable)}, "-c", {json.dumps(check)}]\n'
+    )
+    broken.commit({"pyproject.toml": config}, "a check")
+    with broken.untouched():
+        assert_classified(pytester)
+    [path] = checkouts(broken)
+    ran_in = (user_cache / "ran-in").read_text().splitlines()
+    assert ran_in[1:] == [str(path)], "the check ran at the base in the kept checkout"
+    assert registered(broken) == [str(path)], "no temporary checkout was left behind"
