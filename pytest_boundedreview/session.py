@@ -422,8 +422,10 @@ class BoundedReview:
 
         try:
             return classify(self.collector.failed, self._baseline_run(), self._progress, questions)
-        finally:  # its answers are in: the early child ends, and its kept checkout is free
-            if self._early is not None:  # for the checks' base runs
+        finally:  # its answers are in; the checks' base runs need its kept checkout free,
+            # while without them the child stays for the lanes' reproductions at the base
+            settings = self.settings
+            if self._early is not None and settings.reuse_base_checkout and settings.checks:
                 self._early.close()
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:

@@ -227,3 +227,45 @@ def test_standard_dataclasses_and_records_subclass_each_other() -> None:
     assert (on.x, on.extra, on) == (1, 2, OnStandard(1, extra=2))
     with pytest.raises(dataclasses.FrozenInstanceError):
         on.x = 5
+
+
+def _refusal(make: Maker, define: Callable[[Maker], Any]) -> str:
+    """The error the standard dataclass, or the record, raises for a class ``define`` makes."""
+    try:
+        define(make)
+    except TypeError as exc:
+        return type(exc).__name__
+    return "made"
+
+
+def _frozen_on_unfrozen(make: Maker) -> Any:
+    base = make(type("Base", (), {"__annotations__": {"a": "int"}}))
+    frozen = record(frozen=True) if make is record else dataclasses.dataclass(frozen=True)
+    return frozen(type("Child", (base,), {"__annotations__": {"b": "int"}}))
+
+
+def _required_after_default(make: Maker) -> Any:
+    return make(type("Late", (), {"__annotations__": {"a": "int", "b": "int"}, "a": 0}))
+
+
+def _initvar(make: Maker) -> Any:
+    return make(type("Seeded", (), {"__annotations__": {"seed": dataclasses.InitVar[int]}}))
+
+
+@pytest.mark.parametrize("define", [_frozen_on_unfrozen, _required_after_default, _initvar])
+def test_classes_the_standard_dataclass_refuses_are_refused(define: Callable[..., Any]) -> None:
+    std = _refusal(dataclasses.dataclass, define)
+    rec = _refusal(record, define)
+    if define is _initvar:  # the standard one takes it; a record says it does not
+        assert (std, rec) == ("made", "TypeError")
+    else:
+        assert std == rec == "TypeError"
+
+
+def test_a_keyword_only_required_field_may_follow_a_default() -> None:
+    @record(kw_only=True)
+    class Options:
+        a: int = 0
+        b: int
+
+    assert Options(b=1) == Options(a=0, b=1)

@@ -10,7 +10,9 @@ class methods shared by every record instead, which read the fields from a table
 The same meaning as ``dataclass(frozen=..., kw_only=...)`` with ``init``, ``repr`` and ``eq``
 on: positional or keyword-only arguments, defaults and ``default_factory``, ``__post_init__``,
 equality and hashing on the fields that compare, frozen instances, and methods a class writes
-itself kept. ``tests/models/test_record.py`` holds it to the standard dataclass.
+itself kept. What the standard one refuses, a record refuses too (a frozen class on an unfrozen
+base, a required argument after a default); ``InitVar`` is not supported.
+``tests/test_record.py`` holds it to the standard dataclass.
 """
 
 from __future__ import annotations
@@ -45,10 +47,14 @@ def record(
     def make(cls: type[T]) -> type[T]:
         # Frozen as the standard dataclass is only where it must be (under a frozen base, whose
         # subclasses it checks): that costs two compiled methods.
-        under_frozen = any(_params(base).frozen for base in cls.__mro__[1:] if _params(base))
+        bases = [_params(base) for base in cls.__mro__[1:] if _params(base)]
+        under_frozen = any(params.frozen for params in bases)
+        if frozen and not all(params.frozen for params in bases):
+            raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
         made = dataclasses.dataclass(
             init=False, repr=False, eq=False, kw_only=kw_only, frozen=frozen and under_frozen
         )(cls)
+        _refuse_what_the_standard_init_refuses(made)
         _Methods(made, frozen).attach()
         # What the class is, for whatever reads the parameters (a standard dataclass made a
         # subclass of it checks that both are frozen, or neither).
@@ -58,6 +64,29 @@ def record(
         return made
 
     return make if cls is None else make(cls)
+
+
+def _refuse_what_the_standard_init_refuses(cls: type) -> None:
+    """A required positional argument after one with a default, or an ``InitVar`` (which
+    the shared ``__init__`` does not take): a ``TypeError``, as the standard class raises."""
+    initvar = getattr(dataclasses, "_FIELD_INITVAR", None)
+    for name, field in cls.__dict__["__dataclass_fields__"].items():
+        if getattr(field, "_field_type", None) is initvar:
+            raise TypeError(f"{cls.__qualname__}.{name}: a record takes no InitVar")
+    defaulted = None
+    for field in dataclasses.fields(cls):
+        if not field.init or field.kw_only:
+            continue
+        has_default = (
+            field.default is not dataclasses.MISSING
+            or field.default_factory is not dataclasses.MISSING
+        )
+        if has_default:
+            defaulted = field.name
+        elif defaulted is not None:
+            raise TypeError(
+                f"non-default argument {field.name!r} follows default argument {defaulted!r}"
+            )
 
 
 def _params(cls: type) -> Any:
