@@ -372,6 +372,8 @@ class BoundedReview:
     def _reported(self, report: pytest.TestReport | pytest.CollectReport) -> None:
         """A test or a file's collection failed, or was skipped: the base may be asked (and,
         under xdist, the re-run at head start)."""
+        if report.passed:  # most reports: nothing to ask
+            return
         key = report.nodeid if report.failed else self._asking.key_of_skipped(report)
         if key is not None:
             self._need(key)

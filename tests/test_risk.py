@@ -15,6 +15,7 @@ from pytest_boundedreview.risk import (
     BUILTIN_TRIGGERS,
     DOCS_PATHS,
     _Glob,
+    _Pattern,
     assess,
     glob_regex,
     rules_from,
@@ -173,6 +174,47 @@ def test_a_glob_skips_compiling_only_for_paths_it_cannot_match() -> None:
             assert _Glob(glob).match(path) is bool(regex.match(path)), (glob, path)
             matched += bool(regex.match(path))
     assert matched > len(GLOBS)  # the corpus meets most globs
+
+
+_LINES = [
+    "x = 1  # a comment",
+    "user.set_password(PASSWORD)",
+    "if request.user.IS_ADMIN:",
+    "import hashlib, hmac",
+    "key = RSA.generate(2048)",
+    "charges = stripe.Charge.list()",
+    "op.add_column('t', c)",
+    "cursor.execute('DELETE FROM users')",
+    "shutil.rmtree(path)",
+    "lock = threading.Lock()",
+    "__version__ = '1.2'",
+    "passwordless = True",
+    "def authorised_user(): ...",
+    "raise Forbidden()",
+    "my_roles = []",
+    "pa\u017f\u017fword = 'x'",  # long s: folds onto "s" case-insensitively
+    "is_adm\u0131n = True",  # dotless i: folds onto "i"
+    "\u212aEY = 1",  # Kelvin sign
+    "drop table accounts",
+    "migrations.RunPython(f)",
+    "amount_cents = 100",
+]
+
+
+def test_a_pattern_skips_compiling_only_for_lines_it_cannot_match() -> None:
+    """An added-line pattern is searched (and compiled) only for a line holding one of its
+    words, or a line that is not ASCII: never a line its regex would match goes unchecked."""
+    patterns = [p for t in BUILTIN_TRIGGERS.values() for p in t.added]
+    matched = 0
+    for pattern in patterns:
+        regex = re.compile(pattern)
+        for line in _LINES:
+            assert _Pattern(pattern).search(line) is bool(regex.search(line)), (pattern, line)
+            matched += bool(regex.search(line))
+    assert matched >= 18  # the corpus meets every trigger family
+    quiet = [_Pattern(p) for p in patterns]
+    assert not any(p.search("x = 1  # a comment") for p in quiet)
+    assert sum(p._compiled is not None for p in quiet) <= 3  # only the unhinted ones
 
 
 def test_tier_ceilings_are_the_contract_table() -> None:
