@@ -28,7 +28,7 @@ class Trigger:
 _W0, _W1 = r"(?<![A-Za-z0-9])", r"(?![A-Za-z0-9])"
 
 
-# A pattern's literal hints: one of them is in every line the pattern matches, lowercased
+# A pattern's literal hints: one of them is in every ASCII line it matches, lowercased
 # (see _Pattern). Only the built-in patterns have them; a configured one is always searched.
 _HINTS: dict[str, tuple[str, ...]] = {}
 
@@ -42,13 +42,34 @@ def _words(*words: str) -> str:
     return pattern
 
 
+def _alternatives(word: str) -> bool:
+    """Whether the regex ``word`` has a ``|`` outside its groups and character classes."""
+    depth, escaped, in_class = 0, False, False
+    for char in word:
+        if escaped:
+            escaped = False
+        elif char == "\\":
+            escaped = True
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class = True
+        elif char in "()":
+            depth += 1 if char == "(" else -1
+        elif char == "|" and depth == 0:
+            return True
+    return False
+
+
 def _literal_prefix(word: str) -> str:
     """The literal text every match of the regex ``word`` starts with ("" if none)."""
+    if _alternatives(word):  # no one text starts them all
+        return ""
     end = 0
     while end < len(word) and word[end] not in "\\()[]{}?*+|.^$":
         end += 1
     if end < len(word) and word[end] in "?*{":  # the last literal character is optional
-        end -= 1
+        end = max(end - 1, 0)
     return word[:end].lower()
 
 

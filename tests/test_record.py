@@ -252,7 +252,18 @@ def _initvar(make: Maker) -> Any:
     return make(type("Seeded", (), {"__annotations__": {"seed": dataclasses.InitVar[int]}}))
 
 
-@pytest.mark.parametrize("define", [_frozen_on_unfrozen, _required_after_default, _initvar])
+def _frozen_with_own_setattr(make: Maker) -> Any:
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        object.__setattr__(self, name, value)
+
+    frozen = record(frozen=True) if make is record else dataclasses.dataclass(frozen=True)
+    return frozen(type("Own", (), {"__annotations__": {"a": "int"}, "__setattr__": __setattr__}))
+
+
+@pytest.mark.parametrize(
+    "define",
+    [_frozen_on_unfrozen, _frozen_with_own_setattr, _required_after_default, _initvar],
+)
 def test_classes_the_standard_dataclass_refuses_are_refused(define: Callable[..., Any]) -> None:
     std = _refusal(dataclasses.dataclass, define)
     rec = _refusal(record, define)
@@ -269,3 +280,19 @@ def test_a_keyword_only_required_field_may_follow_a_default() -> None:
         b: int
 
     assert Options(b=1) == Options(a=0, b=1)
+
+
+@pytest.mark.parametrize("frozen_first", [True, False])
+def test_a_frozen_record_may_have_an_unfrozen_base_beside_a_frozen_one(frozen_first: bool) -> None:
+    """The standard dataclass refuses a frozen class only when no dataclass base is frozen."""
+    made = []
+    for make, frozen in (
+        (dataclasses.dataclass, dataclasses.dataclass(frozen=True)),
+        (record, record(frozen=True)),
+    ):
+        loose = make(type("Loose", (), {"__annotations__": {"b": "int"}, "b": 0}))
+        firm = frozen(type("Firm", (), {"__annotations__": {"a": "int"}, "a": 0}))
+        bases = (firm, loose) if frozen_first else (loose, firm)
+        child = frozen(type("Child", bases, {"__annotations__": {"c": "int"}, "c": 0}))
+        made.append([f.name for f in dataclasses.fields(child)])
+    assert made[0] == made[1]

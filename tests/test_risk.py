@@ -15,6 +15,7 @@ from pytest_boundedreview.risk import (
     BUILTIN_TRIGGERS,
     DOCS_PATHS,
     _Glob,
+    _literal_prefix,
     _Pattern,
     assess,
     glob_regex,
@@ -215,6 +216,27 @@ def test_a_pattern_skips_compiling_only_for_lines_it_cannot_match() -> None:
     quiet = [_Pattern(p) for p in patterns]
     assert not any(p.search("x = 1  # a comment") for p in quiet)
     assert sum(p._compiled is not None for p in quiet) <= 3  # only the unhinted ones
+
+
+@pytest.mark.parametrize(
+    ("word", "prefix"),
+    [
+        ("passwords?", "password"),
+        (r"oauth\w*", "oauth"),
+        ("has_perm+", "has_perm"),
+        ("ab{2}", "a"),
+        ("{2}", ""),  # a quantifier on nothing
+        ("a?", ""),
+        (r"authori[sz]e\w*", "authori"),
+        ("drop (?:table|column)", "drop "),
+        ("ab|cd", ""),  # alternatives: no one prefix
+        (r"a\|b", "a"),  # an escaped bar is a character
+        ("[|]x", ""),
+        ("JWT", "jwt"),
+    ],
+)
+def test_a_word_s_literal_prefix_starts_every_match(word: str, prefix: str) -> None:
+    assert _literal_prefix(word) == prefix
 
 
 def test_tier_ceilings_are_the_contract_table() -> None:

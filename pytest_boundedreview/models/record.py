@@ -10,9 +10,10 @@ class methods shared by every record instead, which read the fields from a table
 The same meaning as ``dataclass(frozen=..., kw_only=...)`` with ``init``, ``repr`` and ``eq``
 on: positional or keyword-only arguments, defaults and ``default_factory``, ``__post_init__``,
 equality and hashing on the fields that compare, frozen instances, and methods a class writes
-itself kept. What the standard one refuses, a record refuses too (a frozen class on an unfrozen
-base, a required argument after a default); ``InitVar`` is not supported.
-``tests/test_record.py`` holds it to the standard dataclass.
+itself kept. What the standard one refuses, a record refuses too (a frozen class on unfrozen
+bases only, a frozen class with its own ``__setattr__``, a required argument after a
+default); ``InitVar`` is not supported. ``tests/test_record.py`` holds it to the standard
+dataclass.
 """
 
 from __future__ import annotations
@@ -49,8 +50,11 @@ def record(
         # subclasses it checks): that costs two compiled methods.
         bases = [_params(base) for base in cls.__mro__[1:] if _params(base)]
         under_frozen = any(params.frozen for params in bases)
-        if frozen and not all(params.frozen for params in bases):
+        if frozen and bases and not under_frozen:
             raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
+        for name in ("__setattr__", "__delattr__"):
+            if frozen and name in cls.__dict__:
+                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
         made = dataclasses.dataclass(
             init=False, repr=False, eq=False, kw_only=kw_only, frozen=frozen and under_frozen
         )(cls)
