@@ -317,3 +317,60 @@ def test_a_killed_session_takes_its_early_child_along_and_the_next_run_sweeps(
     assert report["tests"]["target_related"][0]["reason"] == "passes at base"
     assert len(repo.git("worktree", "list").splitlines()) == 1
     assert list(scratch.iterdir()) == []
+
+
+# Notes the folder of every pytest process that imports it in a checkout of the base (its
+# test_ab.py still holds the passing assertion).
+CWD_CONFTEST = """\
+import os
+
+if os.environ.get("BASE_CWDS") and "assert 1" in open("test_ab.py").read():
+    with open(os.environ["BASE_CWDS"], "a") as cwds:
+        cwds.write(os.getcwd() + "\\n")
+"""
+REPRODUCING_LANE = """\
+import json
+finding = {"path": "test_ab.py", "line": 5, "severity": "blocking", "category": "correctness",
+           "failure_mode": "test_a no longer passes", "evidence": "assert 0",
+           "remediation": "restore it", "reproduce": {"pytest": "test_ab.py::test_a"}}
+print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "revise",
+                  "rationale": "see the finding", "findings": [finding]}))
+"""
+
+
+def test_a_reproduction_at_the_base_runs_in_the_early_childs_checkout(
+    project: GitRepo, tmp_path: Path
+) -> None:
+    # Without checks to run at the base, the early child's checkout outlives the
+    # classification: the lane's reproduction at the base runs there, no second checkout.
+    lane = tmp_path / "lane.py"
+    lane.write_text(REPRODUCING_LANE)
+    config = (
+        '[[tool.bounded-review.lanes]]\nname = "repro"\nlens = "correctness"\n'
+        f"command = {json.dumps([sys.executable, str(lane)])}\n"
+    )
+    files = {"conftest.py": CWD_CONFTEST, "test_ab.py": TESTS.format(value=1)}
+    project.commit({**files, "pyproject.toml": config}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_ab.py": TESTS.format(value=0)}, "regression")
+    (tmp_path / "go").touch()
+    cwds = tmp_path / "cwds"
+    env = {**os.environ, "TMPDIR": str(tmp_path), "GO": str(tmp_path / "go")}
+    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "--bounded-review"]
+    done = subprocess.run(
+        [*argv, "--bounded-review-base=main"],
+        cwd=project.path,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+        env={**env, "BASE_CWDS": str(cwds)},
+    )
+    written = project.path / ".bounded-review" / "report.json"
+    assert written.exists(), done.stdout + done.stderr
+    report = json.loads(written.read_text())
+    blockers = report["findings"]["blocking"]
+    assert [f["verification"] for f in blockers] == ["reproduced"], done.stdout + done.stderr
+    at_base = cwds.read_text().splitlines()
+    assert len(at_base) == 2, at_base  # the classification's child, then the reproduction
+    assert len(set(at_base)) == 1, "the reproduction made a checkout of its own"
