@@ -339,7 +339,7 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "revise"
 
 
 def test_a_reproduction_at_the_base_runs_in_the_early_childs_checkout(
-    project: GitRepo, tmp_path: Path
+    project: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # Without checks to run at the base, the early child's checkout outlives the
     # classification: the lane's reproduction at the base runs there, no second checkout.
@@ -354,23 +354,11 @@ def test_a_reproduction_at_the_base_runs_in_the_early_childs_checkout(
     project.git("checkout", "--quiet", "-b", "feature")
     project.commit({"test_ab.py": TESTS.format(value=0)}, "regression")
     (tmp_path / "go").touch()
-    cwds = tmp_path / "cwds"
-    env = {**os.environ, "TMPDIR": str(tmp_path), "GO": str(tmp_path / "go")}
-    argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", "--bounded-review"]
-    done = subprocess.run(
-        [*argv, "--bounded-review-base=main"],
-        cwd=project.path,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=300,
-        env={**env, "BASE_CWDS": str(cwds)},
-    )
-    written = project.path / ".bounded-review" / "report.json"
-    assert written.exists(), done.stdout + done.stderr
-    report = json.loads(written.read_text())
+    monkeypatch.setenv("GO", str(tmp_path / "go"))
+    monkeypatch.setenv("BASE_CWDS", str(tmp_path / "cwds"))
+    done, report = run_review(project, tmp_path)
     blockers = report["findings"]["blocking"]
     assert [f["verification"] for f in blockers] == ["reproduced"], done.stdout + done.stderr
-    at_base = cwds.read_text().splitlines()
+    at_base = (tmp_path / "cwds").read_text().splitlines()
     assert len(at_base) == 2, at_base  # the classification's child, then the reproduction
     assert len(set(at_base)) == 1, "the reproduction made a checkout of its own"
