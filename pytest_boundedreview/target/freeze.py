@@ -96,22 +96,37 @@ def resolve_base(
 ) -> tuple[str, str]:
     """The review base as (name, commit), in the order of CONTRACT §3 (``origin``: where an
     explicit base came from, for the error that names it)."""
+    name, named_by = _base_ref(repo, explicit, env, origin)
+    return name, _require(repo, name, named_by)
+
+
+def _base_ref(
+    repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str
+) -> tuple[str, str | None]:
+    """The review base's name, in the order of CONTRACT §3, and what named it (``None`` for
+    ``origin/HEAD``, the last resort: when it is missing, no base could be determined)."""
     if explicit:
-        return explicit, _require(repo, explicit, origin)
+        return explicit, origin
     for variable in CI_BASE_VARIABLES:
         if env.get(variable):
-            name = f"origin/{env[variable]}"
-            return name, _require(repo, name, f"{variable}={env[variable]}")
+            return f"origin/{env[variable]}", f"{variable}={env[variable]}"
     upstream = _upstream(repo)
     if upstream:
-        return upstream, _require(repo, upstream, "the branch's upstream")
-    if commit := repo.resolve("origin/HEAD"):
-        return "origin/HEAD", commit
-    hint = f"; {_SHALLOW_HINT}" if repo.shallow else ""
-    raise BaseRefError(
-        "could not determine the review base: no upstream branch and no origin/HEAD; "
-        f"{_NAME_A_BASE} or set `base` in [tool.bounded-review]{hint}"
-    )
+        return upstream, "the branch's upstream"
+    return "origin/HEAD", None
+
+
+def _pr_base(
+    repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str, head: str
+) -> tuple[str, str]:
+    """The review base's name and its merge base with ``head``: one git process when both
+    resolve, the usual two (for their errors) otherwise."""
+    name, named_by = _base_ref(repo, explicit, env, origin)
+    if not name.startswith("-"):
+        proc = git.run(["merge-base", f"{name}^{{commit}}", head], repo.root, check=False)
+        if proc.returncode == 0:
+            return name, git.decode(proc.stdout).strip()
+    return name, _merge_base(repo, _require(repo, name, named_by), head)
 
 
 def _upstream(repo: git.Repo) -> str | None:
@@ -136,10 +151,16 @@ def _upstream(repo: git.Repo) -> str | None:
     return None
 
 
-def _require(repo: git.Repo, ref: str, origin: str) -> str:
+def _require(repo: git.Repo, ref: str, origin: str | None) -> str:
     commit = repo.resolve(ref)
     if commit is not None:
         return commit
+    if origin is None:  # origin/HEAD, the last resort, is missing too
+        hint = f"; {_SHALLOW_HINT}" if repo.shallow else ""
+        raise BaseRefError(
+            "could not determine the review base: no upstream branch and no origin/HEAD; "
+            f"{_NAME_A_BASE} or set `base` in [tool.bounded-review]{hint}"
+        )
     if repo.shallow:
         raise BaseRefError(
             f"base {ref!r} (from {origin}) is not in this repository; {_SHALLOW_HINT}"
@@ -245,8 +266,7 @@ def freeze(
             kind, tree = "pr", head_tree
             if head is None:
                 raise UsageError("target `pr` needs at least one commit; this branch has none")
-            base_name, base_commit = resolve_base(repo, base, env, base_origin)
-            base_commit = _merge_base(repo, base_commit, head)
+            base_name, base_commit = _pr_base(repo, base, env, base_origin, head)
     raw, patch = diff_of(repo, base_commit or repo.empty_tree(), tree)
     untested = differences(repo, tree, live_tree) + dirty_submodules(repo)
     return Target(

@@ -8,7 +8,7 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview.core.errors import BaseRefError, NotARepositoryError, UsageError
 from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import Target, freeze
+from pytest_boundedreview.target.freeze import Target, _merge_base, _pr_base, freeze, resolve_base
 
 
 def frozen(repo: GitRepo, kind: str = "auto", base: str | None = None, **env: str) -> Target:
@@ -337,3 +337,38 @@ def test_objects_are_read_in_a_batch_and_a_name_with_a_line_break_alone(tmp_path
         "HEAD:gone.py": None,
         "HEAD:": None,  # a tree, not a blob
     }
+
+
+def _two_steps(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
+    """The base as it was found before it was one process: the ref resolved, then its merge
+    base with ``head`` (or the error either step raises)."""
+    try:
+        name, commit = resolve_base(repo, ref, {})
+        return name, _merge_base(repo, commit, head)
+    except BaseRefError as exc:
+        return str(exc)
+
+
+def _one_step(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
+    try:
+        return _pr_base(repo, ref, {}, "the base option or the `base` setting", head)
+    except BaseRefError as exc:
+        return str(exc)
+
+
+def test_a_pr_base_found_in_one_process_is_the_one_found_in_two(feature: GitRepo) -> None:
+    feature.git("tag", "light", "main")
+    feature.git("tag", "-a", "-m", "annotated", "annotated", "main")
+    feature.git("checkout", "--quiet", "--orphan", "unrelated")
+    feature.commit({"other.txt": "x\n"}, "no common history")
+    feature.git("checkout", "--quiet", "feature")
+    repo = git.open_repo(feature.path)
+    head = feature.git("rev-parse", "HEAD")
+    refs = ["main", "main~1", "light", "annotated", feature.git("rev-parse", "main")]
+    refs += ["nope", "-x", "--all", "unrelated", "annotated^{tree}", "main:app.py"]
+    answers = {ref: _one_step(repo, ref, head) for ref in refs}
+    assert answers == {ref: _two_steps(repo, ref, head) for ref in refs}
+    merge_base = feature.git("merge-base", "main", "HEAD")
+    assert [answers[ref] for ref in refs[:4]] == [(ref, merge_base) for ref in refs[:4]]
+    assert "no common ancestor" in str(answers["unrelated"])
+    assert "is unknown" in str(answers["nope"])
