@@ -118,6 +118,11 @@ def check():
 SLOW_TEST = "import slow\n\n\ndef test_slow():\n    slow.check()\n"
 
 
+# A pytest process's own command line (its arguments NUL-separated): not the shell that makes
+# the checkout first and names pytest in its one script argument.
+PYTEST = "-m\0pytest\0"
+
+
 def _processes_in(folder: Path, running: str = "") -> list[int]:
     """Processes whose working directory is inside ``folder`` (and whose command line holds
     ``running``)."""
@@ -151,10 +156,10 @@ def _start_and_wait_for_base(
     # Wait until the base re-run's pytest works inside its checkout (not merely the git that
     # `worktree add` starts there).
     while (
-        time.monotonic() < deadline and proc.poll() is None and not _processes_in(scratch, "pytest")
+        time.monotonic() < deadline and proc.poll() is None and not _processes_in(scratch, PYTEST)
     ):
         time.sleep(0.1)
-    if not _processes_in(scratch, "pytest"):
+    if not _processes_in(scratch, PYTEST):
         proc.kill()
         proc.wait()
         raise AssertionError(f"the base re-run never started:\n{log.read_text(errors='replace')}")

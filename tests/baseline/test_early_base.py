@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from gitrepo import GitRepo, interruptible
-from test_base_isolation_e2e import _processes_in
+from test_base_isolation_e2e import PYTEST, _processes_in
 
 # The root conftest notes every process that imports it in the base checkout, and every
 # re-run (a recorder) that imports it at head.
@@ -82,7 +82,7 @@ def wait_for_base_child(run: subprocess.Popen[bytes], scratch: Path) -> list[int
     """The base re-run's pytest, waiting in its checkout while the session still runs."""
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and run.poll() is None:
-        found = _processes_in(scratch, "pytest")
+        found = _processes_in(scratch, PYTEST)  # in the checkout: it is made
         if found:
             return found
         time.sleep(0.05)
