@@ -165,10 +165,10 @@ def configuration(settings: type | None = None) -> str:
 
 def cli() -> str:
     from pytest_boundedreview import plugin
-    from pytest_boundedreview.cli.commands import _parser
+    from pytest_boundedreview.cli.parser import parser as command_line
 
     os.environ["COLUMNS"] = "100"  # argparse wraps help to the terminal's width
-    parser = _parser()
+    parser = command_line()
     out = [GENERATED, "# Command-line reference", "", "## `pytest` options", ""]
     out += ["| option | what |", "| --- | --- |", "| `--bounded-review` | turn the review on |"]
     for key, meta, text in plugin._VALUE_OPTIONS:
