@@ -238,10 +238,14 @@ def _refusal(make: Maker, define: Callable[[Maker], Any]) -> str:
     return "made"
 
 
+def _frozen(make: Maker) -> Maker:
+    """``make``'s frozen form."""
+    return record(frozen=True) if make is record else dataclasses.dataclass(frozen=True)
+
+
 def _frozen_on_unfrozen(make: Maker) -> Any:
     base = make(type("Base", (), {"__annotations__": {"a": "int"}}))
-    frozen = record(frozen=True) if make is record else dataclasses.dataclass(frozen=True)
-    return frozen(type("Child", (base,), {"__annotations__": {"b": "int"}}))
+    return _frozen(make)(type("Child", (base,), {"__annotations__": {"b": "int"}}))
 
 
 def _required_after_default(make: Maker) -> Any:
@@ -256,8 +260,8 @@ def _frozen_with_own_setattr(make: Maker) -> Any:
     def __setattr__(self: Any, name: str, value: Any) -> None:
         object.__setattr__(self, name, value)
 
-    frozen = record(frozen=True) if make is record else dataclasses.dataclass(frozen=True)
-    return frozen(type("Own", (), {"__annotations__": {"a": "int"}, "__setattr__": __setattr__}))
+    own = {"__annotations__": {"a": "int"}, "__setattr__": __setattr__}
+    return _frozen(make)(type("Own", (), own))
 
 
 @pytest.mark.parametrize(
@@ -286,10 +290,8 @@ def test_a_keyword_only_required_field_may_follow_a_default() -> None:
 def test_a_frozen_record_may_have_an_unfrozen_base_beside_a_frozen_one(frozen_first: bool) -> None:
     """The standard dataclass refuses a frozen class only when no dataclass base is frozen."""
     made = []
-    for make, frozen in (
-        (dataclasses.dataclass, dataclasses.dataclass(frozen=True)),
-        (record, record(frozen=True)),
-    ):
+    for make in (dataclasses.dataclass, record):
+        frozen = _frozen(make)
         loose = make(type("Loose", (), {"__annotations__": {"b": "int"}, "b": 0}))
         firm = frozen(type("Firm", (), {"__annotations__": {"a": "int"}, "a": 0}))
         bases = (firm, loose) if frozen_first else (loose, firm)

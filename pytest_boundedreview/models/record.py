@@ -48,13 +48,13 @@ def record(
     def make(cls: type[T]) -> type[T]:
         # Frozen as the standard dataclass is only where it must be (under a frozen base, whose
         # subclasses it checks): that costs two compiled methods.
-        bases = [_params(base) for base in cls.__mro__[1:] if _params(base)]
+        bases = [params for base in cls.__mro__[1:] if (params := _params(base))]
         under_frozen = any(params.frozen for params in bases)
         if frozen and bases and not under_frozen:
             raise TypeError("cannot inherit frozen dataclass from a non-frozen one")
-        for name in ("__setattr__", "__delattr__"):
-            if frozen and name in cls.__dict__:
-                raise TypeError(f"Cannot overwrite attribute {name} in class {cls.__name__}")
+        own = [name for name in ("__setattr__", "__delattr__") if name in cls.__dict__]
+        if frozen and own:
+            raise TypeError(f"Cannot overwrite attribute {own[0]} in class {cls.__name__}")
         made = dataclasses.dataclass(
             init=False, repr=False, eq=False, kw_only=kw_only, frozen=frozen and under_frozen
         )(cls)

@@ -8,7 +8,14 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview.core.errors import BaseRefError, NotARepositoryError, UsageError
 from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import Target, _merge_base, _pr_base, freeze, resolve_base
+from pytest_boundedreview.target.freeze import (
+    _REQUESTED,
+    Target,
+    _merge_base,
+    _pr_base,
+    freeze,
+    resolve_base,
+)
 
 
 def frozen(repo: GitRepo, kind: str = "auto", base: str | None = None, **env: str) -> Target:
@@ -351,7 +358,7 @@ def _two_steps(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
 
 def _one_step(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
     try:
-        return _pr_base(repo, ref, {}, "the base option or the `base` setting", head)
+        return _pr_base(repo, ref, {}, _REQUESTED, head)
     except BaseRefError as exc:
         return str(exc)
 
