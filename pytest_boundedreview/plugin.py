@@ -87,10 +87,15 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
+        from .baseline.onworkers import ASKED, WorkerReruns
         from .target.imported import WorkerModules
 
         config.pluginmanager.register(WorkerModules(root), "bounded-review-modules")
         config.pluginmanager.register(Deselections(root), "bounded-review-deselected")
+        # the controller asks for the flaky check's re-runs at head (see onworkers.py)
+        cap = getattr(config, "workerinput", {}).get(ASKED)
+        if isinstance(cap, int) and cap > 0:
+            config.pluginmanager.register(WorkerReruns(cap), "bounded-review-worker-reruns")
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True
@@ -101,6 +106,7 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
     config.pluginmanager.register(session.deselections, "bounded-review-deselected")
+    config.pluginmanager.register(session.workers, "bounded-review-worker-answers")
     config.pluginmanager.register(session, "bounded-review-session")
 
 
@@ -110,5 +116,6 @@ def pytest_unconfigure(config: pytest.Config) -> None:
         session.close()
         config.pluginmanager.unregister(session.collector)
         config.pluginmanager.unregister(session.deselections)
+        config.pluginmanager.unregister(session.workers)
         config.pluginmanager.unregister(session)
         del config.stash[SESSION_KEY]

@@ -14,6 +14,7 @@ import pytest
 
 from .baseline.classification import Classification
 from .baseline.deselection import Deselections
+from .baseline.onworkers import WorkerAnswers, rerun_on_worker
 from .baseline.outcomes import OutcomeCollector
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
@@ -75,6 +76,7 @@ class BoundedReview:
         self.rules = rules
         self.collector = OutcomeCollector(repo.root)
         self.deselections = Deselections(repo.root)
+        self.workers = WorkerAnswers(self._head_reruns_cap())  # xdist workers' re-runs at head
         self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
         self._announced = False
@@ -86,6 +88,12 @@ class BoundedReview:
         self._environ: dict[str, str] | None = None  # as the test loop started
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
         self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
+
+    def _head_reruns_cap(self) -> int:
+        """How many failures may be re-run at head (0: none is)."""
+        if self.target.empty or self.config.option.collectonly or self.settings.reruns == 0:
+            return 0
+        return self.settings.max_base_reruns
 
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
@@ -341,7 +349,7 @@ class BoundedReview:
             fresh = partial(self._head.rerun, usual=in_a_new_process)
         return dataclasses.replace(
             run,
-            rerun_at_head=head_rerunner(self._items, fresh),
+            rerun_at_head=head_rerunner(self._items, self.workers.rerunner(fresh)),
             started_early=started_early,
         )
 
@@ -377,24 +385,24 @@ class BoundedReview:
         key = report.nodeid if report.failed else self._asking.key_of_skipped(report)
         if key is not None:
             self._need(key)
-        if report.failed and self._head_in_a_child(report.nodeid):
+        if report.failed and self._head_in_a_child(report):
             if self._head is None:
                 from .baseline.earlyhead import EarlyHead
 
                 self._head = EarlyHead(self._base_run)
             self._head.needs()
 
-    def _head_in_a_child(self, nodeid: str) -> bool:
-        """Whether the flaky check re-runs ``nodeid`` at head in a new pytest process: under
-        xdist (the controller holds no tests to run again), a collection error, or a test that
-        logs reports of its own (unittest, subtests; see inprocess.py)."""
-        if self.target.empty or self.config.option.collectonly or self.settings.reruns == 0:
+    def _head_in_a_child(self, report: pytest.TestReport | pytest.CollectReport) -> bool:
+        """Whether the flaky check re-runs ``report``'s test at head in a new pytest process:
+        a collection error, a test that logs reports of its own (unittest, subtests; see
+        inprocess.py), or under xdist one its worker does not re-run (see onworkers.py)."""
+        if self.workers.cap == 0:
             return False
         if self.config.pluginmanager.has_plugin("dsession"):
-            return True
+            return not rerun_on_worker(report)
         from .baseline.inprocess import self_logging
 
-        item = self._collected.get(nodeid)
+        item = self._collected.get(report.nodeid)
         return item is None or self_logging(item)
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -1,9 +1,9 @@
 """The flaky check's first re-run at head, started during the session when it cannot run in
-the session's own process.
+the session's own process or on an xdist worker (see onworkers.py).
 
-Under xdist the controller holds no tests to run again, and a test that logs reports of its
-own (unittest, subtests) or a file that failed to collect is not run again in the session's
-process either: the re-run at head is a pytest child. It starts at the first such failure, in
+A test that logs reports of its own (unittest, subtests), a file that failed to collect, or
+under xdist a test whose worker does not re-run it, is not run again in the session's
+process: the re-run at head is a pytest child. It starts at the first such failure, in
 the rootdir, with the session's options and its environment from before its tests ran; it
 loads the plugins and the conftest files of the session's paths, and waits (see
 :func:`rerun.start_waiting`). When the session ends it is handed the failures, so its start
@@ -15,10 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .inprocess import Rerunner
 from .rerun import Ask, RerunResult, WaitingRerun, child_env, start_waiting
 from .runspec import BaselineRun
-
-Rerunner = Callable[[Sequence[str]], RerunResult]
 
 
 class EarlyHead:

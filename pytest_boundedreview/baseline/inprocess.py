@@ -1,15 +1,20 @@
 """Re-run failing tests inside the finished session, when that is safe and cheaper than a new
-pytest process: the items are at hand (no xdist) and they do not log reports of their own
-(subtests do, which would then show twice in the terminal and in other plugins' reports)."""
+pytest process: the items are at hand (the session's own, or an xdist worker's, see
+onworkers.py) and they do not log reports of their own (subtests do, which would then show
+twice in the terminal and in other plugins' reports)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 from _pytest.runner import runtestprotocol
 
-from .rerun import RerunResult, merged
+if TYPE_CHECKING:  # imported when a re-run is composed: an xdist worker never needs it
+    from .rerun import RerunResult
+
+Rerunner = Callable[[Sequence[str]], "RerunResult"]
 
 
 def self_logging(item: pytest.Item) -> bool:
@@ -19,31 +24,48 @@ def self_logging(item: pytest.Item) -> bool:
     return type(item).__name__ == "TestCaseFunction"  # unittest: subTest() logs its own reports
 
 
-def head_rerunner(
-    items: Sequence[pytest.Item], fallback: Callable[[Sequence[str]], RerunResult]
-) -> Callable[[Sequence[str]], RerunResult]:
+def passing_here(items: Iterable[pytest.Item]) -> set[str]:
+    """Run ``items`` once more in this process, unlogged: the node ids of those that pass."""
+    passed = set()
+    for item in items:
+        # The session has torn every fixture down; nextitem=None tears this run down too.
+        # Only pass or fail counts here: no traceback is rendered for a failure again.
+        shown = getattr(item.config.option, "tbstyle", "auto")
+        item.config.option.tbstyle = "no"
+        try:
+            reports = runtestprotocol(item, nextitem=None, log=False)
+        finally:
+            item.config.option.tbstyle = shown
+        if not any(r.failed for r in reports) and any(
+            r.when == "call" and r.passed for r in reports
+        ):
+            passed.add(item.nodeid)
+    return passed
+
+
+def partly(
+    answer: Callable[[Sequence[str]], tuple[frozenset[str], frozenset[str]]], rest: Rerunner
+) -> Rerunner:
+    """A re-runner whose ``answer`` says which node ids it re-ran and which of them passed;
+    ``rest`` re-runs the others."""
+
+    def run(nodeids: Sequence[str]) -> RerunResult:
+        from .rerun import RerunResult, merged
+
+        found, passed = answer(nodeids)
+        here = RerunResult(status="ok", found=found, passed=passed)
+        elsewhere = [n for n in nodeids if n not in found]
+        return merged(here, rest(elsewhere)) if elsewhere else here
+
+    return run
+
+
+def head_rerunner(items: Sequence[pytest.Item], fallback: Rerunner) -> Rerunner:
     """A re-runner that runs what it can in this process and the rest through ``fallback``."""
     by_id = {item.nodeid: item for item in items}
 
-    def run(nodeids: Sequence[str]) -> RerunResult:
-        here = [by_id[n] for n in nodeids if n in by_id and not self_logging(by_id[n])]
-        local_ids = {item.nodeid for item in here}
-        elsewhere = [n for n in nodeids if n not in local_ids]
-        passed = set()
-        for item in here:
-            # The session has torn every fixture down; nextitem=None tears this run down too.
-            # Only pass or fail counts here: no traceback is rendered for a failure again.
-            shown = getattr(item.config.option, "tbstyle", "auto")
-            item.config.option.tbstyle = "no"
-            try:
-                reports = runtestprotocol(item, nextitem=None, log=False)
-            finally:
-                item.config.option.tbstyle = shown
-            if not any(r.failed for r in reports) and any(
-                r.when == "call" and r.passed for r in reports
-            ):
-                passed.add(item.nodeid)
-        local = RerunResult(status="ok", found=frozenset(local_ids), passed=frozenset(passed))
-        return merged(local, fallback(elsewhere)) if elsewhere else local
+    def here(nodeids: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
+        items = [by_id[n] for n in nodeids if n in by_id and not self_logging(by_id[n])]
+        return frozenset(item.nodeid for item in items), frozenset(passing_here(items))
 
-    return run
+    return partly(here, fallback)

@@ -142,23 +142,19 @@ class T(unittest.TestCase):
 """
 
 
-@pytest.mark.parametrize(
-    ("extra", "unit"), [(["-n", "2"], False), ([], True)], ids=["xdist", "unittest"]
-)
+@pytest.mark.parametrize("extra", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_head_rerun_in_a_new_process_starts_while_the_session_still_runs(
-    change: tuple[GitRepo, dict[str, str]], tmp_path: Path, extra: list[str], unit: bool
+    change: tuple[GitRepo, dict[str, str]], tmp_path: Path, extra: list[str]
 ) -> None:
-    """Under xdist (the controller holds no tests) or for a unittest test (it logs its own
-    reports), the flaky check re-runs at head in a new process: it starts at the first
-    failure, and is the one that re-runs the failure at the end."""
+    """A unittest test logs its own reports, so the flaky check re-runs it at head in a new
+    process, in the session's or on an xdist worker: it starts at the first failure, and is
+    the one that re-runs the failure at the end."""
     repo, env = change
-    failing = "test_ab.py::test_a"
-    if unit:  # the same change, in a unittest module
-        repo.git("checkout", "--quiet", "main")
-        repo.commit({"test_ab.py": UNITTESTS.format(value=1)}, "base, unittest")
-        repo.git("checkout", "--quiet", "-B", "feature")
-        repo.commit({"test_ab.py": UNITTESTS.format(value=0)}, "regression")
-        failing = "test_ab.py::T::test_a"
+    repo.git("checkout", "--quiet", "main")  # the same change, in a unittest module
+    repo.commit({"test_ab.py": UNITTESTS.format(value=1)}, "base, unittest")
+    repo.git("checkout", "--quiet", "-B", "feature")
+    repo.commit({"test_ab.py": UNITTESTS.format(value=0)}, "regression")
+    failing = "test_ab.py::T::test_a"
     env["HEAD_STAMPS"] = str(tmp_path / "head-stamps")
     scratch = Path(env["TMPDIR"])
     with repo.untouched():

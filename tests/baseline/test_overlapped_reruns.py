@@ -1,5 +1,6 @@
 """The flaky check at head and the base re-run overlap: the base re-run starts first and runs
-while the failures are re-run at head, in this process or (under xdist) in a child."""
+while the failures are re-run at head in this process; under xdist each worker re-runs its
+failures as its tests end, without waiting for the base re-run."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-# Each run of the test appends where it ran and when it started and ended.
+# Each run of the test appends where it ran, in which process, and when it started and ended.
 TEST = """import json, os, time
 
 
@@ -17,7 +18,7 @@ def test_slow():
     start = time.time()
     time.sleep(1.5)
     with open(os.environ["RUNS_LOG"], "a") as log:
-        log.write(json.dumps([os.getcwd(), start, time.time()]) + "\\n")
+        log.write(json.dumps([os.getcwd(), os.getpid(), start, time.time()]) + "\\n")
     assert 0
 """
 
@@ -41,10 +42,15 @@ def test_the_head_and_base_reruns_run_at_the_same_time(
     report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
     assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_slow.py::test_slow"]
     runs = [json.loads(line) for line in log.read_text().splitlines()]
-    at_head = [(s, e) for where, s, e in runs if Path(where) == pytester.path]
-    at_base = [(s, e) for where, s, e in runs if Path(where) != pytester.path]
+    at_head = sorted((s, e, pid) for where, pid, s, e in runs if Path(where) == pytester.path)
+    at_base = [(s, e) for where, _, s, e in runs if Path(where) != pytester.path]
     assert len(at_head) == 2, (runs, result.stdout.str())  # the session's run and the re-run
     assert len(at_base) == 1, (runs, result.stdout.str())
-    (base_start, base_end), (rerun_start, rerun_end) = at_base[0], sorted(at_head)[1]
+    (base_start, base_end), (_, _, ran_in), (rerun_start, rerun_end, rerun_in) = (
+        at_base[0],
+        *at_head,
+    )
+    assert rerun_in == ran_in, "the re-run at head was not in the process that ran the test"
     assert rerun_start < base_end, "the re-run at head began after the base re-run ended"
-    assert base_start < rerun_end, "the base re-run began after the re-run at head ended"
+    if not workers:  # a worker's re-run may be over before the base's checkout is ready
+        assert base_start < rerun_end, "the base re-run began after the re-run at head ended"

@@ -1,0 +1,157 @@
+"""Under xdist the flaky check's first re-run at head runs on the worker that ran the failing
+test, as its tests end: no new pytest process, unless no worker can re-run it (a test that logs
+reports of its own, a worker that died)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from gitrepo import GitRepo
+
+# Each run of a test appends its name, its folder (the base's runs are in another), the
+# process it ran in, and the xdist worker that was, if one was.
+LOGGED = """import json, os
+
+
+def log(name):
+    with open(os.environ["RUNS_LOG"], "a") as out:
+        worker = os.environ.get("PYTEST_XDIST_WORKER")
+        out.write(json.dumps([name, os.getcwd(), os.getpid(), worker]) + "\\n")
+"""
+
+
+def runs(path: Path, head: Path) -> dict[str, list[tuple[int, str | None]]]:
+    """Each test's runs at ``head``, in order: (process id, xdist worker)."""
+    by_name: dict[str, list[tuple[int, str | None]]] = {}
+    for line in path.read_text().splitlines():
+        name, where, pid, worker = json.loads(line)
+        if Path(where) == head:
+            by_name.setdefault(name, []).append((pid, worker))
+    return by_name
+
+
+def review(pytester: pytest.Pytester, *args: str) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main", *args)
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    return result, report
+
+
+def ids(report: dict[str, Any], kind: str) -> list[str]:
+    return sorted(t["nodeid"] for t in report["tests"][kind])
+
+
+@pytest.fixture
+def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "runs.log"
+    monkeypatch.setenv("RUNS_LOG", str(path))
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_XDIST_TESTRUNUID"):
+        monkeypatch.delenv(name, raising=False)  # when this suite runs under xdist itself
+    return path
+
+
+def test_a_plain_failure_is_re_run_on_its_worker_a_unittest_one_in_a_child(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    plain = "from logged import log\n\n\ndef test_plain():\n    log('plain')\n    assert 0\n"
+    unit = (
+        "import unittest\nfrom logged import log\n\n\nclass T(unittest.TestCase):\n"
+        "    def test_unit(self):\n        log('unit')\n        self.fail()\n"
+    )
+    project.commit({"logged.py": LOGGED, "test_plain.py": plain, "test_unit.py": unit}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"README.md": "docs\n"}, "docs")
+    with project.untouched():
+        result, report = review(pytester, "-n", "2")
+    assert ids(report, "pre_existing") == [
+        "test_plain.py::test_plain",
+        "test_unit.py::T::test_unit",
+    ]
+    assert result.ret == 0, result.stdout.str()
+    at_head = runs(log, pytester.path)
+    (ran, ran_on), (rerun, rerun_on) = at_head["plain"]  # the base's runs are elsewhere
+    assert ran_on is not None
+    assert (rerun, rerun_on) == (ran, ran_on)  # on its worker, again
+    (ran, ran_on), (rerun, rerun_on) = at_head["unit"]
+    assert ran_on is not None
+    assert rerun_on is None  # in a child, not a worker
+    assert rerun != ran
+
+
+def test_a_failure_whose_worker_died_is_re_run_in_a_child(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    """The worker marked the failure as its own to re-run, then died before its tests ended:
+    the controller has no answer from it, and re-runs the test in a new process."""
+    tests = (
+        "import os, pathlib\nfrom logged import log\nfrom value import X\n\n\n"
+        "def test_a():\n    log('a')\n    assert X == 1\n\n\n"
+        "def test_b():\n    gone = pathlib.Path(os.environ['RUNS_LOG'] + '.died')\n"
+        "    if os.environ.get('PYTEST_XDIST_WORKER') and not gone.exists():\n"
+        "        gone.touch()\n        os._exit(1)\n"
+    )
+    project.commit({"logged.py": LOGGED, "test_ab.py": tests, "value.py": "X = 1\n"}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"value.py": "X = 2\n"}, "break test_a")
+    result, report = review(pytester, "-n", "1", "-p", "no:randomly")
+    assert Path(f"{log}.died").exists(), result.stdout.str()  # the worker did die
+    related = {t["nodeid"]: t["reason"] for t in report["tests"]["target_related"]}
+    assert related.get("test_ab.py::test_a") == "passes at base", result.stdout.str()
+    (ran, ran_on), (rerun, rerun_on) = runs(log, pytester.path)["a"][:2]
+    assert ran_on is not None
+    assert rerun_on is None
+    assert rerun != ran
+
+
+def test_a_failure_again_on_any_worker_is_not_a_pass(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    """Under ``--dist each`` every worker runs the test: it passed on one worker's re-run but
+    failed on the other's, so it did not pass, and is not confirmed flaky in a new process
+    (where it would pass)."""
+    test = (
+        "import os\nfrom logged import log\n\n_calls = []\n\n\ndef test_env():\n"
+        "    log('env')\n    _calls.append(1)\n    worker = os.environ.get('PYTEST_XDIST_WORKER')\n"
+        "    assert worker is None or (worker == 'gw1' and len(_calls) > 1)\n"
+    )
+    project.commit({"logged.py": LOGGED, "test_env.py": test}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_env.py": test + "# touched\n"}, "change")
+    result, report = review(pytester, "-n", "2", "--dist", "each")
+    assert ids(report, "flaky") == [], result.stdout.str()
+    assert ids(report, "target_related") == ["test_env.py::test_env"]
+    workers = sorted(worker or "" for _, worker in runs(log, pytester.path)["env"])
+    assert workers == ["gw0", "gw0", "gw1", "gw1"]  # each worker's run and re-run, no child
+
+
+def test_the_worker_re_runs_survive_the_users_strictness(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    ini = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\nxfail_strict = true\n'
+    test = "from logged import log\n\n\ndef test_a():\n    log('a')\n    assert 0\n"
+    project.commit({"pyproject.toml": ini, "logged.py": LOGGED, "test_a.py": test}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_a.py": test + "# touched\n"}, "change")
+    strict = ["--strict-config", "--strict-markers", "-W", "error", "-p", "no:cacheprovider"]
+    result, report = review(pytester, *strict, "-n", "2")
+    assert ids(report, "pre_existing") == ["test_a.py::test_a"], result.stdout.str()
+    assert report["tests"]["unknown"] == []
+    assert result.ret == 0
+    (ran, ran_on), (rerun, rerun_on) = runs(log, pytester.path)["a"]
+    assert ran_on is not None
+    assert (rerun, rerun_on) == (ran, ran_on)
+
+
+def test_no_re_run_at_head_is_asked_of_the_workers_when_reruns_is_0(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    test = "from logged import log\n\n\ndef test_a():\n    log('a')\n    assert 0\n"
+    ini = "[tool.bounded-review]\nreruns = 0\n"
+    project.commit({"pyproject.toml": ini, "logged.py": LOGGED, "test_a.py": test}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_a.py": test + "# touched\n"}, "change")
+    result, report = review(pytester, "-n", "2")
+    assert ids(report, "pre_existing") == ["test_a.py::test_a"], result.stdout.str()
+    assert len(runs(log, pytester.path)["a"]) == 1  # the session's run only
