@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import functools
 import os
@@ -40,6 +41,7 @@ from .triage.waivers import load as load_waivers
 if TYPE_CHECKING:
     from .baseline.asking import Asking
     from .baseline.classification import Questions
+    from .baseline.classify import Begun
     from .baseline.early import EarlyBase
     from .baseline.earlyhead import EarlyHead
     from .baseline.runspec import BaselineRun
@@ -88,6 +90,8 @@ class BoundedReview:
         self._environ: dict[str, str] | None = None  # as the test loop started
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
         self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
+        self._begun: Begun | BaseException | None = None  # the classification, under way
+        self._at_base = contextlib.ExitStack()  # the base re-run it started, until it ends
 
     def _head_reruns_cap(self) -> int:
         """How many failures may be re-run at head (0: none is)."""
@@ -277,8 +281,7 @@ class BoundedReview:
 
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
-        asking, collector = self._asking, self.collector
-        questions = asking.questions(collector)
+        asking, collector, questions = self._asking, self.collector, self._questions
         tests = self._baseline(questions) if collector.failed or questions else Classification()
         limitations, stopped = self._what_ran(session, exitstatus)
         limitations += self._ignored_code()
@@ -296,6 +299,11 @@ class BoundedReview:
         return self.review.judge(
             self._counts(), tests, limitations, stopped, deterministic=found, partial=partial
         )
+
+    @functools.cached_property
+    def _questions(self) -> Questions:
+        """What the session asks the base besides its failures, once every report is in."""
+        return self._asking.questions(self.collector)
 
     def _base_run(self) -> BaselineRun:
         """How to re-run tests at the base as this session ran them, in the environment it
@@ -410,6 +418,7 @@ class BoundedReview:
 
     def close(self) -> None:
         """End what the session started early; safe to call more than once."""
+        self._at_base.close()
         if self._early is not None:
             self._early.close()
         if self._head is not None:
@@ -425,15 +434,38 @@ class BoundedReview:
         replayed = replayable(params.args, self.config.args, params.dir)
         return with_seed(replayed, self.config.getoption("randomly_seed", None))
 
+    @pytest.hookimpl(tryfirst=True, specname="pytest_sessionfinish")
+    def pytest_sessionfinish_first(self, session: pytest.Session, exitstatus: int) -> None:
+        """Every report is in: the base re-run is handed its node ids now, and runs while the
+        other plugins end the session (under xdist: while the workers shut down)."""
+        if exitstatus not in _COMPLETED or self.config.option.collectonly or self.target.empty:
+            return
+        self._items = session.items
+        if self.collector.failed or self._questions:
+            try:
+                self._begun = self._begin(self._questions)
+            except BaseException as exc:  # raised where the review meets it (see _baseline)
+                self._begun = exc
+
+    def _begin(self, questions: Questions) -> Begun:
+        from .baseline.classify import begin
+
+        failed, run = self.collector.failed, self._baseline_run()
+        return begin(failed, run, self._progress, self._at_base, questions)
+
     def _baseline(self, questions: Questions) -> Classification:
         """The session's failures re-run at head and at the base, and classified; its other
         questions answered at the base."""
-        from .baseline.classify import classify
+        from .baseline.classify import conclude
 
+        begun, self._begun = self._begun, None
         try:
-            return classify(self.collector.failed, self._baseline_run(), self._progress, questions)
+            if isinstance(begun, BaseException):
+                raise begun
+            return conclude(begun or self._begin(questions), self._progress)
         finally:  # its answers are in; the checks' base runs need its kept checkout free,
             # while without them the child stays for the lanes' reproductions at the base
+            self._at_base.close()
             settings = self.settings
             if self._early is not None and settings.reuse_base_checkout and settings.checks:
                 self._early.close()

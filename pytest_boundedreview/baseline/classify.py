@@ -81,12 +81,35 @@ def classify(
     progress: Callable[[str], None],
     questions: Questions = Questions(),
 ) -> Classification:
-    """Classify every failing node of the session, and answer its other ``questions``. The
-    base re-run starts first and runs while the flaky check re-runs the failures at head: the
-    two overlap."""
+    """Classify every failing node of the session, and answer its other ``questions``."""
+    with contextlib.ExitStack() as stack:  # on any exit: the base child ends, its checkout goes
+        return conclude(begin(failed, run, progress, stack, questions), progress)
+
+
+@record
+class Begun:
+    """A classification whose base re-run is under way (see :func:`begin`)."""
+
+    failed: Sequence[NodeOutcome]
+    run: BaselineRun
+    questions: Questions
+    result: Classification
+    at_base: _AtBase | None = None  # None: nothing is to be re-run (see ``result``)
+
+
+def begin(
+    failed: Sequence[NodeOutcome],
+    run: BaselineRun,
+    progress: Callable[[str], None],
+    stack: contextlib.ExitStack,
+    questions: Questions = Questions(),
+) -> Begun:
+    """Start the base re-run of the failures the base cache does not know, and of ``questions``
+    (kept until ``stack`` closes): :func:`conclude` re-runs the failures at head while it
+    runs, so the two overlap."""
     result = Classification()
     if not failed and not questions:
-        return result
+        return Begun(failed, run, questions, result)
     if len(failed) > run.max_base_reruns:
         reason = (
             f"{len(failed)} failing tests exceed max_base_reruns = {run.max_base_reruns}: "
@@ -94,7 +117,7 @@ def classify(
         )
         _unknown(failed, reason, result)
         result.limitations.append(reason)
-        return result
+        return Begun(failed, run, questions, result)
     if len(questions.skipped) > run.max_base_reruns - len(failed):
         why = (
             f"{len(questions.skipped)} skipped tests exceed what max_base_reruns = "
@@ -102,11 +125,20 @@ def classify(
         )
         result.limitations.append(why)
         questions = dataclasses.replace(questions, skipped=())
-    with contextlib.ExitStack() as stack:  # on any exit: the base child ends, its checkout goes
-        at_base = _start_at_base(failed, run, progress, stack, questions)
-        remaining = _flaky_check(list(failed), run, progress, result) if failed else []
-        at_base.judge(remaining, result)
-        at_base.answer(questions, result)
+    at_base = _start_at_base(failed, run, progress, stack, questions)
+    return Begun(failed, run, questions, result, at_base)
+
+
+def conclude(begun: Begun, progress: Callable[[str], None]) -> Classification:
+    """The classification :func:`begin` started: the flaky check at head, then the base's
+    answers."""
+    result, at_base = begun.result, begun.at_base
+    if at_base is None:
+        return result
+    failed = list(begun.failed)
+    remaining = _flaky_check(failed, begun.run, progress, result) if failed else []
+    at_base.judge(remaining, result)
+    at_base.answer(begun.questions, result)
     return result
 
 

@@ -11,7 +11,9 @@ With ``--bounded-review-wait`` the child is started before its node ids are know
 pytest, loads the plugins and the conftest files of the paths it was given, lists at once the
 tests it collects from the paths in ``DIR/list.json`` (when the starter wrote one), waits for
 ``select.json`` to appear, then collects the files listed there. It ends when the process that
-started it is gone.
+started it is gone. Once its result is written it ends at once: its starter reads the result
+and ends it anyway, so what would follow (other plugins' summaries, pytest's exit) is not
+spent.
 """
 
 from __future__ import annotations
@@ -162,8 +164,11 @@ class Recorder:
         if redirect is not None:
             redirect.report_now()
         (self.folder / RESULT).write_text(json.dumps(result), encoding="utf-8")
-        if exitstatus in _ENDED:  # all is written: the starter reads it before this exits
+        if exitstatus in _ENDED:  # all is written: the starter reads it, and ends this
             (self.folder / READY).touch()
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(int(exitstatus))
 
 
 # A session that ran to its end (tests failed or not, or none collected); one interrupted,

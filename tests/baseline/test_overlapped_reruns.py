@@ -54,3 +54,53 @@ def test_the_head_and_base_reruns_run_at_the_same_time(
     assert rerun_start < base_end, "the re-run at head began after the base re-run ended"
     if not workers:  # a worker's re-run may be over before the base's checkout is ready
         assert base_start < rerun_end, "the base re-run began after the re-run at head ended"
+
+
+# The project's own last words at the session's end wait (up to a minute) for the base's run
+# of the failing test, and note whether it came; at the base, and in re-runs, they do nothing.
+SLOW_FINISH = """import os, sys, time
+
+
+def pytest_sessionfinish(session):
+    if os.getcwd() != os.environ["HEAD_DIR"] or hasattr(session.config, "workerinput"):
+        return
+    if any(arg.startswith("--bounded-review-record") for arg in sys.argv):
+        return
+    deadline = time.monotonic() + 60
+    while not os.path.exists(os.environ["BASE_RAN"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    with open(os.environ["SEEN"], "w") as seen:
+        seen.write(str(os.path.exists(os.environ["BASE_RAN"])))
+"""
+FAILING = """import os
+
+
+def test_a():
+    if os.getcwd() != os.environ["HEAD_DIR"]:
+        open(os.environ["BASE_RAN"], "a").close()
+    assert 0
+"""
+
+
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_the_base_re_run_runs_while_the_other_plugins_end_the_session(
+    pytester: pytest.Pytester,
+    project: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    workers: list[str],
+) -> None:
+    """Once every report is in, the base re-run is handed its node ids, before the other
+    plugins' ``pytest_sessionfinish`` (under xdist, the workers' shutdown) runs."""
+    project.commit({"conftest.py": SLOW_FINISH, "test_a.py": FAILING}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_a.py": FAILING + "# touched\n"}, "change")
+    monkeypatch.setenv("HEAD_DIR", str(pytester.path))
+    monkeypatch.setenv("BASE_RAN", str(tmp_path / "base-ran"))
+    monkeypatch.setenv("SEEN", str(tmp_path / "seen"))
+    result = pytester.runpytest_subprocess(
+        *workers, "--bounded-review", "--bounded-review-base=main"
+    )
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_a.py::test_a"]
+    assert (tmp_path / "seen").read_text() == "True", result.stdout.str()

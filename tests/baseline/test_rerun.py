@@ -139,3 +139,30 @@ def test_a_rerun_stopped_by_pytest_exit_is_no_answer(tmp_path: Path) -> None:
     )
     assert result.status == "error"
     assert "stop here" in result.detail
+
+
+def test_a_rerun_ends_once_its_result_is_written(tmp_path: Path) -> None:
+    """Its starter reads the result and ends it anyway: what other plugins would do after it
+    (here a conftest's last sessionfinish, which writes a file) is not spent; what pytest
+    said of the tests is the answer, and the exit status is pytest's."""
+    after = tmp_path / "after"
+    (tmp_path / "conftest.py").write_text(
+        "import pathlib, pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
+        f"def pytest_sessionfinish():\n    pathlib.Path({str(after)!r}).touch()\n"
+    )
+    (tmp_path / "test_x.py").write_text(
+        "def test_a():\n    assert 0\n\n\ndef test_b():\n    pass\n"
+    )
+    result = rerun(
+        ["test_x.py::test_a", "test_x.py::test_b"],
+        rootdir=tmp_path,
+        args=["-p", "no:cacheprovider"],
+        env=child_env(),
+        timeout=60,
+    )
+    assert (result.status, sorted(result.failed), result.passed) == (
+        "ok",
+        ["test_x.py::test_a"],
+        {"test_x.py::test_b"},
+    )
+    assert not after.exists()
