@@ -106,16 +106,18 @@ def pytest_configure(config: pytest.Config) -> None:
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
     config.pluginmanager.register(session.deselections, "bounded-review-deselected")
-    config.pluginmanager.register(session.workers, "bounded-review-worker-answers")
+    config.pluginmanager.register(session.reruns, "bounded-review-reruns")
+    config.pluginmanager.register(session.reruns.workers, "bounded-review-worker-answers")
     config.pluginmanager.register(session, "bounded-review-session")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     session = config.stash.get(SESSION_KEY, None)
     if session is not None:
-        session.close()
+        session.reruns.close()
         config.pluginmanager.unregister(session.collector)
         config.pluginmanager.unregister(session.deselections)
-        config.pluginmanager.unregister(session.workers)
+        config.pluginmanager.unregister(session.reruns)
+        config.pluginmanager.unregister(session.reruns.workers)
         config.pluginmanager.unregister(session)
         del config.stash[SESSION_KEY]

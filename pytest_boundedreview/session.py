@@ -2,21 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import os
 from collections.abc import Sequence
-from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
-from .baseline.classification import Classification
 from .baseline.deselection import Deselections
-from .baseline.onworkers import WorkerAnswers, rerun_on_worker
 from .baseline.outcomes import OutcomeCollector
+from .baseline.sessionreruns import SessionReruns
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
 from .checks.skipped import newly_skipped
@@ -39,12 +36,6 @@ from .triage.waivers import added as added_waivers
 from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
-    from .baseline.asking import Asking
-    from .baseline.classification import Questions
-    from .baseline.classify import Begun
-    from .baseline.early import EarlyBase
-    from .baseline.earlyhead import EarlyHead
-    from .baseline.runspec import BaselineRun
     from .models.waiver import Waiver
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
@@ -78,26 +69,22 @@ class BoundedReview:
         self.rules = rules
         self.collector = OutcomeCollector(repo.root)
         self.deselections = Deselections(repo.root)
-        self.workers = WorkerAnswers(self._head_reruns_cap())  # xdist workers' re-runs at head
         self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
         self._announced = False
-        self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._workflow: list[str] = []
-        self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
-        self._head: EarlyHead | None = None  # a re-run at head in a new process, started early
-        self._collected: dict[str, pytest.Item] = {}  # the session's tests, by node id
-        self._environ: dict[str, str] | None = None  # as the test loop started
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
         self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
-        self._begun: Begun | BaseException | None = None  # the classification, under way
-        self._at_base = contextlib.ExitStack()  # the base re-run it started, until it ends
-
-    def _head_reruns_cap(self) -> int:
-        """How many failures may be re-run at head (0: none is)."""
-        if self.target.empty or self.config.option.collectonly or self.settings.reruns == 0:
-            return 0
-        return self.settings.max_base_reruns
+        self.reruns = SessionReruns(
+            config,
+            settings,
+            repo,
+            target,
+            self.collector,
+            lambda: self._project,
+            self._state(),
+            self._progress,
+        )
 
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
@@ -265,7 +252,7 @@ class BoundedReview:
             risk=self.risk,
             state=self._state(),
             progress=self._progress,
-            baseline_run=self._baseline_run,
+            baseline_run=self.reruns.baseline_run,
             plugins=list(self.config.pluginmanager.get_plugins()),
             waivers=self.waivers,
             added_waivers=added_waivers(
@@ -281,8 +268,8 @@ class BoundedReview:
 
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
-        asking, collector, questions = self._asking, self.collector, self._questions
-        tests = self._baseline(questions) if collector.failed or questions else Classification()
+        collector, asking = self.collector, self.reruns.asking
+        tests = self.reruns.classification()
         limitations, stopped = self._what_ran(session, exitstatus)
         limitations += self._ignored_code()
         narrowed, removed = asking.narrowed(tests, collector, self.deselections)
@@ -300,179 +287,7 @@ class BoundedReview:
             self._counts(), tests, limitations, stopped, deterministic=found, partial=partial
         )
 
-    @functools.cached_property
-    def _questions(self) -> Questions:
-        """What the session asks the base besides its failures, once every report is in."""
-        return self._asking.questions(self.collector)
-
-    def _base_run(self) -> BaselineRun:
-        """How to re-run tests at the base as this session ran them, in the environment it
-        had before its tests ran (a failing test's monkeypatching is still in place when its
-        report arrives; a collection error comes before the tests: then the process's)."""
-        environ = self._environ if self._environ is not None else dict(os.environ)
-        return dataclasses.replace(self._base, environ=environ)
-
-    @functools.cached_property
-    def _base(self) -> BaselineRun:
-        """The session's base run, made once: what it works out (how the base is made
-        ready) is worked out once, for each of its copies."""
-        from .baseline.runspec import BaselineRun
-
-        rootdir, args = Path(self.config.rootpath), self._replayable()
-        run = BaselineRun.configured(
-            self.repo, rootdir, self.target.base_commit, args, self.settings, self._state()
-        )
-        given = self.config.invocation_params.dir
-        paths = [Path(given, str(arg).split("::", 1)[0]).absolute() for arg in self.config.args]
-        return dataclasses.replace(run, paths=paths)
-
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_runtestloop(self) -> None:
-        self._environ = dict(os.environ)  # before any test changes it
-        for key in self._asking.listing_keys():  # the base lists its collection while the tests run
-            self._need(key)
-
-    @functools.cached_property
-    def _asking(self) -> Asking:
-        """What the session asks the base besides its failures (see asking.py)."""
-        from .baseline.asking import Asking
-
-        return Asking(self.config, self.settings, self.repo, self.target, self._project)
-
-    def _baseline_run(self) -> BaselineRun:
-        """How to re-run tests as this session ran them, at head and at the base."""
-        run = self._base_run()
-        started_early = self._early.hand if self._early is not None else None
-        if not self.collector.failed:  # nothing re-runs at head: its machinery stays out
-            return dataclasses.replace(run, started_early=started_early)
-        from .baseline.inprocess import head_rerunner
-        from .baseline.rerun import child_env, rerun
-
-        env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
-        in_a_new_process = partial(
-            rerun, rootdir=run.rootdir, args=run.args, env=env, timeout=run.timeout
-        )
-        fresh = in_a_new_process
-        if self._head is not None:  # the early child first, then the usual way
-            fresh = partial(self._head.rerun, usual=in_a_new_process)
-        return dataclasses.replace(
-            run,
-            rerun_at_head=head_rerunner(self._items, self.workers.rerunner(fresh)),
-            started_early=started_early,
-        )
-
-    def _need(self, key: str) -> None:
-        """The session needs the base's answer for ``key`` (a failed or skipped test, or a
-        path, see classify.Questions): the base re-run may start now."""
-        if self.target.empty or self.config.option.collectonly:
-            return
-        if self._early is None:
-            if key in self._known_at_base:
-                return  # the cache answers: the base re-run machinery is not even imported
-            from .baseline.early import EarlyBase
-
-            self._early = EarlyBase(self._base_run, self._asking.listing, self._known_at_base)
-        self._early.needs(key)
-
-    @functools.cached_property
-    def _known_at_base(self) -> set[str]:
-        """The keys the base cache answers for this session's run."""
-        return self._base_run().known()
-
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._reported(report)
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        self._reported(report)
-
-    def _reported(self, report: pytest.TestReport | pytest.CollectReport) -> None:
-        """A test or a file's collection failed, or was skipped: the base may be asked (and,
-        under xdist, the re-run at head start)."""
-        if report.passed:  # most reports: nothing to ask
-            return
-        key = report.nodeid if report.failed else self._asking.key_of_skipped(report)
-        if key is not None:
-            self._need(key)
-        if report.failed and self._head_in_a_child(report):
-            if self._head is None:
-                from .baseline.earlyhead import EarlyHead
-
-                self._head = EarlyHead(self._base_run)
-            self._head.needs()
-
-    def _head_in_a_child(self, report: pytest.TestReport | pytest.CollectReport) -> bool:
-        """Whether the flaky check re-runs ``report``'s test at head in a new pytest process:
-        a collection error, a test that logs reports of its own (unittest, subtests; see
-        inprocess.py), or under xdist one its worker does not re-run (see onworkers.py)."""
-        if self.workers.cap == 0:
-            return False
-        if self.config.pluginmanager.has_plugin("dsession"):
-            return not rerun_on_worker(report)
-        from .baseline.inprocess import self_logging
-
-        item = self._collected.get(report.nodeid)
-        return item is None or self_logging(item)
-
-    def pytest_collection_finish(self, session: pytest.Session) -> None:
-        self._collected = {item.nodeid: item for item in session.items}
-
-    def close(self) -> None:
-        """End what the session started early; safe to call more than once."""
-        self._at_base.close()
-        if self._early is not None:
-            self._early.close()
-        if self._head is not None:
-            self._head.close()
-
-    def _replayable(self) -> list[str]:
-        """The session's options that a re-run of some of its tests repeats, with its random
-        seed (pytest-randomly's, when it ran)."""
-        from .baseline.replay import replayable
-        from .baseline.seeds import with_seed
-
-        params = self.config.invocation_params
-        replayed = replayable(params.args, self.config.args, params.dir)
-        return with_seed(replayed, self.config.getoption("randomly_seed", None))
-
-    @pytest.hookimpl(tryfirst=True, specname="pytest_sessionfinish")
-    def pytest_sessionfinish_first(self, session: pytest.Session, exitstatus: int) -> None:
-        """Every report is in: the base re-run is handed its node ids now, and runs while the
-        other plugins end the session (under xdist: while the workers shut down)."""
-        if exitstatus not in _COMPLETED or self.config.option.collectonly or self.target.empty:
-            return
-        self._items = session.items
-        if self.collector.failed or self._questions:
-            try:
-                self._begun = self._begin(self._questions)
-            except BaseException as exc:  # raised where the review meets it (see _baseline)
-                self._begun = exc
-
-    def _begin(self, questions: Questions) -> Begun:
-        from .baseline.classify import begin
-
-        failed, run = self.collector.failed, self._baseline_run()
-        return begin(failed, run, self._progress, self._at_base, questions)
-
-    def _baseline(self, questions: Questions) -> Classification:
-        """The session's failures re-run at head and at the base, and classified; its other
-        questions answered at the base."""
-        from .baseline.classify import conclude
-
-        begun, self._begun = self._begun, None
-        try:
-            if isinstance(begun, BaseException):
-                raise begun
-            return conclude(begun or self._begin(questions), self._progress)
-        finally:  # its answers are in; the checks' base runs need its kept checkout free,
-            # while without them the child stays for the lanes' reproductions at the base
-            self._at_base.close()
-            settings = self.settings
-            if self._early is not None and settings.reuse_base_checkout and settings.checks:
-                self._early.close()
-
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
-        self._items = session.items
-
         def undecided(reason: str) -> Evidence:
             gate = Gate(review_clean="indeterminate", reasons=[reason])
             # what kept the gate from deciding also kept the tests from running to the end
@@ -509,7 +324,7 @@ class BoundedReview:
         complete = complete and not self.target.untested
         shard = ShardInfo(
             rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
-            args=self._replayable(),
+            args=self.reruns.replayable(),
             deselected=len(whole.run_deselected),
             complete=complete,
             nodeids=sorted(self.collector.seen),
@@ -555,7 +370,7 @@ class BoundedReview:
         try:
             self._finish(session, exitstatus)
         finally:
-            self.close()  # on every exit: the early base child ends, its checkout goes
+            self.reruns.close()  # on every exit: the early base child ends, its checkout goes
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
         interrupted = False

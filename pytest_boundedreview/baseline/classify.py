@@ -75,17 +75,6 @@ def _unknown(nodes: Sequence[NodeOutcome], reason: str, into: Classification) ->
     ]
 
 
-def classify(
-    failed: Sequence[NodeOutcome],
-    run: BaselineRun,
-    progress: Callable[[str], None],
-    questions: Questions = Questions(),
-) -> Classification:
-    """Classify every failing node of the session, and answer its other ``questions``."""
-    with contextlib.ExitStack() as stack:  # on any exit: the base child ends, its checkout goes
-        return conclude(begin(failed, run, progress, stack, questions), progress)
-
-
 @record
 class Begun:
     """A classification whose base re-run is under way (see :func:`begin`)."""
