@@ -87,15 +87,14 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
-        from .baseline.onworkers import ASKED, WorkerReruns
+        from .baseline.onworkers import asked
         from .target.imported import WorkerModules
 
         config.pluginmanager.register(WorkerModules(root), "bounded-review-modules")
         config.pluginmanager.register(Deselections(root), "bounded-review-deselected")
-        # the controller asks for the flaky check's re-runs at head (see onworkers.py)
-        cap = getattr(config, "workerinput", {}).get(ASKED)
-        if isinstance(cap, int) and cap > 0:
-            config.pluginmanager.register(WorkerReruns(cap), "bounded-review-worker-reruns")
+        reruns = asked(getattr(config, "workerinput", {}))  # the flaky check's, at head
+        if reruns is not None:
+            config.pluginmanager.register(reruns, "bounded-review-worker-reruns")
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True

@@ -5,11 +5,14 @@ twice in the terminal and in other plugins' reports)."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING
 
 import pytest
 from _pytest.runner import runtestprotocol
+
+from .deadline import OutOfTime, limited
 
 if TYPE_CHECKING:  # imported when a re-run is composed: an xdist worker never needs it
     from .rerun import RerunResult
@@ -24,23 +27,34 @@ def self_logging(item: pytest.Item) -> bool:
     return type(item).__name__ == "TestCaseFunction"  # unittest: subTest() logs its own reports
 
 
-def passing_here(items: Iterable[pytest.Item]) -> set[str]:
-    """Run ``items`` once more in this process, unlogged: the node ids of those that pass."""
-    passed = set()
-    for item in items:
-        # The session has torn every fixture down; nextitem=None tears this run down too.
-        # Only pass or fail counts here: no traceback is rendered for a failure again.
-        shown = getattr(item.config.option, "tbstyle", "auto")
-        item.config.option.tbstyle = "no"
-        try:
-            reports = runtestprotocol(item, nextitem=None, log=False)
-        finally:
-            item.config.option.tbstyle = shown
-        if not any(r.failed for r in reports) and any(
-            r.when == "call" and r.passed for r in reports
-        ):
-            passed.add(item.nodeid)
+def passing_here(items: Iterable[pytest.Item], timeout: float = 0) -> set[str]:
+    """Run ``items`` once more in this process, unlogged, within ``timeout`` seconds in all
+    (0: unlimited; see deadline.py): the node ids of those that pass."""
+    passed: set[str] = set()
+    end = time.monotonic() + timeout
+    try:
+        with limited(timeout):
+            for item in items:
+                if timeout and time.monotonic() > end:
+                    break  # out of time: those left did not pass
+                if _passes(item):
+                    passed.add(item.nodeid)
+    except OutOfTime:  # between two tests
+        pass
     return passed
+
+
+def _passes(item: pytest.Item) -> bool:
+    # The session has torn every fixture down; nextitem=None tears this run down too.
+    # Only pass or fail counts here: no traceback is rendered for a failure again.
+    shown = getattr(item.config.option, "tbstyle", "auto")
+    item.config.option.tbstyle = "no"
+    try:
+        reports = runtestprotocol(item, nextitem=None, log=False)
+    finally:
+        item.config.option.tbstyle = shown
+    ran = any(r.when == "call" and r.passed for r in reports)
+    return ran and not any(r.failed for r in reports)
 
 
 def partly(
@@ -60,12 +74,13 @@ def partly(
     return run
 
 
-def head_rerunner(items: Sequence[pytest.Item], fallback: Rerunner) -> Rerunner:
-    """A re-runner that runs what it can in this process and the rest through ``fallback``."""
+def head_rerunner(items: Sequence[pytest.Item], fallback: Rerunner, timeout: float) -> Rerunner:
+    """A re-runner that runs what it can in this process (within ``timeout`` seconds) and
+    the rest through ``fallback``."""
     by_id = {item.nodeid: item for item in items}
 
     def here(nodeids: Sequence[str]) -> tuple[frozenset[str], frozenset[str]]:
         items = [by_id[n] for n in nodeids if n in by_id and not self_logging(by_id[n])]
-        return frozenset(item.nodeid for item in items), frozenset(passing_here(items))
+        return frozenset(item.nodeid for item in items), frozenset(passing_here(items, timeout))
 
     return partly(here, fallback)

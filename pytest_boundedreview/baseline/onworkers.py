@@ -10,13 +10,13 @@ test that logs reports of its own, a file that failed to collect, a test whose w
 
 from __future__ import annotations
 
-from collections.abc import Generator, Sequence
+from collections.abc import Generator, Mapping, Sequence
 
 import pytest
 
 from .inprocess import Rerunner, partly, passing_here, self_logging
 
-ASKED = "bounded_review_head_reruns"  # in a worker's input: how many failures it may re-run
+ASKED = "bounded_review_head_reruns"  # in a worker's input: how many, and in how long
 ANSWER = "bounded_review_head_reran"  # in its output: what it re-ran, and what passed
 MARK = "bounded_review_rerun_on_worker"  # on a failing report: its worker re-runs the test
 _COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
@@ -27,11 +27,23 @@ def rerun_on_worker(report: pytest.TestReport | pytest.CollectReport) -> bool:
     return getattr(report, MARK, False) is True
 
 
+def asked(workerinput: Mapping[str, object]) -> WorkerReruns | None:
+    """What the controller asked of this worker, if it asked for re-runs at head."""
+    asking = workerinput.get(ASKED)
+    if not isinstance(asking, dict):
+        return None
+    cap, timeout = asking.get("cap"), asking.get("timeout")
+    if not isinstance(cap, int) or cap <= 0 or not isinstance(timeout, (int, float)):
+        return None
+    return WorkerReruns(cap, float(timeout))
+
+
 class WorkerReruns:
     """On an xdist worker the session asked: re-runs the worker's failures as it ends."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, timeout: float) -> None:
         self.cap = cap  # more failures than this are not classified: nothing re-runs
+        self.timeout = timeout  # for all of them, as a re-run in a child has
         self._items: dict[str, pytest.Item] = {}
         self._failing: dict[str, pytest.Item] = {}
 
@@ -54,9 +66,9 @@ class WorkerReruns:
         failing = list(self._failing.values())
         if not isinstance(output, dict) or not failing or len(failing) > self.cap:
             return
-        if exitstatus not in _COMPLETED:
-            return
-        passed = passing_here(failing)
+        if exitstatus not in _COMPLETED or session.shouldfail or session.shouldstop:
+            return  # the session was stopped (-x, --maxfail): the review will not classify
+        passed = passing_here(failing, self.timeout)
         output[ANSWER] = {"ran": [item.nodeid for item in failing], "passed": sorted(passed)}
 
 
@@ -64,8 +76,9 @@ class WorkerAnswers:
     """On the controller: asks the workers to re-run their failures, and keeps their answers
     for the flaky check's first re-run at head."""
 
-    def __init__(self, cap: int) -> None:
+    def __init__(self, cap: int, timeout: float) -> None:
         self.cap = cap  # 0: the session re-runs nothing at head
+        self.timeout = timeout
         self._ran: set[str] = set()
         self._failed: set[str] = set()  # failed again on some worker (under --dist each)
         self._passed: set[str] = set()
@@ -75,7 +88,7 @@ class WorkerAnswers:
     def pytest_configure_node(self, node: object) -> None:
         workerinput = getattr(node, "workerinput", None)
         if self.cap > 0 and isinstance(workerinput, dict):
-            workerinput[ASKED] = self.cap
+            workerinput[ASKED] = {"cap": self.cap, "timeout": self.timeout}
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: object, error: object) -> None:

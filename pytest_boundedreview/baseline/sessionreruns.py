@@ -53,7 +53,8 @@ class SessionReruns:
         self.config, self.settings, self.repo, self.target = config, settings, repo, target
         self.collector = collector
         self._project, self._state, self._progress = project, state, progress
-        self.workers = WorkerAnswers(self._head_reruns_cap())  # xdist workers' re-runs at head
+        # the xdist workers' re-runs at head, in the time a re-run in a child would have
+        self.workers = WorkerAnswers(self._head_reruns_cap(), settings.base_timeout)
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._collected: dict[str, pytest.Item] = {}  # the session's tests, by node id
         self._environ: dict[str, str] | None = None  # as the test loop started
@@ -130,7 +131,7 @@ class SessionReruns:
             fresh = partial(self._head.rerun, usual=in_a_new_process)
         return dataclasses.replace(
             run,
-            rerun_at_head=head_rerunner(self._items, self.workers.rerunner(fresh)),
+            rerun_at_head=head_rerunner(self._items, self.workers.rerunner(fresh), run.timeout),
             started_early=started_early,
         )
 
@@ -202,11 +203,11 @@ class SessionReruns:
         self._items = session.items
         if exitstatus not in _COMPLETED or self.config.option.collectonly or self.target.empty:
             return
-        if self.collector.failed or self.questions:
-            try:
+        try:
+            if self.collector.failed or self.questions:
                 self._begun = self._begin()
-            except BaseException as exc:  # raised where the review meets it (classification)
-                self._begun = exc
+        except BaseException as exc:  # raised where the review meets it (classification)
+            self._begun = exc
 
     def _begin(self) -> Begun:
         from .classify import begin

@@ -155,3 +155,16 @@ def test_no_re_run_at_head_is_asked_of_the_workers_when_reruns_is_0(
     result, report = review(pytester, "-n", "2")
     assert ids(report, "pre_existing") == ["test_a.py::test_a"], result.stdout.str()
     assert len(runs(log, pytester.path)["a"]) == 1  # the session's run only
+
+
+def test_a_session_stopped_at_its_first_failure_re_runs_nothing_on_the_workers(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    """Under ``-x`` xdist interrupts the session: nothing is classified, so the worker does
+    not spend a re-run on it."""
+    test = "from logged import log\n\n\ndef test_a():\n    log('a')\n    assert 0\n"
+    project.commit({"logged.py": LOGGED, "test_a.py": test}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_a.py": test + "# touched\n"}, "change")
+    result, _ = review(pytester, "-n", "2", "-x")
+    assert len(runs(log, pytester.path)["a"]) == 1, result.stdout.str()  # the session's run
