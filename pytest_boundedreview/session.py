@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from .baseline.deselection import Deselections
-from .baseline.outcomes import OutcomeCollector
+from .baseline.outcomes import COMPLETED, OutcomeCollector
 from .baseline.sessionreruns import SessionReruns
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from .models.waiver import Waiver
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
-_COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 
 def collection(config: pytest.Config) -> Collection:
@@ -314,7 +313,7 @@ class BoundedReview:
         self, session: pytest.Session, evidence: Evidence, exitstatus: int, interrupted: bool
     ) -> Evidence:
         """A shard's report: its tests classified, no gate of its own, and how to re-run."""
-        ran = exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
+        ran = exitstatus in (*COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED)
         whole = self._whole
         left_out = self._what_ran(session, exitstatus)[0] if ran else []
         # A shard that ran to its end is complete even if every test it was given was skipped:
@@ -382,7 +381,7 @@ class BoundedReview:
                 reason = "the review was interrupted before it finished"
                 gate = Gate(review_clean="indeterminate", reasons=[reason])
                 evidence = self.review.evidence(gate, self._counts())
-            if exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED):
+            if exitstatus in (*COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED):
                 evidence = dataclasses.replace(evidence, suite=self._suite())
             if self.settings.shard:
                 evidence = self._as_shard(session, evidence, exitstatus, interrupted)
@@ -397,9 +396,9 @@ class BoundedReview:
         if interrupted:
             session.exitstatus = pytest.ExitCode.INTERRUPTED
         elif self.settings.shard:  # the merge step gates
-            if exitstatus in (*_COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED):
+            if exitstatus in (*COMPLETED, pytest.ExitCode.NO_TESTS_COLLECTED):
                 session.exitstatus = pytest.ExitCode.OK
-        elif not self.target.empty and exitstatus in _COMPLETED:
+        elif not self.target.empty and exitstatus in COMPLETED:
             clean = self.report.gate.review_clean == "yes"
             session.exitstatus = pytest.ExitCode.OK if clean else pytest.ExitCode.TESTS_FAILED
 

@@ -15,11 +15,11 @@ from collections.abc import Generator, Mapping, Sequence
 import pytest
 
 from .inprocess import Rerunner, partly, passing_here, self_logging
+from .outcomes import COMPLETED
 
 ASKED = "bounded_review_head_reruns"  # in a worker's input: how many, and in how long
 ANSWER = "bounded_review_head_reran"  # in its output: what it re-ran, and what passed
 MARK = "bounded_review_rerun_on_worker"  # on a failing report: its worker re-runs the test
-_COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 
 def rerun_on_worker(report: pytest.TestReport | pytest.CollectReport) -> bool:
@@ -66,7 +66,7 @@ class WorkerReruns:
         failing = list(self._failing.values())
         if not isinstance(output, dict) or not failing or len(failing) > self.cap:
             return
-        if exitstatus not in _COMPLETED or session.shouldfail or session.shouldstop:
+        if exitstatus not in COMPLETED or session.shouldfail or session.shouldstop:
             return  # the session was stopped (-x, --maxfail): the review will not classify
         passed = passing_here(failing, self.timeout)
         output[ANSWER] = {"ran": [item.nodeid for item in failing], "passed": sorted(passed)}

@@ -19,6 +19,8 @@ from ..models.record import record
 from . import signature
 
 STAMP = "bounded_review_signature"
+# A session whose tests ran to the end, failing or not: what the review classifies.
+COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 
 @record

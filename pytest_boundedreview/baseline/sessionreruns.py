@@ -23,7 +23,7 @@ from ..target import git
 from ..target.freeze import Target
 from .classification import Classification, Questions
 from .onworkers import WorkerAnswers, rerun_on_worker
-from .outcomes import OutcomeCollector
+from .outcomes import COMPLETED, OutcomeCollector
 from .wholeness import Project
 
 if TYPE_CHECKING:
@@ -32,8 +32,6 @@ if TYPE_CHECKING:
     from .early import EarlyBase
     from .earlyhead import EarlyHead
     from .runspec import BaselineRun
-
-_COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
 
 class SessionReruns:
@@ -52,6 +50,8 @@ class SessionReruns:
     ) -> None:
         self.config, self.settings, self.repo, self.target = config, settings, repo, target
         self.collector = collector
+        # a session that reviews a change and runs tests: only one asks anything of the base
+        self._asks = not (target.empty or config.option.collectonly)
         self._project, self._state, self._progress = project, state, progress
         # the xdist workers' re-runs at head, in the time a re-run in a child would have
         self.workers = WorkerAnswers(self._head_reruns_cap(), settings.base_timeout)
@@ -65,7 +65,7 @@ class SessionReruns:
 
     def _head_reruns_cap(self) -> int:
         """How many failures may be re-run at head (0: none is)."""
-        if self.target.empty or self.config.option.collectonly or self.settings.reruns == 0:
+        if not self._asks or self.settings.reruns == 0:
             return 0
         return self.settings.max_base_reruns
 
@@ -143,7 +143,7 @@ class SessionReruns:
     def _need(self, key: str) -> None:
         """The session needs the base's answer for ``key`` (a failed or skipped test, or a
         path, see classify.Questions): the base re-run may start now."""
-        if self.target.empty or self.config.option.collectonly:
+        if not self._asks:
             return
         if self._early is None:
             if key in self._known_at_base:
@@ -201,7 +201,7 @@ class SessionReruns:
         """Every report is in: the base re-run is handed its node ids now, and runs while the
         other plugins end the session (under xdist: while the workers shut down)."""
         self._items = session.items
-        if exitstatus not in _COMPLETED or self.config.option.collectonly or self.target.empty:
+        if exitstatus not in COMPLETED or not self._asks:
             return
         try:
             if self.collector.failed or self.questions:
