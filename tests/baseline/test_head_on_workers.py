@@ -43,6 +43,16 @@ def ids(report: dict[str, Any], kind: str) -> list[str]:
     return sorted(t["nodeid"] for t in report["tests"][kind])
 
 
+FAILING = "from logged import log\n\n\ndef test_a():\n    log('a')\n    assert 0\n"
+
+
+def failing_everywhere(project: GitRepo, files: dict[str, str] | None = None) -> None:
+    """``main`` has ``test_a``, failing (and ``files``); ``feature`` touches it."""
+    project.commit({**(files or {}), "logged.py": LOGGED, "test_a.py": FAILING}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_a.py": FAILING + "# touched\n"}, "change")
+
+
 @pytest.fixture
 def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "runs.log"
@@ -130,10 +140,7 @@ def test_the_worker_re_runs_survive_the_users_strictness(
     pytester: pytest.Pytester, project: GitRepo, log: Path
 ) -> None:
     ini = '[tool.pytest.ini_options]\nfilterwarnings = ["error"]\nxfail_strict = true\n'
-    test = "from logged import log\n\n\ndef test_a():\n    log('a')\n    assert 0\n"
-    project.commit({"pyproject.toml": ini, "logged.py": LOGGED, "test_a.py": test}, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"test_a.py": test + "# touched\n"}, "change")
+    failing_everywhere(project, {"pyproject.toml": ini})
     strict = ["--strict-config", "--strict-markers", "-W", "error", "-p", "no:cacheprovider"]
     result, report = review(pytester, *strict, "-n", "2")
     assert ids(report, "pre_existing") == ["test_a.py::test_a"], result.stdout.str()
@@ -147,11 +154,7 @@ def test_the_worker_re_runs_survive_the_users_strictness(
 def test_no_re_run_at_head_is_asked_of_the_workers_when_reruns_is_0(
     pytester: pytest.Pytester, project: GitRepo, log: Path
 ) -> None:
-    test = "from logged import log\n\n\ndef test_a():\n    log('a')\n    assert 0\n"
-    ini = "[tool.bounded-review]\nreruns = 0\n"
-    project.commit({"pyproject.toml": ini, "logged.py": LOGGED, "test_a.py": test}, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"test_a.py": test + "# touched\n"}, "change")
+    failing_everywhere(project, {"pyproject.toml": "[tool.bounded-review]\nreruns = 0\n"})
     result, report = review(pytester, "-n", "2")
     assert ids(report, "pre_existing") == ["test_a.py::test_a"], result.stdout.str()
     assert len(runs(log, pytester.path)["a"]) == 1  # the session's run only
@@ -162,9 +165,6 @@ def test_a_session_stopped_at_its_first_failure_re_runs_nothing_on_the_workers(
 ) -> None:
     """Under ``-x`` xdist interrupts the session: nothing is classified, so the worker does
     not spend a re-run on it."""
-    test = "from logged import log\n\n\ndef test_a():\n    log('a')\n    assert 0\n"
-    project.commit({"logged.py": LOGGED, "test_a.py": test}, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"test_a.py": test + "# touched\n"}, "change")
+    failing_everywhere(project)
     result, _ = review(pytester, "-n", "2", "-x")
     assert len(runs(log, pytester.path)["a"]) == 1, result.stdout.str()  # the session's run

@@ -23,7 +23,10 @@ def test_slow():
 """
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["in-process", "xdist"])
+SERIAL_AND_XDIST = pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+
+
+@SERIAL_AND_XDIST
 def test_the_head_and_base_reruns_run_at_the_same_time(
     pytester: pytest.Pytester,
     project: GitRepo,
@@ -82,7 +85,7 @@ def test_a():
 """
 
 
-@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@SERIAL_AND_XDIST
 def test_the_base_re_run_runs_while_the_other_plugins_end_the_session(
     pytester: pytest.Pytester,
     project: GitRepo,

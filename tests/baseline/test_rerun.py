@@ -121,22 +121,20 @@ def test_a_waiting_child_is_handed_work_only_once_its_folder_is_made(
         waiting.cancel()
 
 
+def rerun_a_and_b(folder: Path) -> RerunResult:
+    """``test_x.py``'s ``test_a`` and ``test_b``, re-run in a child in ``folder``."""
+    ids = ["test_x.py::test_a", "test_x.py::test_b"]
+    return rerun(ids, rootdir=folder, args=["-p", "no:cacheprovider"], env=child_env(), timeout=60)
+
+
 def test_a_rerun_stopped_by_pytest_exit_is_no_answer(tmp_path: Path) -> None:
     """A re-run whose session was stopped (``pytest.exit`` in a test) wrote a result of the
     tests it reached; it is a broken run, not an answer that the others were skipped."""
-    from pytest_boundedreview.baseline.rerun import child_env, rerun
-
     (tmp_path / "test_x.py").write_text(
         "import pytest\n\n\ndef test_a():\n    pytest.exit('stop here')\n\n\n"
         "def test_b():\n    pass\n"
     )
-    result = rerun(
-        ["test_x.py::test_a", "test_x.py::test_b"],
-        rootdir=tmp_path,
-        args=["-p", "no:cacheprovider"],
-        env=child_env(),
-        timeout=60,
-    )
+    result = rerun_a_and_b(tmp_path)
     assert result.status == "error"
     assert "stop here" in result.detail
 
@@ -144,7 +142,7 @@ def test_a_rerun_stopped_by_pytest_exit_is_no_answer(tmp_path: Path) -> None:
 def test_a_rerun_ends_once_its_result_is_written(tmp_path: Path) -> None:
     """Its starter reads the result and ends it anyway: what other plugins would do after it
     (here a conftest's last sessionfinish, which writes a file) is not spent; what pytest
-    said of the tests is the answer, and the exit status is pytest's."""
+    said of the tests is the answer."""
     after = tmp_path / "after"
     (tmp_path / "conftest.py").write_text(
         "import pathlib, pytest\n\n\n@pytest.hookimpl(trylast=True)\n"
@@ -153,13 +151,7 @@ def test_a_rerun_ends_once_its_result_is_written(tmp_path: Path) -> None:
     (tmp_path / "test_x.py").write_text(
         "def test_a():\n    assert 0\n\n\ndef test_b():\n    pass\n"
     )
-    result = rerun(
-        ["test_x.py::test_a", "test_x.py::test_b"],
-        rootdir=tmp_path,
-        args=["-p", "no:cacheprovider"],
-        env=child_env(),
-        timeout=60,
-    )
+    result = rerun_a_and_b(tmp_path)
     assert (result.status, sorted(result.failed), result.passed) == (
         "ok",
         ["test_x.py::test_a"],
