@@ -98,10 +98,11 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True
+    from .prepared import prepare
     from .session import BoundedReview
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]
-    session = BoundedReview.from_config(config, keys)
+    session = BoundedReview(config, prepare(config, keys))
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
     config.pluginmanager.register(session.deselections, "bounded-review-deselected")

@@ -5,7 +5,6 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,54 +17,36 @@ from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
 from .checks.skipped import newly_skipped
 from .core.ceilings import Tier
-from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
-from .core.pytestini import Collection, from_session, words
+from .core.pytestini import words
 from .core.selecting import Selection
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
+from .prepared import Prepared
 from .render.terminal import lines
 from .report.build import Evidence, assess_risk, build
 from .report.publish import publish
 from .review.phase import Counts, Review
-from .target import baseconfig, git, imported, kept, worktree
-from .target.freeze import Target, freeze
+from .target import imported
 from .target.livetree import untested_reason
-from .target.statedir import approver
 from .triage.waivers import added as added_waivers
-from .triage.waivers import load as load_waivers
 
 if TYPE_CHECKING:
-    from .models.waiver import Waiver
+    pass
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
-
-
-def collection(config: pytest.Config) -> Collection:
-    """Where this session's pytest recurses: its own ``testpaths`` and ``norecursedirs``."""
-    source = str(config.inipath) if config.inipath else "pytest's defaults"
-    ini = config.getini
-    return from_session(config.rootpath, ini("testpaths"), ini("norecursedirs"), source)
 
 
 class BoundedReview:
     """The controller-side state of one bounded-review session."""
 
-    def __init__(
-        self,
-        config: pytest.Config,
-        settings: Settings,
-        repo: git.Repo,
-        target: Target,
-        waivers: Sequence[Waiver] = (),
-        rules: baseconfig.Ruled | None = None,
-    ) -> None:
+    def __init__(self, config: pytest.Config, prepared: Prepared) -> None:
         self.config = config
-        self.settings = settings
-        self.repo = repo
-        self.target = target
-        self.waivers = waivers
-        self.rules = rules
+        self.settings = settings = prepared.settings
+        self.repo = repo = prepared.repo
+        self.target = target = prepared.target
+        self.waivers = prepared.waivers
+        self.rules = prepared.rules
         self.collector = OutcomeCollector(repo.root)
         self.deselections = Deselections(repo.root)
         self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
@@ -89,28 +70,6 @@ class BoundedReview:
     def risk(self) -> tuple[Tier, list[RiskReason]]:
         """The change's risk tier and reasons, assessed once for lanes and report alike."""
         return assess_risk(self.settings, self.target)
-
-    @classmethod
-    def from_config(cls, config: pytest.Config, option_keys: list[str]) -> BoundedReview:
-        try:
-            repo = git.open_repo(Path(config.rootpath))
-            worktree.sweep(repo)  # what a killed run left, whether or not this run needs a base
-            overrides = option_overrides(
-                {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
-                config.invocation_params.dir,
-            )
-            rootdir = Path(config.rootpath)
-            settings, path = load_settings(
-                rootdir, repo.root, overrides, approver(repo, collection(config))
-            )
-            kept.sweep(repo, keep=settings.reuse_base_checkout)
-            target = freeze(repo, settings.target, settings.base)
-            rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
-            settings = rules.settings
-            waivers = load_waivers(repo, target.tree, settings, target.base_commit)
-        except FatalError as exc:
-            raise pytest.UsageError(f"bounded-review: {exc}") from None
-        return cls(config, settings, repo, target, waivers, rules)
 
     def pytest_report_header(self) -> list[str]:
         target = self.target

@@ -4,10 +4,15 @@ import os
 from collections.abc import Iterator
 from pathlib import Path
 
+import pydantic  # noqa: F401  (see below)
 import pytest
 from gitrepo import CHILD_OPTIONS, PYTESTER_IGNORES, GitRepo
 
 from pytest_boundedreview.target.freeze import CI_BASE_VARIABLES
+
+# pytester's in-process runs forget the modules first imported inside them: pydantic, which a
+# session imports to validate a new configuration, is imported here so that the whole suite
+# validates with one pydantic (a second import makes its models unknown to the first one's).
 
 # Real projects' configurations, copied into the repositories the tests make: never this
 # suite's own (a conftest there would hook into every test here).

@@ -168,6 +168,26 @@ def test_a_record_subclass_adds_fields_after_its_base() -> None:
         child.a = 5
 
 
+def test_a_record_keeps_its_docstring_and_names_itself_without_one() -> None:
+    @record
+    class Documented:
+        """What it holds."""
+
+        a: int
+
+    @record(frozen=True)
+    class Bare:
+        a: int
+
+    @record
+    class Sub(Documented):
+        b: int = 0
+
+    assert Documented.__doc__ == "What it holds."
+    assert Bare.__doc__ == "Bare()"
+    assert Sub.__doc__ == "Sub()"
+
+
 def test_records_copy_and_pickle() -> None:
     made = _point(record(frozen=True))(1, 2, ["t"])
     assert copy.deepcopy(made) == made

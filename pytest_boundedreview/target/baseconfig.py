@@ -57,6 +57,11 @@ def _candidates(start: Path, root: Path) -> list[str]:
     return [(parent / "pyproject.toml").as_posix() for parent in [folder, *folder.parents]]
 
 
+def blob_names(repo: git.Repo, commit: str, start: Path) -> list[str]:
+    """The blobs :func:`base_table` reads: each ``pyproject.toml`` it may look in."""
+    return [f"{commit}:{name}" for name in _candidates(start, repo.root)]
+
+
 def base_table(
     repo: git.Repo, commit: str, start: Path
 ) -> tuple[str | None, dict[str, Any] | None, str | None]:
@@ -64,7 +69,7 @@ def base_table(
     tree's is, in one read: (its path, the table, why it cannot be read). ``(None, None,
     None)`` when the base has none."""
     names = _candidates(start, repo.root)
-    blobs = git.read_objects(repo.root, [f"{commit}:{name}" for name in names])
+    blobs = git.read_objects(repo.root, blob_names(repo, commit, start))
     for name in names:
         blob = blobs.get(f"{commit}:{name}")
         if blob is None:

@@ -242,10 +242,12 @@ def freeze(
     base: str | None = None,
     env: Mapping[str, str] | None = None,
     base_origin: str = _REQUESTED,
+    at_head: tuple[str, str] | None = None,
 ) -> Target:
-    """Resolve ``requested`` to a concrete target and freeze its snapshot and scope."""
+    """Resolve ``requested`` to a concrete target and freeze its snapshot and scope
+    (``at_head``: HEAD's commit and tree, when already read)."""
     env = os.environ if env is None else env
-    head, head_tree = repo.head_and_tree()
+    head, head_tree = at_head or repo.head_and_tree()
     head_tree = head_tree or repo.empty_tree()
     kind: TargetKind
     live_tree = tree = tree_via_temp_index(repo, add_all=True)

@@ -145,6 +145,13 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
     return found
 
 
+def read_ahead(root: Path, names: Sequence[str]) -> None:
+    """Read the blobs ``names`` in one batch now, for the reads of them that follow: those
+    whose names always mean the same content (a commit or tree id and a path) are
+    remembered."""
+    read_objects(root, names)
+
+
 @record(frozen=True)
 class Repo:
     """A git work tree: its top-level folder and what git knows about it."""
@@ -200,20 +207,25 @@ class Repo:
         return None if blob is None else decode(blob)
 
 
-def open_repo(path: Path) -> Repo:
-    """The repository containing ``path``; :class:`NotARepositoryError` when there is none."""
-    asked = ["--show-toplevel", "--git-dir", "--git-common-dir", "--git-path", "index"]
-    proc = run(
-        ["rev-parse", "--path-format=absolute", *asked, "--is-shallow-repository"],
-        path,
-        check=False,
-    )
-    if proc.returncode != 0:
-        raise NotARepositoryError(
-            f"{path} is not inside a git work tree; bounded review compares a change with its "
-            "base, so run it inside a git repository (git init, or cd into one)"
-        )
-    root, git_dir, common_dir, index, shallow = decode(proc.stdout).splitlines()[:5]
+_OPENED = (
+    "--show-toplevel",
+    "--git-dir",
+    "--git-common-dir",
+    "--git-path",
+    "index",
+    "--is-shallow-repository",
+)
+
+
+def _opened(path: Path, revisions: Sequence[str] = ()) -> list[str] | None:
+    """What rev-parse says of the repository containing ``path`` (a line per question, then
+    one per revision); ``None`` when it fails."""
+    proc = run(["rev-parse", "--path-format=absolute", *_OPENED, *revisions], path, check=False)
+    return decode(proc.stdout).splitlines() if proc.returncode == 0 else None
+
+
+def _repo(lines: Sequence[str]) -> Repo:
+    root, git_dir, common_dir, index, shallow = lines[:5]
     return Repo(
         root=Path(root),
         git_dir=Path(git_dir),
@@ -221,3 +233,23 @@ def open_repo(path: Path) -> Repo:
         common_dir=Path(common_dir),
         index=Path(index),
     )
+
+
+def open_repo(path: Path) -> Repo:
+    """The repository containing ``path``; :class:`NotARepositoryError` when there is none."""
+    lines = _opened(path)
+    if lines is None:
+        raise NotARepositoryError(
+            f"{path} is not inside a git work tree; bounded review compares a change with its "
+            "base, so run it inside a git repository (git init, or cd into one)"
+        )
+    return _repo(lines)
+
+
+def open_at_head(path: Path) -> tuple[Repo, tuple[str, str] | None]:
+    """The repository containing ``path`` and its HEAD commit and tree, asked in one git
+    process; ``None`` for HEAD when it names no commit (an unborn branch: then two)."""
+    lines = _opened(path, ["HEAD^{commit}", "HEAD^{tree}", "--"])
+    if lines is None:
+        return open_repo(path), None
+    return _repo(lines), (lines[5], lines[6])

@@ -75,6 +75,12 @@ def parse(text: str, where: str) -> list[Waiver]:
     return waivers
 
 
+def blob_names(tree: str, settings: Settings, base: str | None) -> list[str]:
+    """The blobs :func:`load` and :func:`added` read: the waivers file in the snapshot
+    ``tree`` and at the ``base`` commit."""
+    return [f"{rev}:{settings.waivers_file}" for rev in (tree, base) if rev is not None]
+
+
 def load(repo: git.Repo, tree: str, settings: Settings, base: str | None = None) -> list[Waiver]:
     """The waivers file as the reviewed snapshot has it (none when it has none); with
     ``waivers_from = "base"``, as the base commit ``base`` has it."""

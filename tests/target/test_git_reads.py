@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import PYTESTER_IGNORES, GitRepo
 
+from pytest_boundedreview.core.errors import NotARepositoryError
 from pytest_boundedreview.target import git
 
 
@@ -47,3 +48,57 @@ def test_a_blob_at_a_commit_is_read_once_and_a_ref_every_time(
     assert repo.show("HEAD", "pyproject.toml") == "two\n"  # a ref: read again
     assert repo.show(first, "pyproject.toml") == "one\n"
     assert len(calls) == 2
+
+
+def test_the_repository_and_its_head_are_asked_in_one_process(
+    tmp_path: Path, calls: list[list[str]]
+) -> None:
+    project = GitRepo.init(tmp_path / "r")
+    commit = project.commit({"a.txt": "a\n"}, "one")
+    (project.path / "sub").mkdir()
+    calls.clear()
+    repo, head = git.open_at_head(project.path / "sub")
+    assert len(calls) == 1
+    assert head == (commit, project.tree())
+    assert repo == git.open_repo(project.path)
+
+
+def test_an_unborn_branch_opens_with_no_head_and_a_folder_outside_refuses(
+    tmp_path: Path, calls: list[list[str]]
+) -> None:
+    project = GitRepo.init(tmp_path / "r")
+    repo, head = git.open_at_head(project.path)
+    assert head is None
+    assert repo == git.open_repo(project.path)
+    outside = tmp_path / "plain"
+    outside.mkdir()
+    with pytest.raises(NotARepositoryError, match="not inside a git work tree"):
+        git.open_at_head(outside)
+
+
+def test_a_session_reads_the_base_configuration_and_the_waivers_files_in_one_batch(
+    pytester: pytest.Pytester, calls: list[list[str]]
+) -> None:
+    project = GitRepo.init(pytester.path)
+    project.write(".gitignore", PYTESTER_IGNORES + ".bounded-review/\n")
+    project.commit(
+        {
+            "pyproject.toml": '[tool.bounded-review]\nrisk = "standard"\n',
+            "bounded-review-waivers.toml": "",
+            "test_one.py": "def test_one():\n    pass\n",
+        },
+        "base",
+    )
+    project.git("checkout", "-q", "-b", "feature")
+    project.commit({"test_one.py": "def test_one():\n    assert True\n"}, "change")
+    calls.clear()
+
+    result = pytester.inline_run("--bounded-review", "--bounded-review-base=main")
+
+    assert result.ret == 0
+    reads = [args[args.index("cat-file") :] for args in calls if "cat-file" in args]
+    assert reads, "the session read no blob"
+    assert all(read[1] == "--batch" for read in reads), reads  # no blob read on its own
+    # the first batch: the base's configuration, and the waivers file in the snapshot and
+    # at the base; then what the scans read
+    assert len(reads) == 2

@@ -1,0 +1,67 @@
+"""What a review session reads before its tests run: the repository, the settings, the change
+frozen, the base's rules and the waivers."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from .core.config import Settings, load_settings, option_overrides
+from .core.errors import FatalError
+from .core.pytestini import Collection, from_session
+from .models.record import record
+from .target import baseconfig, git, kept, worktree
+from .target.freeze import Target, freeze
+from .target.statedir import approver
+from .triage.waivers import blob_names as waiver_blobs
+from .triage.waivers import load as load_waivers
+
+if TYPE_CHECKING:
+    from .models.waiver import Waiver
+
+
+@record(frozen=True)
+class Prepared:
+    settings: Settings
+    repo: git.Repo
+    target: Target
+    waivers: Sequence[Waiver]
+    rules: baseconfig.Ruled
+
+
+def collection(config: pytest.Config) -> Collection:
+    """Where this session's pytest recurses: its own ``testpaths`` and ``norecursedirs``."""
+    source = str(config.inipath) if config.inipath else "pytest's defaults"
+    ini = config.getini
+    return from_session(config.rootpath, ini("testpaths"), ini("norecursedirs"), source)
+
+
+def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
+    """The session's repository, settings and frozen change; a ``pytest.UsageError`` naming
+    what is wrong when they cannot be read."""
+    try:
+        repo, at_head = git.open_at_head(Path(config.rootpath))
+        worktree.sweep(repo)  # what a killed run left, whether or not this run needs a base
+        overrides = option_overrides(
+            {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
+            config.invocation_params.dir,
+        )
+        rootdir = Path(config.rootpath)
+        settings, path = load_settings(
+            rootdir, repo.root, overrides, approver(repo, collection(config))
+        )
+        kept.sweep(repo, keep=settings.reuse_base_checkout)
+        target = freeze(repo, settings.target, settings.base, at_head=at_head)
+        if target.base_commit is not None:  # its configuration and both waivers files at once
+            names = baseconfig.blob_names(repo, target.base_commit, rootdir)
+            git.read_ahead(
+                repo.root, [*names, *waiver_blobs(target.tree, settings, target.base_commit)]
+            )
+        rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
+        waivers = load_waivers(repo, target.tree, rules.settings, target.base_commit)
+    except FatalError as exc:
+        raise pytest.UsageError(f"bounded-review: {exc}") from None
+    return Prepared(rules.settings, repo, target, waivers, rules)
