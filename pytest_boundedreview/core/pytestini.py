@@ -5,6 +5,7 @@ it (pytest's defaults when there is none), for the commands that run no session.
 from __future__ import annotations
 
 import fnmatch
+import functools
 import glob
 import os
 import shlex
@@ -149,10 +150,13 @@ def _options(path: Path) -> dict[str, Any] | None:
     return options_of(path.name, path.read_text(encoding="utf-8"))
 
 
+@functools.lru_cache(maxsize=16)
 def options_of(name: str, text: str) -> dict[str, Any] | None:
     """The pytest options in ``text``, the content of a configuration file called ``name``;
     ``None`` when it holds none. Raises ``ValueError`` on a file pytest could not read
-    either."""
+    either. Parsed once per process for the same file and text (a session reads its
+    configuration file to find it, then for its options): callers only read what it
+    returns."""
     if name.endswith(".toml"):
         document = tomllib.loads(text)
         if name != "pyproject.toml":

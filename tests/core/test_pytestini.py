@@ -12,6 +12,7 @@ from pytest_boundedreview.core.pytestini import (
     Collection,
     from_files,
     from_session,
+    options_of,
 )
 
 
@@ -121,3 +122,20 @@ def test_where_pytest_recurses(
     (tmp_path / "tests").mkdir()
     rules = from_session(tmp_path, list(testpaths), list(norecursedirs), "test")
     assert rules.collects(tmp_path / folder) is collected
+
+
+def test_a_configuration_text_is_parsed_once_and_a_changed_one_again(tmp_path: Path) -> None:
+    text = '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n'
+    (tmp_path / "pyproject.toml").write_text(text)
+    found = from_files(tmp_path, tmp_path)
+    first = options_of("pyproject.toml", text)
+    assert first == {"testpaths": ["tests"]}
+    assert found.testpaths == ("tests",)
+    assert options_of("pyproject.toml", text) is first  # the same parse, not a second one
+    changed = options_of("pyproject.toml", text.replace("tests", "t"))
+    assert changed == {"testpaths": ["t"]}
+    assert options_of("setup.cfg", "[tool:pytest]\ntestpaths = x\n") == {"testpaths": "x"}
+    broken = "[tool.pytest.ini_options\n"
+    for _ in range(2):  # a file pytest cannot read is refused every time
+        with pytest.raises(ValueError, match="table declaration"):
+            options_of("pyproject.toml", broken)
