@@ -6,7 +6,6 @@ import dataclasses
 import functools
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import pytest
 
@@ -30,9 +29,6 @@ from .review.phase import Counts, Review
 from .target import imported
 from .target.livetree import untested_reason
 from .triage.waivers import added as added_waivers
-
-if TYPE_CHECKING:
-    pass
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 

@@ -123,10 +123,11 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
     is read on its own."""
     found = {name: _KNOWN[(root, name)] for name in names if (root, name) in _KNOWN}
     names = [name for name in names if name not in found]
-    asked = sorted({name for name in names if "\n" not in name})
-    for name in {name for name in names if "\n" in name}:
+    asked = sorted({name for name in names if _batchable(name)})
+    for name in {name for name in names if not _batchable(name)}:
         alone = run(["cat-file", "blob", name], root, check=False)
         found[name] = alone.stdout if alone.returncode == 0 else None
+        _remember(root, name, found[name])
     if not asked:
         return found
     request = "".join(f"{name}\n" for name in asked).encode("utf-8", "surrogateescape")
@@ -134,15 +135,32 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
     at = 0
     for name in asked:
         header_end = out.index(b"\n", at)
-        header = out[at:header_end].split()
+        header = out[at:header_end].split(b" ")
         at = header_end + 1
         found[name] = None
-        if len(header) == 3 and header[1] in (b"blob", b"tree", b"commit", b"tag"):
+        # "<id> <type> <size>" and the content; else "<name> missing" (or "ambiguous"),
+        # where the name may hold spaces
+        if _found(header):
             size = int(header[2])
             found[name] = out[at : at + size] if header[1] == b"blob" else None
             at += size + 1
         _remember(root, name, found[name])
     return found
+
+
+def _batchable(name: str) -> bool:
+    """Whether ``name`` reaches ``cat-file --batch`` as it is: a line of its own, which git
+    reads without a line break or a trailing carriage return."""
+    return "\n" not in name and not name.endswith("\r")
+
+
+def _found(header: list[bytes]) -> bool:
+    return (
+        len(header) == 3
+        and len(header[0]) in (40, 64)
+        and header[1] in (b"blob", b"tree", b"commit", b"tag")
+        and header[2].isdigit()
+    )
 
 
 def read_ahead(root: Path, names: Sequence[str]) -> None:
@@ -248,7 +266,8 @@ def open_repo(path: Path) -> Repo:
 
 def open_at_head(path: Path) -> tuple[Repo, tuple[str, str] | None]:
     """The repository containing ``path`` and its HEAD commit and tree, asked in one git
-    process; ``None`` for HEAD when it names no commit (an unborn branch: then two)."""
+    process; ``None`` for HEAD when it names no commit (an unborn branch, asked again
+    without it)."""
     lines = _opened(path, ["HEAD^{commit}", "HEAD^{tree}", "--"])
     if lines is None:
         return open_repo(path), None

@@ -102,3 +102,20 @@ def test_a_session_reads_the_base_configuration_and_the_waivers_files_in_one_bat
     # the first batch: the base's configuration, and the waivers file in the snapshot and
     # at the base; then what the scans read
     assert len(reads) == 2
+
+
+def test_names_the_batch_cannot_carry_as_they_are_are_read_on_their_own(
+    tmp_path: Path, calls: list[list[str]]
+) -> None:
+    project = GitRepo.init(tmp_path / "r")
+    commit = project.commit({"w.toml": "w = 1\n"}, "one")
+    repo = git.open_repo(project.path)
+    calls.clear()
+    names = [f"{commit}:w.toml", f"{commit}:w.toml\r", f"{commit}:x blob", f"{commit}:x 1 2"]
+    assert git.read_objects(repo.root, names) == {
+        f"{commit}:w.toml": b"w = 1\n",
+        f"{commit}:w.toml\r": None,  # no such file: the batch would read w.toml
+        f"{commit}:x blob": None,  # "<name> missing", not a blob's size
+        f"{commit}:x 1 2": None,
+    }
+    assert [args[-1] for args in calls if "blob" in args] == [f"{commit}:w.toml\r"]
