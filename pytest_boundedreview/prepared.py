@@ -25,6 +25,8 @@ if TYPE_CHECKING:
 
 @record(frozen=True)
 class Prepared:
+    """What :func:`prepare` read: a session's state before its tests run."""
+
     settings: Settings
     repo: git.Repo
     target: Target
