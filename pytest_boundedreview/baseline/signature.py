@@ -16,7 +16,6 @@ import ast
 import functools
 import re
 import sys
-import sysconfig
 import tempfile
 import warnings
 from pathlib import Path
@@ -48,11 +47,16 @@ _TEMP = re.compile("(?:" + "|".join(re.escape(d) for d in reversed(_TEMP_DIRS)) 
 _SPACE = re.compile(r"\s+")
 MAX_MESSAGE = 200
 MAX_WHERE = 3  # where-lines of an assertion's explanation kept in its signature
-_LIBRARY_ROOTS = sorted(
-    {sysconfig.get_paths()["purelib"], sysconfig.get_paths()["stdlib"], sys.prefix},
-    key=len,
-    reverse=True,
-)
+
+
+@functools.cache
+def _library_roots() -> list[str]:
+    """The folders installed and standard code live in, longest first (worked out at the
+    first frame outside the checkout: sysconfig's import and paths take about 2 ms)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    return sorted({paths["purelib"], paths["stdlib"], sys.prefix}, key=len, reverse=True)
 
 
 def normalise_message(message: str, root: Path) -> str:
@@ -123,7 +127,7 @@ def location(path: str | Path, root: Path) -> str:
             return resolved.relative_to(base).as_posix()
         except ValueError:
             pass
-    for library in _LIBRARY_ROOTS:
+    for library in _library_roots():
         if str(resolved).startswith(library):
             return "<lib>/" + Path(str(resolved)[len(library) :].lstrip("/")).as_posix()
     return resolved.as_posix()
