@@ -44,14 +44,14 @@ def collection(config: pytest.Config) -> Collection:
 def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
     """The session's repository, settings and frozen change; a ``pytest.UsageError`` naming
     what is wrong when they cannot be read."""
+    rootdir = Path(config.rootpath)
     try:
-        repo, at_head = git.open_at_head(Path(config.rootpath))
+        repo, at_head = git.open_at_head(rootdir)
         worktree.sweep(repo)  # what a killed run left, whether or not this run needs a base
         overrides = option_overrides(
             {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
             config.invocation_params.dir,
         )
-        rootdir = Path(config.rootpath)
         settings, path = load_settings(
             rootdir, repo.root, overrides, approver(repo, collection(config))
         )
