@@ -1,7 +1,7 @@
 """The flaky check's first re-run at head, started during the session when it cannot run in
 the session's own process or on an xdist worker (see onworkers.py).
 
-A test that logs reports of its own (unittest, subtests), a file that failed to collect, or
+A test that logs reports of its own (the ``subtests`` fixture), a file that failed to collect, or
 under xdist a test whose worker does not re-run it, is not run again in the session's
 process: the re-run at head is a pytest child. It starts at the first such failure, in
 the rootdir, with the session's options and its environment from before its tests ran; it

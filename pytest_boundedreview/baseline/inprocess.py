@@ -1,12 +1,15 @@
 """Re-run failing tests inside the finished session, when that is safe and cheaper than a new
 pytest process: the items are at hand (the session's own, or an xdist worker's, see
-onworkers.py) and they do not log reports of their own (subtests do, which would then show
-twice in the terminal and in other plugins' reports)."""
+onworkers.py) and they do not log reports of their own (the ``subtests`` fixture's do, which
+would then show twice in the terminal and in other plugins' reports). A ``unittest`` test's
+``subTest()`` results come through its item's ``addSubTest``: a re-run here makes their
+reports as pytest does and keeps them, unlogged, for its verdict."""
 
 from __future__ import annotations
 
+import contextlib
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
 import pytest
@@ -22,9 +25,7 @@ Rerunner = Callable[[Sequence[str]], "RerunResult"]
 
 def self_logging(item: pytest.Item) -> bool:
     """Whether ``item`` logs reports of its own, so it is re-run in a new process."""
-    if "subtests" in getattr(item, "fixturenames", ()):
-        return True
-    return type(item).__name__ == "TestCaseFunction"  # unittest: subTest() logs its own reports
+    return "subtests" in getattr(item, "fixturenames", ())
 
 
 def passing_here(items: Iterable[pytest.Item], timeout: float = 0) -> set[str]:
@@ -50,11 +51,40 @@ def _passes(item: pytest.Item) -> bool:
     shown = getattr(item.config.option, "tbstyle", "auto")
     item.config.option.tbstyle = "no"
     try:
-        reports = runtestprotocol(item, nextitem=None, log=False)
+        with _subtests_kept(item) as subtests:
+            reports = runtestprotocol(item, nextitem=None, log=False)
     finally:
         item.config.option.tbstyle = shown
     ran = any(r.when == "call" and r.passed for r in reports)
-    return ran and not any(r.failed for r in reports)
+    return ran and not any(r.failed for r in [*reports, *subtests])
+
+
+@contextlib.contextmanager
+def _subtests_kept(item: pytest.Item) -> Iterator[list[pytest.TestReport]]:
+    """The reports of a ``unittest`` test's failed or skipped ``subTest()`` blocks while it
+    re-runs, made by pytest's own hook as its ``addSubTest`` makes them, but not logged (an
+    item whose class takes no subtest results is left as it is: unittest then reports a
+    subtest's failure as the test's)."""
+    kept: list[pytest.TestReport] = []
+    if not callable(getattr(type(item), "addSubTest", None)):
+        yield kept
+        return
+
+    def add_sub_test(case: object, test: object, exc_info: object) -> None:
+        if exc_info is None:  # a block that passed
+            return
+        if not isinstance(exc_info, pytest.ExceptionInfo):
+            exc_info = pytest.ExceptionInfo.from_exc_info(exc_info)  # type: ignore[arg-type]
+        call = pytest.CallInfo[None](
+            None, exc_info, start=0, stop=0, duration=0, when="call", _ispytest=True
+        )
+        kept.append(item.ihook.pytest_runtest_makereport(item=item, call=call))
+
+    item.addSubTest = add_sub_test  # type: ignore[attr-defined]  # the instance's, this run only
+    try:
+        yield kept
+    finally:
+        del item.addSubTest  # type: ignore[attr-defined]
 
 
 def partly(

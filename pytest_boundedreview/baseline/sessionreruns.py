@@ -185,8 +185,8 @@ class SessionReruns:
 
     def _head_in_a_child(self, report: pytest.TestReport | pytest.CollectReport) -> bool:
         """Whether the flaky check re-runs ``report``'s test at head in a new pytest process:
-        a collection error, a test that logs reports of its own (unittest, subtests; see
-        inprocess.py), or under xdist one its worker does not re-run (see onworkers.py)."""
+        a collection error, a test that logs reports of its own (the ``subtests`` fixture;
+        see inprocess.py), or under xdist one its worker does not re-run (see onworkers.py)."""
         if self.workers.cap == 0:
             return False
         if self.config.pluginmanager.has_plugin("dsession"):

@@ -125,20 +125,21 @@ def stamps(env: dict[str, str], which: str = "BASE_STAMPS") -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-# test_a fails first (a unittest test: re-run at head in a new process, not in the session's);
-# test_b then holds the session until the file GO exists.
-UNITTESTS = """\
-import os, time, unittest
+# test_a fails first (its subtests log reports of their own: re-run at head in a new process,
+# not in the session's); test_b then holds the session until the file GO exists.
+SUBTESTS = """\
+import os, time
 
 
-class T(unittest.TestCase):
-    def test_a(self):
+def test_a(subtests):
+    with subtests.test(i=1):
         assert {value}
 
-    def test_b(self):
-        deadline = time.monotonic() + 120
-        while not os.path.exists(os.environ["GO"]) and time.monotonic() < deadline:
-            time.sleep(0.05)
+
+def test_b():
+    deadline = time.monotonic() + 120
+    while not os.path.exists(os.environ["GO"]) and time.monotonic() < deadline:
+        time.sleep(0.05)
 """
 
 
@@ -146,15 +147,15 @@ class T(unittest.TestCase):
 def test_a_head_rerun_in_a_new_process_starts_while_the_session_still_runs(
     change: tuple[GitRepo, dict[str, str]], tmp_path: Path, extra: list[str]
 ) -> None:
-    """A unittest test logs its own reports, so the flaky check re-runs it at head in a new
-    process, in the session's or on an xdist worker: it starts at the first failure, and is
-    the one that re-runs the failure at the end."""
+    """A test whose subtests log their own reports is re-run at head in a new process, not
+    in the session's or on an xdist worker: it starts at the first failure, and is the one
+    that re-runs the failure at the end."""
     repo, env = change
-    repo.git("checkout", "--quiet", "main")  # the same change, in a unittest module
-    repo.commit({"test_ab.py": UNITTESTS.format(value=1)}, "base, unittest")
+    repo.git("checkout", "--quiet", "main")  # the same change, in a subtests test
+    repo.commit({"test_ab.py": SUBTESTS.format(value=1)}, "base, subtests")
     repo.git("checkout", "--quiet", "-B", "feature")
-    repo.commit({"test_ab.py": UNITTESTS.format(value=0)}, "regression")
-    failing = "test_ab.py::T::test_a"
+    repo.commit({"test_ab.py": SUBTESTS.format(value=0)}, "regression")
+    failing = "test_ab.py::test_a"
     env["HEAD_STAMPS"] = str(tmp_path / "head-stamps")
     scratch = Path(env["TMPDIR"])
     with repo.untouched():

@@ -62,29 +62,40 @@ def log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def test_a_plain_failure_is_re_run_on_its_worker_a_unittest_one_in_a_child(
+def test_plain_and_unittest_failures_re_run_on_their_worker_a_subtests_one_in_a_child(
     pytester: pytest.Pytester, project: GitRepo, log: Path
 ) -> None:
+    """A unittest test's subTest() results come through its item, so its worker re-runs it
+    as it re-runs a plain test; the subtests fixture logs reports of its own: a child."""
     plain = "from logged import log\n\n\ndef test_plain():\n    log('plain')\n    assert 0\n"
     unit = (
         "import unittest\nfrom logged import log\n\n\nclass T(unittest.TestCase):\n"
-        "    def test_unit(self):\n        log('unit')\n        self.fail()\n"
+        "    def test_unit(self):\n        log('unit')\n        with self.subTest(i=1):\n"
+        "            self.fail()\n"
     )
-    project.commit({"logged.py": LOGGED, "test_plain.py": plain, "test_unit.py": unit}, "base")
+    sub = (
+        "from logged import log\n\n\ndef test_sub(subtests):\n    log('sub')\n"
+        "    with subtests.test(i=1):\n        assert 0\n"
+    )
+    files = {"logged.py": LOGGED, "test_plain.py": plain, "test_unit.py": unit}
+    project.commit({**files, "test_sub.py": sub}, "base")
     project.git("checkout", "--quiet", "-b", "feature")
     project.commit({"README.md": "docs\n"}, "docs")
     with project.untouched():
         result, report = review(pytester, "-n", "2")
     assert ids(report, "pre_existing") == [
         "test_plain.py::test_plain",
+        "test_sub.py::test_sub",
         "test_unit.py::T::test_unit",
     ]
+    assert ids(report, "flaky") == []  # the subtest failed again in each re-run at head
     assert result.ret == 0, result.stdout.str()
     at_head = runs(log, pytester.path)
-    (ran, ran_on), (rerun, rerun_on) = at_head["plain"]  # the base's runs are elsewhere
-    assert ran_on is not None
-    assert (rerun, rerun_on) == (ran, ran_on)  # on its worker, again
-    (ran, ran_on), (rerun, rerun_on) = at_head["unit"]
+    for name in ("plain", "unit"):
+        (ran, ran_on), (rerun, rerun_on) = at_head[name]  # the base's runs are elsewhere
+        assert ran_on is not None
+        assert (rerun, rerun_on) == (ran, ran_on), name  # on its worker, again
+    (ran, ran_on), (rerun, rerun_on) = at_head["sub"]
     assert ran_on is not None
     assert rerun_on is None  # in a child, not a worker
     assert rerun != ran

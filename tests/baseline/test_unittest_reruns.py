@@ -1,0 +1,89 @@
+"""A unittest test's failure re-runs at head in the session's own process: its subTest()
+results are made into reports as pytest makes them and kept for the verdict, never logged a
+second time, and a subtest that fails again is a failure again."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gitrepo import GitRepo
+from test_head_on_workers import LOGGED, ids, review, runs
+from test_head_on_workers import log as log  # the fixture
+
+# test_sub fails in its second subTest block while FAIL_AGAIN exists (or on its first run);
+# test_plain fails outright, always.
+UNIT = """\
+import os, pathlib, unittest
+
+from logged import log
+
+
+class T(unittest.TestCase):
+    def test_sub(self):
+        log("sub")
+        marker = pathlib.Path(os.environ["RUNS_LOG"] + ".seen")
+        first = not marker.exists()
+        marker.touch()
+        for i in range(3):
+            with self.subTest(i=i):
+                self.assertFalse(i == 1 and (first or os.path.exists(os.environ["FAIL_AGAIN"])))
+
+    def test_plain(self):
+        log("plain")
+        self.fail("always")
+"""
+
+
+@pytest.fixture
+def fail_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    path = tmp_path / "fail-again"
+    monkeypatch.setenv("FAIL_AGAIN", str(path))
+    return path
+
+
+def _change(project: GitRepo) -> None:
+    project.commit({"logged.py": LOGGED, "test_unit.py": UNIT}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"README.md": "docs\n"}, "docs")
+
+
+def test_a_subtest_failing_again_in_the_session_process_is_a_failure(
+    pytester: pytest.Pytester, project: GitRepo, log: Path, fail_again: Path
+) -> None:
+    """The re-run's subtest fails again: not flaky, and no pytest child was needed for it. A
+    re-run that dropped its subtests' results would have passed (the test's own call does)."""
+    fail_again.touch()
+    _change(project)
+    with project.untouched():
+        result, report = review(pytester, "-p", "no:randomly")
+    assert ids(report, "flaky") == []
+    assert ids(report, "pre_existing") == [
+        "test_unit.py::T::test_plain",
+        "test_unit.py::T::test_sub",
+    ]
+    assert result.ret == 0, result.stdout.str()
+    at_head = runs(log, pytester.path)
+    for name in ("sub", "plain"):
+        (ran, _), (rerun, _) = at_head[name]  # the base's runs are elsewhere
+        assert rerun == ran, f"{name}: re-run at head in the session's process"
+    # the re-run's reports are its own: the session's output names each failure once
+    output = result.stdout.str()
+    assert output.count("FAILED test_unit.py::T::test_plain") == 1
+    assert output.count("SUBFAILED") == 1, output
+    assert "2 failed, 1 passed in" in output.splitlines()[-1]
+
+
+def test_a_subtest_that_passes_on_its_re_run_is_flaky_in_a_fresh_process_too(
+    pytester: pytest.Pytester, project: GitRepo, log: Path, fail_again: Path
+) -> None:
+    """Only the first run fails: the in-process re-run passes, and the fresh process that
+    confirms a pass there passes as well."""
+    _change(project)
+    result, report = review(pytester, "-p", "no:randomly")
+    assert ids(report, "flaky") == ["test_unit.py::T::test_sub"]
+    assert ids(report, "pre_existing") == ["test_unit.py::T::test_plain"]
+    assert result.ret == 0, result.stdout.str()
+    (ran, _), (rerun, _), (fresh, _) = runs(log, pytester.path)["sub"]
+    assert rerun == ran
+    assert fresh != ran
