@@ -66,6 +66,10 @@ def _subtests_kept(item: pytest.Item) -> Iterator[list[pytest.TestReport]]:
     item whose class takes no subtest results is left as it is: unittest then reports a
     subtest's failure as the test's)."""
     kept: list[pytest.TestReport] = []
+    # The errors a unittest item collects for its reports (pytest's TestCaseFunction): one
+    # the first run left there (a test, its tearDown and a cleanup all raising) would be
+    # taken by this run's first report.
+    item.__dict__.pop("_excinfo", None)
     if not callable(getattr(type(item), "addSubTest", None)):
         yield kept
         return
@@ -75,6 +79,8 @@ def _subtests_kept(item: pytest.Item) -> Iterator[list[pytest.TestReport]]:
             return
         if not isinstance(exc_info, pytest.ExceptionInfo):
             exc_info = pytest.ExceptionInfo.from_exc_info(exc_info)  # type: ignore[arg-type]
+        if isinstance(exc_info.value, OutOfTime):  # unittest caught the re-run's deadline
+            raise exc_info.value
         call = pytest.CallInfo[None](
             None, exc_info, start=0, stop=0, duration=0, when="call", _ispytest=True
         )
@@ -85,6 +91,7 @@ def _subtests_kept(item: pytest.Item) -> Iterator[list[pytest.TestReport]]:
         yield kept
     finally:
         del item.addSubTest  # type: ignore[attr-defined]
+        item.__dict__.pop("_excinfo", None)
 
 
 def partly(

@@ -87,3 +87,75 @@ def test_a_subtest_that_passes_on_its_re_run_is_flaky_in_a_fresh_process_too(
     (ran, _), (rerun, _), (fresh, _) = runs(log, pytester.path)["sub"]
     assert rerun == ran
     assert fresh != ran
+
+
+# Fails the first time it ever runs, and then its tearDown and a cleanup raise too: three
+# errors, one more than its phases' reports take.
+NOISY_FIRST_RUN = """\
+import os, pathlib, unittest
+
+MARK = pathlib.Path(os.environ["RUNS_LOG"] + ".first")
+
+
+class T(unittest.TestCase):
+    def setUp(self):
+        self.first = not MARK.exists()
+        MARK.touch()
+
+    def test_flaky(self):
+        if self.first:
+            self.addCleanup(self._boom)
+        self.assertFalse(self.first)
+
+    def _boom(self):
+        raise RuntimeError("cleanup")
+
+    def tearDown(self):
+        if self.first:
+            raise RuntimeError("teardown")
+"""
+
+
+def test_an_error_the_first_run_left_on_the_item_is_not_the_re_runs(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    project.commit({"test_u.py": NOISY_FIRST_RUN}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"README.md": "docs\n"}, "docs")
+    result, report = review(pytester, "-p", "no:randomly")
+    assert ids(report, "flaky") == ["test_u.py::T::test_flaky"]
+    assert ids(report, "target_related") == []
+    assert result.ret == 0, result.stdout.str()
+
+
+# The first run fails at once; any later one polls forever, a subTest block an attempt.
+POLLS = """\
+import itertools, os, pathlib, time, unittest
+
+MARK = pathlib.Path(os.environ["RUNS_LOG"] + ".first")
+
+
+class T(unittest.TestCase):
+    def test_polls(self):
+        again = MARK.exists()
+        MARK.touch()
+        for attempt in itertools.count() if again else range(1):
+            with self.subTest(attempt=attempt):
+                self.assertTrue(again, "not ready")
+                time.sleep(60)
+"""
+
+
+def test_a_re_run_hanging_in_subtests_ends_at_its_deadline(
+    pytester: pytest.Pytester, project: GitRepo, log: Path
+) -> None:
+    """unittest catches whatever a subTest block raises: the re-run's deadline is raised
+    again, not kept as one more failed block while the test goes on."""
+    files = {"test_u.py": POLLS, "pyproject.toml": "[tool.bounded-review]\nbase_timeout = 3\n"}
+    project.commit(files, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"README.md": "docs\n"}, "docs")
+    result = pytester.runpytest_subprocess(
+        "--bounded-review", "--bounded-review-base=main", "-p", "no:randomly", timeout=60
+    )
+    assert "re-run timed out after 3s" in result.stdout.str(), result.stdout.str()
