@@ -70,9 +70,7 @@ def _subtests_kept(item: pytest.Item) -> Iterator[list[pytest.TestReport]]:
     # the first run left there (a test, its tearDown and a cleanup all raising) would be
     # taken by this run's first report.
     item.__dict__.pop("_excinfo", None)
-    if not callable(getattr(type(item), "addSubTest", None)):
-        yield kept
-        return
+    takes_subtests = callable(getattr(type(item), "addSubTest", None))
 
     def add_sub_test(case: object, test: object, exc_info: object) -> None:
         if exc_info is None:  # a block that passed
@@ -86,11 +84,13 @@ def _subtests_kept(item: pytest.Item) -> Iterator[list[pytest.TestReport]]:
         )
         kept.append(item.ihook.pytest_runtest_makereport(item=item, call=call))
 
-    item.addSubTest = add_sub_test  # type: ignore[attr-defined]  # the instance's, this run only
+    if takes_subtests:
+        item.addSubTest = add_sub_test  # type: ignore[attr-defined]  # the instance's, this run only
     try:
         yield kept
     finally:
-        del item.addSubTest  # type: ignore[attr-defined]
+        if takes_subtests:
+            del item.addSubTest  # type: ignore[attr-defined]
         item.__dict__.pop("_excinfo", None)
 
 

@@ -42,8 +42,9 @@ def fail_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return path
 
 
-def _change(project: GitRepo) -> None:
-    project.commit({"logged.py": LOGGED, "test_unit.py": UNIT}, "base")
+def _change(project: GitRepo, files: dict[str, str]) -> None:
+    """``main`` holds ``files``; ``feature`` adds a README only."""
+    project.commit(files, "base")
     project.git("checkout", "--quiet", "-b", "feature")
     project.commit({"README.md": "docs\n"}, "docs")
 
@@ -54,7 +55,7 @@ def test_a_subtest_failing_again_in_the_session_process_is_a_failure(
     """The re-run's subtest fails again: not flaky, and no pytest child was needed for it. A
     re-run that dropped its subtests' results would have passed (the test's own call does)."""
     fail_again.touch()
-    _change(project)
+    _change(project, {"logged.py": LOGGED, "test_unit.py": UNIT})
     with project.untouched():
         result, report = review(pytester, "-p", "no:randomly")
     assert ids(report, "flaky") == []
@@ -79,7 +80,7 @@ def test_a_subtest_that_passes_on_its_re_run_is_flaky_in_a_fresh_process_too(
 ) -> None:
     """Only the first run fails: the in-process re-run passes, and the fresh process that
     confirms a pass there passes as well."""
-    _change(project)
+    _change(project, {"logged.py": LOGGED, "test_unit.py": UNIT})
     result, report = review(pytester, "-p", "no:randomly")
     assert ids(report, "flaky") == ["test_unit.py::T::test_sub"]
     assert ids(report, "pre_existing") == ["test_unit.py::T::test_plain"]
@@ -119,9 +120,7 @@ class T(unittest.TestCase):
 def test_an_error_the_first_run_left_on_the_item_is_not_the_re_runs(
     pytester: pytest.Pytester, project: GitRepo, log: Path
 ) -> None:
-    project.commit({"test_u.py": NOISY_FIRST_RUN}, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"README.md": "docs\n"}, "docs")
+    _change(project, {"test_u.py": NOISY_FIRST_RUN})
     result, report = review(pytester, "-p", "no:randomly")
     assert ids(report, "flaky") == ["test_u.py::T::test_flaky"]
     assert ids(report, "target_related") == []
@@ -152,9 +151,7 @@ def test_a_re_run_hanging_in_subtests_ends_at_its_deadline(
     """unittest catches whatever a subTest block raises: the re-run's deadline is raised
     again, not kept as one more failed block while the test goes on."""
     files = {"test_u.py": POLLS, "pyproject.toml": "[tool.bounded-review]\nbase_timeout = 3\n"}
-    project.commit(files, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"README.md": "docs\n"}, "docs")
+    _change(project, files)
     result = pytester.runpytest_subprocess(
         "--bounded-review", "--bounded-review-base=main", "-p", "no:randomly", timeout=60
     )
