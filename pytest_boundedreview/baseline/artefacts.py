@@ -29,7 +29,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from ..core.config import table_in
+from ..core.configfile import table_in
 from ..core.errors import GitError
 from ..models.record import record
 from ..target import git, imported

@@ -16,13 +16,12 @@ from ..core.errors import GitError
 from ..models.record import record
 from ..target import kept, worktree
 from . import testdefs
+from .childenv import child_env, moved
 from .rerun import (
     Ask,
     PendingRerun,
     RerunResult,
     WaitingRerun,
-    child_env,
-    moved,
     start_rerun,
     start_waiting,
 )

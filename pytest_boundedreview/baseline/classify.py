@@ -138,7 +138,8 @@ def _flaky_check(
     into: Classification,
 ) -> list[NodeOutcome]:
     """Re-run the failures at head; file those that pass as flaky and return the rest."""
-    from .rerun import child_env, rerun
+    from .childenv import child_env
+    from .rerun import rerun
 
     env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
     for attempt in range(run.reruns):

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from .childenv import child_env
 from .inprocess import Rerunner
-from .rerun import Ask, RerunResult, WaitingRerun, child_env, start_waiting
+from .rerun import Ask, RerunResult, WaitingRerun, start_waiting
 from .runspec import BaselineRun
 
 

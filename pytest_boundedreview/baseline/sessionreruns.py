@@ -119,8 +119,9 @@ class SessionReruns:
         started_early = self._early.hand if self._early is not None else None
         if not self.collector.failed:  # nothing re-runs at head: its machinery stays out
             return dataclasses.replace(run, started_early=started_early)
+        from .childenv import child_env
         from .inprocess import head_rerunner
-        from .rerun import child_env, rerun
+        from .rerun import rerun
 
         env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
         in_a_new_process = partial(

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..baseline.rerun import child_env
+from ..baseline.childenv import child_env
 from ..core import subproc
 from ..core.errors import GitError
 from ..core.tables import CheckConfig

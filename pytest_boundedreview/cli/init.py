@@ -12,7 +12,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..core.config import find_config, read_toml
+from ..core.configfile import find_config, read_toml
 from ..core.errors import UsageError
 from ..core.statefile import write_atomic
 from ..target import git

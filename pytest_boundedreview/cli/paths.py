@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..core.config import TABLE, find_config
+from ..core.configfile import TABLE, find_config
 from ..core.errors import ConfigError, GitError
 from ..core.pytestini import from_files
 from ..core.statepath import DEFAULT_STATE_DIR

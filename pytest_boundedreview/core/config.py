@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import difflib
-import hashlib
-import importlib.util
 import json
 import shlex
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import field
 from pathlib import Path
@@ -17,7 +13,9 @@ from typing import Annotated, Any, Literal
 
 from ..models import plain as plain_models
 from ..models.plain import Check, Limits, build, plain, validate_data
+from . import validnote
 from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
+from .configfile import TABLE, find_config
 from .errors import ConfigError
 from .selecting import unknown as not_selecting
 from .statepath import DEFAULT_STATE_DIR, OWN_FOLDER_FIX, state_dir_problem
@@ -37,13 +35,6 @@ from .tables import (
     TriggerConfig,
 )
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
-TABLE = "tool.bounded-review"
-MAX_CONFIG_BYTES = 4 * 1024 * 1024
 # Options whose values are paths, relative to where the command ran.
 PATH_KEYS = ("report", "markdown", "sarif")
 
@@ -281,53 +272,8 @@ _SECTION_MODELS: dict[str, type] = {
     "plan": PlanConfig,
 }
 
-
-def read_toml(path: Path) -> dict[str, Any]:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read: {exc.strerror}") from exc
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{path}: {len(data)} bytes is over the limit of {MAX_CONFIG_BYTES}")
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: not valid UTF-8 at byte {exc.start}") from exc
-    try:
-        table: dict[str, Any] = tomllib.loads(text)
-        return table
-    except tomllib.TOMLDecodeError as exc:
-        where = str(exc)
-        if "(at line" not in where:  # "at end of document": say where that is
-            lines = text.split("\n")
-            where = f"{where} (at line {len(lines)}, column {len(lines[-1]) + 1})"
-        raise ConfigError(f"{path}: TOML syntax error: {where}") from exc
-
-
-def table_in(text: str) -> dict[str, Any] | None:
-    """The ``[tool.bounded-review]`` table of a ``pyproject.toml``'s ``text`` (another
-    revision's); ``None`` when it has none or is not TOML."""
-    try:
-        table = tomllib.loads(text).get("tool", {}).get("bounded-review")
-    except (tomllib.TOMLDecodeError, AttributeError):
-        return None
-    return table if isinstance(table, dict) else None
-
-
-def find_config(start: Path, stop: Path | None = None) -> tuple[Path | None, dict[str, Any]]:
-    """The nearest ``pyproject.toml`` with a ``[tool.bounded-review]`` table, from ``start``
-    upward (not above ``stop``), and that table; ``(None, {})`` when there is none."""
-    for folder in [start, *start.parents]:
-        candidate = folder / "pyproject.toml"
-        if candidate.is_file():
-            table = read_toml(candidate).get("tool", {}).get("bounded-review")
-            if table is not None:
-                if not isinstance(table, dict):
-                    raise ConfigError(f"{candidate}: [{TABLE}] must be a table")
-                return candidate, table
-        if stop is not None and folder == stop:
-            break
-    return None, {}
+# The modules holding the rules a configuration is validated by (see validnote.py).
+_RULES = (__name__, CheckConfig.__module__, Ceilings.__module__, plain_models.__name__)
 
 
 def _explain(error: Any, overrides: Mapping[str, object]) -> str:
@@ -376,7 +322,8 @@ def load_settings(
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     data = {**table, **overrides}
     source = f"{path}: [{TABLE}]" if path else "options"
-    marker = _validated_marker(stop, data)
+    state_dir = data.get("state_dir", Settings.state_dir)
+    marker = validnote.marker(stop, state_dir, data, _RULES)
     if marker is not None and marker.exists():
         return _approved(build(Settings, data), approve, source), path
     from pydantic import ValidationError
@@ -388,7 +335,7 @@ def load_settings(
         raise ConfigError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None
     _approved(settings, approve, source)
     if marker is not None:
-        _note_validated(marker)
+        validnote.note(marker)
     return settings, path
 
 
@@ -401,62 +348,3 @@ def _approved(
         except ConfigError as exc:
             raise ConfigError(f"{source} is invalid:\n  {exc}") from None
     return settings
-
-
-_MARKER_PREFIX = "config-valid-"
-
-
-def _validated_marker(stop: Path | None, data: Mapping[str, Any]) -> Path | None:
-    """Where a validated configuration is noted: in the state folder's ``cache`` (the
-    configured one, if it names one), under the repository root ``stop``. ``None`` (always
-    validate) for one with values JSON has no word for (a TOML date): its text would be
-    ambiguous."""
-    state_dir = data.get("state_dir", Settings.state_dir)
-    if stop is None or not isinstance(state_dir, str):
-        return None
-    try:
-        text = json.dumps(data, sort_keys=True)
-    except (TypeError, ValueError):
-        return None
-    digest = hashlib.sha256(f"{_rules_stamp()}\0{text}".encode()).hexdigest()
-    return stop / state_dir / "cache" / f"{_MARKER_PREFIX}{digest}"
-
-
-def _rules_stamp() -> str:
-    """What validation depends on: the package's version, the modules holding the rules and
-    the installed pydantic (size and time of each), so an upgrade or an edited install
-    validates again."""
-    version = getattr(sys.modules[__name__.partition(".")[0]], "__version__", "")
-    rules = (__name__, CheckConfig.__module__, Ceilings.__module__, plain_models.__name__)
-    files = [Path(str(sys.modules[name].__file__)) for name in rules]
-    spec = importlib.util.find_spec("pydantic")
-    if spec is not None and spec.origin is not None:
-        files.append(Path(spec.origin).with_name("version.py"))
-    stamps = []
-    for file in files:
-        with contextlib.suppress(OSError):
-            info = file.stat()
-            stamps.append(f"{file.name}:{info.st_size}:{info.st_mtime_ns}")
-    return f"{version} {' '.join(stamps)}"
-
-
-def _note_validated(marker: Path) -> None:
-    """Leave ``marker`` (and no older one) when the state folder is there to hold it: one the
-    tool made, with its ``.gitignore`` of ``*``, so nothing is written in a folder of the
-    user's."""
-    from .statefile import GITIGNORE, when_made, write_atomic
-
-    try:
-        if (marker.parent.parent / ".gitignore").read_text(encoding="utf-8") != GITIGNORE:
-            return  # not a state folder the tool made
-    except (OSError, UnicodeDecodeError):
-        when_made(marker.parent.parent, lambda: _note_validated(marker))  # this run makes it
-        return
-    try:
-        marker.parent.mkdir(exist_ok=True)
-        for old in marker.parent.glob(f"{_MARKER_PREFIX}*"):
-            if old != marker:
-                old.unlink(missing_ok=True)
-        write_atomic(marker, b"")
-    except OSError:
-        pass  # an unwritable cache only costs the next run a validation

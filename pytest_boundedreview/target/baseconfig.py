@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.baserules import Proposal, govern
-from ..core.config import MAX_CONFIG_BYTES, TABLE, Settings, read_toml
+from ..core.config import Settings
+from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml
 from ..models.record import record
 from . import git
 

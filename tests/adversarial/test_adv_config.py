@@ -12,7 +12,8 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.core.config import MAX_CONFIG_BYTES, Settings, load_settings
+from pytest_boundedreview.core.config import Settings, load_settings
+from pytest_boundedreview.core.configfile import MAX_CONFIG_BYTES
 from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.core.tables import (
     CheckConfig,

@@ -18,7 +18,8 @@ import pytest
 
 from pytest_boundedreview.baseline import basefirst
 from pytest_boundedreview.baseline.baserun import verdict_at_base
-from pytest_boundedreview.baseline.rerun import RerunResult, child_env, rerun
+from pytest_boundedreview.baseline.childenv import child_env
+from pytest_boundedreview.baseline.rerun import RerunResult, rerun
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

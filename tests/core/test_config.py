@@ -6,7 +6,8 @@ from pathlib import Path
 import pytest
 
 from pytest_boundedreview.core.ceilings import effective_budget
-from pytest_boundedreview.core.config import MAX_CONFIG_BYTES, Settings, find_config, load_settings
+from pytest_boundedreview.core.config import Settings, load_settings
+from pytest_boundedreview.core.configfile import MAX_CONFIG_BYTES, find_config
 from pytest_boundedreview.core.errors import ConfigError
 
 
