@@ -13,6 +13,7 @@ hash seed) are sorted.
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
 import re
 import sys
@@ -187,14 +188,15 @@ def _explained(text: str, root: Path) -> str:
 
 def _statement(entry: TracebackEntry) -> str:
     """The failing statement as written, whitespace folded: moving it keeps it, another one
-    is another failure. The statement is pytest's (``TracebackEntry.statement``), found in a
-    parse of its file kept for the session: a file of many failures, or a failure re-run, is
-    parsed once."""
+    is another failure. The statement is pytest's (``TracebackEntry.statement``), found from
+    where its file's statements begin, worked out once for the session: a file of many
+    failures, or a failure re-run, is parsed once."""
     try:
         source = entry.frame.code.fullsource
         if source is None or not 0 <= entry.lineno < len(source):
             return ""
-        _, start, end = getstatementrange_ast(entry.lineno, source, astnode=_tree(str(source)))
+        around = _around(_starts(str(source)), entry.lineno)
+        _, start, end = getstatementrange_ast(entry.lineno, source, astnode=around)
         text = " ".join(str(source[start:end]).split())
     except Exception:  # no source to read (a compiled or generated frame)
         return ""
@@ -202,10 +204,35 @@ def _statement(entry: TracebackEntry) -> str:
 
 
 @functools.lru_cache(maxsize=32)
-def _tree(text: str) -> ast.Module:
+def _starts(text: str) -> tuple[int, ...]:
+    """The lines (from 0) where pytest's statement finder sees a statement of ``text`` begin:
+    each statement and ``except`` clause, each decorator of a definition, and the line before
+    an ``else`` or ``finally`` part's first statement. Kept instead of the parse, which is
+    thousands of objects the garbage collector would walk on every full collection for the
+    rest of the session (on a large suite, seconds)."""
     with warnings.catch_warnings():  # as pytest parses it: its warnings were shown once
         warnings.simplefilter("ignore")
-        return ast.parse(text, "source", "exec")
+        tree = ast.parse(text, "source", "exec")
+    starts: list[int] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, (ast.stmt, ast.ExceptHandler)):
+            continue
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            starts += (decorator.lineno - 1 for decorator in node.decorator_list)
+        starts.append(node.lineno - 1)
+        for name in ("orelse", "finalbody"):
+            part = getattr(node, name, None)
+            if part:
+                starts.append(part[0].lineno - 2)
+    return tuple(sorted(starts))
+
+
+def _around(starts: tuple[int, ...], lineno: int) -> ast.Module:
+    """A stand-in for the parse of a file whose statements begin at ``starts``, holding the
+    two around ``lineno``: pytest finds the same statement in it as in the whole file."""
+    at = bisect.bisect_right(starts, lineno)
+    edges = starts[max(at - 1, 0) : at + 1]
+    return ast.Module(body=[ast.Pass(lineno=line + 1) for line in edges], type_ignores=[])
 
 
 def from_text(longrepr: str, path: str, root: Path) -> str:

@@ -157,3 +157,109 @@ def test_same_failure_in_two_checkouts_has_one_signature() -> None:
     assert (
         from_text("something odd", "t.py", ROOT) == "CollectError: something odd @ t.py::<module>"
     )
+
+
+STATEMENTS = '''\
+import functools
+
+
+@functools.cache
+@staticmethod
+def decorated(x):  # a comment
+    return (
+        x
+        + 1
+    )
+
+
+class Holder:
+    """A docstring."""
+
+    def method(self, value):
+        try:
+            value = int(value)
+        except ValueError:
+            value = 0
+        else:
+            value += 1
+        finally:
+            pass
+        if value > 2:
+            return 1
+        elif value > 1:
+            return 2
+        else:
+            return 3
+
+    # a comment between methods
+
+    async def coroutine(self):
+        for item in range(3):
+            await item
+        else:
+            pass
+        while False:
+            break
+        with open("x") as handle:
+            handle.read()
+
+
+def matched(command):
+    match command:
+        case [x, y]:
+            return x
+        case _:
+            return None
+# a dedented comment at the end
+'''
+
+
+def _pytests_statement(lines: list[int], text: str) -> list[tuple[int, int | None]]:
+    from _pytest._code.source import Source, getstatementrange_ast
+
+    from pytest_boundedreview.baseline.signature import _around, _starts
+
+    source = Source(text)
+    found = []
+    for lineno in lines:
+        _, *whole = getstatementrange_ast(lineno, source)  # pytest's own parse
+        _, *kept = getstatementrange_ast(lineno, source, astnode=_around(_starts(text), lineno))
+        assert kept == whole, (lineno, source.lines[lineno])
+        found.append(tuple(kept))
+    return found
+
+
+def test_the_statement_found_from_the_kept_starts_is_the_one_pytest_finds() -> None:
+    lines = range(2, len(STATEMENTS.splitlines()))  # from the first statement on
+    found = _pytests_statement(list(lines), STATEMENTS)
+    assert len(set(found)) > 20  # many statements told apart, not one range for all
+
+
+def test_the_statement_found_in_real_modules_is_the_one_pytest_finds() -> None:
+    import pytest_boundedreview.baseline.signature as signature
+    import pytest_boundedreview.checks.scans as scans
+
+    for module in (signature, scans):
+        text = Path(str(module.__file__)).read_text(encoding="utf-8")
+        first = next(i for i, line in enumerate(text.splitlines()) if line.startswith('"""'))
+        _pytests_statement(list(range(first, len(text.splitlines()))), text)
+
+
+def test_a_failure_leaves_no_parse_of_its_file_behind() -> None:
+    """A parsed file is thousands of objects every full garbage collection walks for the rest
+    of the session: only where its statements begin is kept."""
+    import ast
+    import gc
+
+    def failing() -> None:
+        raise ValueError("bad")
+
+    with pytest.raises(ValueError, match="bad") as info:
+        failing()
+    gc.collect()
+    before = sum(isinstance(o, ast.AST) for o in gc.get_objects())
+    signature = from_excinfo(info, Path(__file__).parent)
+    gc.collect()
+    after = sum(isinstance(o, ast.AST) for o in gc.get_objects())
+    assert signature.endswith(':: raise ValueError("bad")')
+    assert after == before
