@@ -44,8 +44,8 @@ PARTS = [
         "the repository and HEAD (one process), the settings (validated once, then built "
         "from the noted digest), the snapshot of the tree (`add`, `write-tree` in a "
         "temporary index), the base and the diff (raw and patch in one process), the "
-        "base's configuration, the waivers files and what the scans read (one batch): 8 git "
-        "processes, and the plugin objects registered",
+        "base's configuration and the waivers files (one batch): 8 git processes, and the "
+        "plugin objects registered",
         "about 15 ms: 5 git processes (snapshot, base, diff) at 2-3 ms each",
     ),
     (

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .checks import scans
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.pytestini import Collection, from_session
@@ -60,8 +59,9 @@ def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
         target = freeze(repo, settings.target, settings.base, at_head=at_head)
         if target.base_commit is not None:  # its configuration and both waivers files at once
             names = baseconfig.blob_names(repo, target.base_commit, rootdir)
-            names += waiver_blobs(target.tree, settings, target.base_commit)
-            git.read_ahead(repo.root, [*names, *scans.blob_names(target)])  # and what scans read
+            git.read_ahead(
+                repo.root, [*names, *waiver_blobs(target.tree, settings, target.base_commit)]
+            )
         rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
         waivers = load_waivers(repo, target.tree, rules.settings, target.base_commit)
     except FatalError as exc:

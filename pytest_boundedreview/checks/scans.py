@@ -198,34 +198,18 @@ def _python(target: Target) -> list[FileChange]:
     return [c for c in target.scope if c.path.endswith(".py") and c.status != "deleted"]
 
 
-def _tests(target: Target) -> list[FileChange]:
-    """The test files the change adds, edits, deletes or renames."""
-    return [
+def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportFinding]:
+    """Every scan finding of ``target``; ``levels`` maps scan name → severity or ``off``."""
+    findings: list[ReportFinding] = []
+    tests = [
         c
         for c in target.scope
         if _is_test_file(c.path) or (c.old_path is not None and _is_test_file(c.old_path))
     ]
-
-
-def _blobs(target: Target, tests: list[FileChange], hooked: list[FileChange]) -> list[str]:
-    tested = {id(change) for change in tests}
-    read = [*tests, *(c for c in hooked if id(c) not in tested)]
-    return [side for change in read for side in _sides(change, target) if side]
-
-
-def blob_names(target: Target) -> list[str]:
-    """The objects :func:`scan` reads with every scan on (both sides of each changed test
-    file and Python file), for a batch read ahead of it."""
-    return _blobs(target, _tests(target), _python(target))
-
-
-def scan(target: Target, repo: git.Repo, levels: dict[str, str]) -> list[ReportFinding]:
-    """Every scan finding of ``target``; ``levels`` maps scan name → severity or ``off``."""
-    findings: list[ReportFinding] = []
-    tests = _tests(target)
     tested = {id(change) for change in tests}
     hooked = [] if levels["report_hooks"] == "off" else _python(target)
-    sides = _blobs(target, tests, hooked)
+    read = [*tests, *(c for c in hooked if id(c) not in tested)]
+    sides = [side for change in read for side in _sides(change, target) if side]
     sources = git.read_objects(repo.root, sides) if sides else {}
     for change in target.scope:
         # A bare "=======" is a conflict marker only beside "<<<<<<<" or ">>>>>>>" lines;

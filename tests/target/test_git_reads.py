@@ -76,7 +76,7 @@ def test_an_unborn_branch_opens_with_no_head_and_a_folder_outside_refuses(
         git.open_at_head(outside)
 
 
-def test_a_session_reads_the_base_configuration_waivers_and_scanned_files_in_one_batch(
+def test_a_session_reads_the_base_configuration_and_the_waivers_files_in_one_batch(
     pytester: pytest.Pytester, calls: list[list[str]]
 ) -> None:
     project = GitRepo.init(pytester.path)
@@ -99,9 +99,9 @@ def test_a_session_reads_the_base_configuration_waivers_and_scanned_files_in_one
     reads = [args[args.index("cat-file") :] for args in calls if "cat-file" in args]
     assert reads, "the session read no blob"
     assert all(read[1] == "--batch" for read in reads), reads  # no blob read on its own
-    # one batch: the base's configuration, the waivers file in the snapshot and at the base,
-    # and both sides of the changed test file, which the scans read at the session's end
-    assert len(reads) == 1
+    # the first batch: the base's configuration, and the waivers file in the snapshot and
+    # at the base; then what the scans read
+    assert len(reads) == 2
 
 
 def test_names_the_batch_cannot_carry_as_they_are_are_read_on_their_own(
