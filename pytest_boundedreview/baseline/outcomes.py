@@ -9,7 +9,7 @@ phase and subtest. Neither writes anything.
 from __future__ import annotations
 
 import ast
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import field
 from pathlib import Path
 
@@ -46,7 +46,7 @@ class SignatureStamp:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if report.failed:
+        if report.outcome == "failed":
             if call.excinfo is not None:
                 stamp = signature.from_excinfo(call.excinfo, self.root)
             else:  # e.g. a strict xfail that passed
@@ -86,7 +86,8 @@ def _label(report: pytest.TestReport | pytest.CollectReport) -> str:
 
 class OutcomeCollector:
     """Keeps every test's outcome; registered on the controller only. Only a failing test gets
-    an object of its own; every other test is a string in a set."""
+    an object of its own; every other test is a string in a set. A passing test's three reports
+    take the shortest path: this runs for every report of every test."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
@@ -100,6 +101,8 @@ class OutcomeCollector:
         # skipped before its call did not run)
         self.ran: set[str] = set()
         self.finished: set[str] = set()  # tests whose teardown reported: they ran to the end
+        # told of every report that did not pass (a test's or a file's collection), first
+        self.on_unpassed: Callable[[pytest.TestReport | pytest.CollectReport], None] | None = None
 
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.collected.update(item.nodeid for item in session.items)
@@ -117,22 +120,34 @@ class OutcomeCollector:
         node.failures.add(failure)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self.seen.add(report.nodeid)
-        if report.when == "call" or report.failed:
-            self.ran.add(report.nodeid)
-        if report.when == "teardown":
-            self.finished.add(report.nodeid)
+        nodeid = report.nodeid
+        self.seen.add(nodeid)
+        when = report.when
+        if report.outcome == "passed":
+            if when == "call":
+                self.ran.add(nodeid)
+                if getattr(report, "context", None) is None:  # not a subtest's report
+                    self.passed_calls.add(nodeid)
+            elif when == "teardown":
+                self.finished.add(nodeid)
+            return
+        if self.on_unpassed is not None:
+            self.on_unpassed(report)
+        if when == "call" or report.failed:
+            self.ran.add(nodeid)
+        if when == "teardown":
+            self.finished.add(nodeid)
         elif report.skipped:
-            self.skipped.add(report.nodeid)
+            self.skipped.add(nodeid)
         if report.failed:
             stamp = getattr(report, STAMP, None) or signature.normalise_message(
                 str(report.longrepr), self.root
             )
-            self._fail(report.nodeid, _label(report) + stamp)
-        elif report.when == "call" and report.passed and getattr(report, "context", None) is None:
-            self.passed_calls.add(report.nodeid)
+            self._fail(nodeid, _label(report) + stamp)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
+        if report.outcome != "passed" and self.on_unpassed is not None:
+            self.on_unpassed(report)
         if report.skipped and report.nodeid and "::" not in report.nodeid:
             self.skipped_modules.add(report.nodeid)  # a file skipped whole at collection
         if report.failed:

@@ -50,6 +50,7 @@ class SessionReruns:
     ) -> None:
         self.config, self.settings, self.repo, self.target = config, settings, repo, target
         self.collector = collector
+        collector.on_unpassed = self._reported  # told of each report that did not pass
         # a session that reviews a change and runs tests: only one asks anything of the base
         self._asks = not (target.empty or config.option.collectonly)
         self._project, self._state, self._progress = project, state, progress
@@ -163,17 +164,10 @@ class SessionReruns:
         for key in self.asking.listing_keys():  # the base lists its collection while tests run
             self._need(key)
 
-    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        self._reported(report)
-
-    def pytest_collectreport(self, report: pytest.CollectReport) -> None:
-        self._reported(report)
-
     def _reported(self, report: pytest.TestReport | pytest.CollectReport) -> None:
-        """A test or a file's collection failed, or was skipped: the base may be asked (and
-        the re-run at head in a child start)."""
-        if report.passed:  # most reports: nothing to ask
-            return
+        """A test or a file's collection failed, or was skipped (the collector tells, before
+        it notes the report): the base may be asked (and the re-run at head in a child
+        start)."""
         key = report.nodeid if report.failed else self.asking.key_of_skipped(report)
         if key is not None:
             self._need(key)

@@ -62,3 +62,35 @@ def test_only_failing_tests_get_an_object(pytester: pytest.Pytester) -> None:
     ]
     teardown = collector.failing["test_mod.py::test_teardown"]
     assert teardown.signature.startswith("teardown: ")
+
+
+def test_every_report_that_did_not_pass_is_told_first(pytester: pytest.Pytester) -> None:
+    """The re-runs learn of each failed or skipped report (a test's or a file's collection)
+    before the collector notes it, and of no report that passed; the sets a passing test's
+    reports fill are the same whichever path a report takes."""
+    pytester.makepyfile(test_mod=TESTS, test_broken="import nowhere_to_be_found\n")
+    collector = OutcomeCollector(pytester.path)
+    told: list[tuple[str, str, str, bool]] = []
+
+    def listener(report: pytest.TestReport | pytest.CollectReport) -> None:
+        noted = report.nodeid in collector.failing or report.nodeid in collector.skipped
+        told.append((report.nodeid, getattr(report, "when", "collect"), report.outcome, noted))
+
+    collector.on_unpassed = listener
+    options = ("-p", "no:cacheprovider", "--continue-on-collection-errors")
+    pytester.inline_run(*options, plugins=[collector])
+
+    assert sorted({entry[:3] for entry in told}) == [
+        ("test_broken.py", "collect", "failed"),
+        ("test_mod.py::test_fail", "call", "failed"),
+        ("test_mod.py::test_skipped", "setup", "skipped"),
+        ("test_mod.py::test_subtest", "call", "failed"),  # the subtest's, then the test's
+        ("test_mod.py::test_teardown", "teardown", "failed"),
+    ]
+    first = {nodeid: noted for nodeid, _, _, noted in reversed(told)}
+    assert not any(first.values())  # each told before the collector noted it
+    ran = {f"test_mod.py::{name}" for name in ("test_pass", "test_fail", "test_teardown")}
+    assert collector.ran == ran | {"test_mod.py::test_subtest"}
+    assert collector.finished == collector.seen - {"test_broken.py"}
+    assert collector.skipped == {"test_mod.py::test_skipped"}
+    assert collector.passed_calls == {"test_mod.py::test_pass", "test_mod.py::test_teardown"}
