@@ -5,17 +5,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from .errors import ConfigError
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
-
 TABLE = "tool.bounded-review"
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+
+
+def toml() -> ModuleType:
+    """The TOML parser, imported when a file is there to parse (a project without a
+    ``pyproject.toml`` never needs it)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
+    return tomllib
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -31,6 +37,7 @@ def read_toml(path: Path) -> dict[str, Any]:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise ConfigError(f"{path}: not valid UTF-8 at byte {exc.start}") from exc
+    tomllib = toml()
     try:
         table: dict[str, Any] = tomllib.loads(text)
         return table
@@ -45,6 +52,7 @@ def read_toml(path: Path) -> dict[str, Any]:
 def table_in(text: str) -> dict[str, Any] | None:
     """The ``[tool.bounded-review]`` table of a ``pyproject.toml``'s ``text`` (another
     revision's); ``None`` when it has none or is not TOML."""
+    tomllib = toml()
     try:
         table = tomllib.loads(text).get("tool", {}).get("bounded-review")
     except (tomllib.TOMLDecodeError, AttributeError):

@@ -9,17 +9,12 @@ import functools
 import glob
 import os
 import shlex
-import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..models.record import record
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
+from .configfile import toml
 
 # pytest's own default of ``norecursedirs``; a configured value replaces it.
 DEFAULT_NORECURSEDIRS = (
@@ -158,7 +153,7 @@ def options_of(name: str, text: str) -> dict[str, Any] | None:
     configuration file to find it, then for its options): callers only read what it
     returns."""
     if name.endswith(".toml"):
-        document = tomllib.loads(text)
+        document = toml().loads(text)
         if name != "pyproject.toml":
             table = document.get("pytest", {})
             return table if isinstance(table, dict) else {}

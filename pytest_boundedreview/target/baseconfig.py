@@ -11,7 +11,6 @@ limitation that says so. When the two tables are equal, the base's is not valida
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
@@ -19,17 +18,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..core.baserules import Proposal, govern
 from ..core.config import Settings
-from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml
+from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml, toml
 from ..models.record import record
 from . import git
 
 if TYPE_CHECKING:
     from ..models.finding import ReportFinding
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 NOTE = "config: applies after merge"
 
@@ -77,6 +71,7 @@ def base_table(
             continue
         if len(blob) > MAX_CONFIG_BYTES:
             return name, None, f"{len(blob)} bytes is over the limit of {MAX_CONFIG_BYTES}"
+        tomllib = toml()
         try:
             data = tomllib.loads(blob.decode("utf-8"))
         except (UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:

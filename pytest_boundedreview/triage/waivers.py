@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
@@ -31,11 +30,6 @@ if TYPE_CHECKING:  # the finding and waiver models load only when a waivers file
     from ..models.report import CheckResult
     from ..models.waiver import WaivedFinding, Waiver, WaiverNote
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 
 def known_categories() -> set[str]:
     """Every category of the taxonomy, protected ones included."""
@@ -49,9 +43,11 @@ def parse(text: str, where: str) -> list[Waiver]:
     """The waivers of a file's text, or a :class:`ConfigError` naming file, entry and field."""
     from pydantic import ValidationError
 
+    from ..core.configfile import toml
     from ..core.validation import describe_all
     from ..models.waiver import Waiver
 
+    tomllib = toml()
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

@@ -114,6 +114,30 @@ def test_a_reviewed_session_with_nothing_to_validate_imports_no_pydantic(
     assert seen == ["True", "False", "False"]  # validated (noted with the state folder), built
 
 
+def test_a_session_without_a_toml_file_loads_no_toml_parser(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    """pytest configured by its ``pytest.ini`` (or nothing), no waivers file, no
+    ``pyproject.toml`` at head or at the base: the TOML parser is never imported; with one,
+    it is read (its table applies)."""
+    pytester.makeconftest(
+        "import sys\n\n\ndef pytest_unconfigure(config):\n"
+        "    loaded = 'tomllib' in sys.modules or 'tomli' in sys.modules\n"
+        "    open('toml.txt', 'w').write(str(loaded))\n"
+    )
+    pytester.makeini("[pytest]\n")
+    project.commit({"test_a.py": "def test_a():\n    assert 1\n"}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"test_a.py": "def test_a():\n    assert 1  # changed\n"}, "change")
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    assert result.ret == 0
+    assert (pytester.path / "toml.txt").read_text() == "False"
+    (pytester.path / "pyproject.toml").write_text('[tool.bounded-review]\nbase = "nowhere"\n')
+    result = pytester.runpytest_subprocess("--bounded-review")
+    assert result.ret == 4  # its base is read, and named in the error
+    result.stderr.fnmatch_lines(["*nowhere*"])
+
+
 def test_a_cache_hit_keeps_the_tables_in_their_order(tmp_path: Path) -> None:
     """Risk reasons follow the triggers' order: a built run must not sort them."""
     state_folder(tmp_path, ".bounded-review")
@@ -161,3 +185,24 @@ def test_the_run_that_makes_the_state_folder_notes_its_validation(
     [marker] = (tmp_path / ".bounded-review" / "cache").iterdir()
     assert marker.name.startswith("config-valid-")
     assert load_in_a_new_process(tmp_path)["pydantic"] is False
+
+
+@pytest.mark.parametrize(
+    "table",
+    [
+        {"base": "main"},
+        {"base": "main", "target": "pr", "mode": "review-only", "state_dir": ".bounded-review"},
+        {"base": "main", "base_timeout": 5, "reruns": 2},  # an integer for a float: 5.0
+        {"lanes": [{"name": "a", "lens": "security", "command": ["rev"], "timeout": 30}]},
+    ],
+)
+def test_built_settings_equal_validated_ones(table: dict[str, object]) -> None:
+    """Settings built from noted-valid data are the validated ones, field by field and in
+    type, whether the data holds only text (taken as it is) or numbers and tables."""
+    from pytest_boundedreview.models.plain import build, validate_data
+
+    validated = validate_data(Settings, table)
+    built = build(Settings, table)
+    assert built == validated
+    for name in table:
+        assert type(getattr(built, name)) is type(getattr(validated, name)), name
