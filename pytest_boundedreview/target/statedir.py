@@ -11,8 +11,13 @@ from pathlib import Path
 from ..core.config import Settings
 from ..core.errors import ConfigError
 from ..core.pytestini import Collection, from_files
+from ..core.statefile import GITIGNORE
 from ..core.statepath import DEFAULT_STATE_DIR, state_dir_error, state_dir_problem
 from . import git
+
+# The largest index read to answer without git (a few thousand files): reading a larger one
+# would cost more than the git process it saves.
+MAX_INDEX_READ = 512 * 1024
 
 
 def checked_state_dir(repo: git.Repo, configured: str, collection: Collection) -> Path:
@@ -79,6 +84,8 @@ def _problem(repo: git.Repo, configured: str, collection: Collection) -> str | N
 
 def _shown_files(repo: git.Repo, paths: list[str]) -> str:
     """Up to three files under ``paths`` that git tracks, or would show as untracked."""
+    if _none_shown(repo, paths):
+        return ""
     spec = [f":(literal){path}" for path in paths]
     proc = git.run(
         ["ls-files", "-z", "--cached", "--others", "--exclude-standard", "--", *spec],
@@ -89,3 +96,30 @@ def _shown_files(repo: git.Repo, paths: list[str]) -> str:
         return "git ls-files failed: " + git.decode(proc.stderr).strip()[:200]
     files = sorted({name for name in git.decode(proc.stdout).split("\0") if name})
     return ", ".join(files[:3]) + (f" and {len(files) - 3} more" if len(files) > 3 else "")
+
+
+def _none_shown(repo: git.Repo, paths: list[str]) -> bool:
+    """Whether git can show nothing under ``paths``, told without a git process: a folder the
+    tool made (its ``.gitignore`` of ``*`` hides everything in it from ``git status``) whose
+    name is nowhere in a small index of a version that spells every path in full (2 or 3),
+    neither split nor sparse. False when it cannot be told that way: git is asked."""
+    if len(paths) != 1:  # a symbolic link on the way
+        return False
+    folder = repo.root / paths[0]
+    try:
+        if folder.is_symlink() or (folder / ".gitignore").read_text("utf-8") != GITIGNORE:
+            return False
+        if any(repo.common_dir.glob("sharedindex.*")) or any(repo.git_dir.glob("sharedindex.*")):
+            return False  # a split index keeps its entries in another file
+        if not repo.index.exists():
+            return True  # nothing tracked at all
+        if repo.index.stat().st_size > MAX_INDEX_READ:
+            return False
+        data = repo.index.read_bytes()
+    except (OSError, UnicodeDecodeError):
+        return False
+    if data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3") or b"sdir" in data:
+        return False
+    # Each entry holds its whole path; a file in the folder, or a submodule named as it, holds
+    # the folder's name.
+    return paths[0].encode("utf-8", "surrogateescape") not in data

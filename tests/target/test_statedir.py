@@ -153,3 +153,71 @@ def test_nothing_is_noted_in_a_refused_folder(project: GitRepo) -> None:
             load_settings(project.path, opened.root, approve=approver(opened))
     assert every_file(project.path) == before
     assert not (project.path / "tests" / "cache").exists()
+
+
+def tools_folder(repo: GitRepo, name: str = ".bounded-review") -> Path:
+    """A state folder as the tool makes it: its ``.gitignore`` of ``*`` and a file."""
+    repo.write(f"{name}/.gitignore", "*\n")
+    repo.write(f"{name}/report.json", "{}\n")
+    return repo.path / name
+
+
+@pytest.mark.parametrize(
+    ("index", "in_full"),
+    [
+        ([], True),  # the index as git writes it (version 2)
+        (["--index-version", "3"], True),
+        (["--index-version", "4"], False),  # spelled as the rest of the path before: git asked
+        (["--split-index"], False),  # entries in another file: git is asked
+    ],
+)
+def test_a_file_forced_into_the_tools_folder_is_seen_whatever_the_index(
+    project: GitRepo, index: list[str], in_full: bool
+) -> None:
+    """The tool's own folder passes while git tracks nothing in it; a file added there with
+    ``git add -f`` (which the folder's ``.gitignore`` does not stop) is refused, whatever form
+    the index takes: in a version 4 index it follows ``src/.a.py`` and is spelled
+    ``state/report.json``; in a split one it is in the shared file."""
+    project.commit({"src/.a.py": ""}, "a file before the folder")
+    tools_folder(project, "src/.state")
+    assert check(project, "src/.state").name == ".state"
+    project.git("add", "-f", "src/.state/report.json")
+    if index:
+        project.git("update-index", *index)
+    if index == ["--split-index"]:  # the entry goes to the shared file when it is written
+        project.git("-c", "splitIndex.maxPercentChange=0", "update-index", "--split-index")
+    assert (b"src/.state" in (project.path / ".git" / "index").read_bytes()) is in_full
+    with pytest.raises(ConfigError, match=r"tracks or shows \(src/\.state/report\.json\)"):
+        check(project, "src/.state")
+
+
+def test_a_submodule_named_as_the_tools_folder_is_refused(project: GitRepo) -> None:
+    """A submodule's entry names the folder itself, not a file in it."""
+    tools_folder(project)
+    head = project.git("rev-parse", "HEAD")
+    project.git("update-index", "--add", "--cacheinfo", f"160000,{head},.bounded-review")
+    with pytest.raises(ConfigError, match=r"tracks or shows \(\.bounded-review\)"):
+        check(project, ".bounded-review")
+
+
+def test_the_tools_own_folder_is_approved_without_git(
+    project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A folder the tool made, in a small index that names nothing in it: no git process.
+    A folder without the tool's ``.gitignore`` (or with another) is asked of git."""
+    tools_folder(project)
+    opened = git.open_repo(project.path)
+    asked: list[list[str]] = []
+    real_run = git.run
+
+    def counting(args: list[str], *rest: object, **options: object) -> object:
+        asked.append(list(args))
+        return real_run(args, *rest, **options)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git, "run", counting)
+    checked_state_dir(opened, ".bounded-review", Collection(opened.root))
+    assert asked == []
+    project.write(".bounded-review/.gitignore", "*\n!report.json\n")  # edited: it shows
+    with pytest.raises(ConfigError, match=r"tracks or shows \(\.bounded-review/report\.json\)"):
+        checked_state_dir(opened, ".bounded-review", Collection(opened.root))
+    assert [args[0] for args in asked] == ["ls-files"]
