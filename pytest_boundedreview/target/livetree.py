@@ -8,9 +8,10 @@ paths that differ are named, and the gate cannot be ``yes``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import PurePosixPath
+from pathlib import Path, PurePosixPath
 
 from . import git
+from .indexflags import flagged
 
 
 def unflag(repo: git.Repo, env: Mapping[str, str], pinned: Sequence[str] = ()) -> None:
@@ -19,6 +20,9 @@ def unflag(repo: git.Repo, env: Mapping[str, str], pinned: Sequence[str] = ()) -
     skip-worktree where the file is on disk (a sparse checkout's absent files stay as they
     are). The working tree is then read by content, whatever the bits hide. ``pinned``: the
     configuration every write of the temporary index runs with."""
+    index = env.get("GIT_INDEX_FILE")
+    if index is not None and flagged(Path(index)) is False:
+        return  # the index marks nothing (read from its bytes, without git)
     listed = git.run([*pinned, "ls-files", "-v", "-z"], repo.root, env=env).stdout
     assumed: list[bytes] = []
     skipped: list[bytes] = []

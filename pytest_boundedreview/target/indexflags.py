@@ -1,0 +1,73 @@
+"""Whether an index file marks any entry assume-unchanged or skip-worktree, read from its bytes.
+
+The snapshot clears those bits before ``git add`` reads the working tree (see livetree.py),
+which takes a git process to list them. A small index of version 2 or 3 (git's default) is
+read here instead: every entry's flags, walked by its documented layout (gitformat-index).
+Anything else, or anything that does not add up (a checksum that is not the SHA-1 of the
+rest: a SHA-256 repository, ``index.skipHash``, a torn file; a version 4 index, an entry
+that runs past the end), is ``None``: git is asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import struct
+from pathlib import Path
+
+# Entries read here at most: walking one costs about 0.35 µs, a git process about 1.5 ms.
+MAX_ENTRIES = 3000
+_HEADER = struct.Struct(">4sII")
+_FIXED = 62  # ten 32-bit stat and mode fields, a 20-byte object id, 16 bits of flags
+_ASSUME_VALID, _EXTENDED, _NAME_MASK = 0x8000, 0x4000, 0x0FFF
+_SKIP_WORKTREE = 0x4000  # in the extended flags (version 3)
+_CHECKSUM = 20
+
+
+def flagged(index: Path) -> bool | None:
+    """True when an entry of ``index`` is marked assume-unchanged or skip-worktree, False when
+    none is, ``None`` when the file cannot be read that way. A missing index marks nothing."""
+    try:
+        data = index.read_bytes()
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    return _flagged(data)
+
+
+def _flagged(data: bytes) -> bool | None:
+    if len(data) < _HEADER.size + _CHECKSUM:
+        return None
+    signature, version, count = _HEADER.unpack_from(data)
+    if signature != b"DIRC" or version not in (2, 3) or count > MAX_ENTRIES:
+        return None
+    end = len(data) - _CHECKSUM
+    if hashlib.sha1(memoryview(data)[:end], usedforsecurity=False).digest() != data[end:]:
+        return None
+    position = _HEADER.size
+    for _ in range(count):
+        if position + _FIXED > end:
+            return None
+        (flags,) = struct.unpack_from(">H", data, position + _FIXED - 2)
+        name_at = position + _FIXED
+        if flags & _EXTENDED:
+            if version < 3:
+                return None
+            (extended,) = struct.unpack_from(">H", data, name_at)
+            if extended & _SKIP_WORKTREE:
+                return True
+            name_at += 2
+        if flags & _ASSUME_VALID:
+            return True
+        length = flags & _NAME_MASK
+        if length == _NAME_MASK:  # a name of 4095 bytes or more: up to its NUL
+            length = data.find(b"\0", name_at, end) - name_at
+            if length < 0:
+                return None
+        # The name, then 1 to 8 NULs to the next multiple of 8 from the entry's start.
+        size = name_at - position + length
+        padded = position + (size + 8) // 8 * 8
+        if padded > end or data[name_at + length : padded].strip(b"\0"):
+            return None
+        position = padded
+    return False
