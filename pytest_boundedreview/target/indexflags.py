@@ -5,7 +5,9 @@ which takes a git process to list them. A small index of version 2 or 3 (git's d
 read here instead: every entry's flags, walked by its documented layout (gitformat-index).
 Anything else, or anything that does not add up (a checksum that is not the SHA-1 of the
 rest: a SHA-256 repository, ``index.skipHash``, a torn file; a version 4 index, an entry
-that runs past the end), is ``None``: git is asked.
+that runs past the end; an extension that keeps entries elsewhere: a split index's ``link``
+to its shared file, a sparse index's ``sdir``, or any other a reader must understand), is
+``None``: git is asked.
 """
 
 from __future__ import annotations
@@ -70,4 +72,19 @@ def _flagged(data: bytes) -> bool | None:
         if padded > end or data[name_at + length : padded].strip(b"\0"):
             return None
         position = padded
-    return False
+    return False if _only_optional_extensions(data, position, end) else None
+
+
+def _only_optional_extensions(data: bytes, position: int, end: int) -> bool:
+    """Whether the extensions from ``position`` to ``end`` add up, each a 4-byte signature
+    and a 32-bit size, and all are optional ones (a signature starting with ``A`` to ``Z``):
+    none keeps entries (or their bits) outside the ones read."""
+    while position < end:
+        if position + 8 > end:
+            return False
+        signature = data[position : position + 4]
+        if not b"A"[0] <= signature[0] <= b"Z"[0]:
+            return False  # required: "link" (a split index), "sdir" (a sparse one), ...
+        (size,) = struct.unpack_from(">I", data, position + 4)
+        position += 8 + size
+    return position == end

@@ -5,6 +5,8 @@ which in a folder of the user's would hide their new files from ``git status``."
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Callable
 from pathlib import Path
 
@@ -100,14 +102,20 @@ def _shown_files(repo: git.Repo, paths: list[str]) -> str:
 
 def _none_shown(repo: git.Repo, paths: list[str]) -> bool:
     """Whether git can show nothing under ``paths``, told without a git process: a folder the
-    tool made (its ``.gitignore`` of ``*`` hides everything in it from ``git status``) whose
-    name is nowhere in a small index of a version that spells every path in full (2 or 3),
-    neither split nor sparse. False when it cannot be told that way: git is asked."""
+    tool made (its ``.gitignore`` of ``*``, a regular file, hides everything in it from ``git
+    status``; not a repository of its own) whose name is nowhere in a small index of a version
+    that spells every path in full (2 or 3), neither split nor sparse. False when it cannot be
+    told that way: git is asked."""
     if len(paths) != 1:  # a symbolic link on the way
         return False
     folder = repo.root / paths[0]
+    ignore = folder / ".gitignore"
     try:
-        if folder.is_symlink() or (folder / ".gitignore").read_text("utf-8") != GITIGNORE:
+        # git reads neither a .gitignore that is a symbolic link nor one in a repository of
+        # its own (the folder then shows as untracked, whatever it holds)
+        if folder.is_symlink() or os.path.lexists(folder / ".git"):
+            return False
+        if not stat.S_ISREG(ignore.lstat().st_mode) or ignore.read_text("utf-8") != GITIGNORE:
             return False
         if any(repo.common_dir.glob("sharedindex.*")) or any(repo.git_dir.glob("sharedindex.*")):
             return False  # a split index keeps its entries in another file

@@ -104,6 +104,21 @@ def test_what_cannot_be_read_is_left_to_git(tmp_path: Path) -> None:
     assert flagged(index) is False  # no index: nothing is marked
 
 
+@pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
+def test_a_split_index_is_left_to_git(tmp_path: Path, bit: str) -> None:
+    """A split index keeps its entries, bits and all, in a shared file its ``link``
+    extension names: the main file alone marks nothing."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit(files(6), "base")
+    repo.age()
+    repo.git("update-index", bit, "d1/nf1.py")
+    repo.git("update-index", "--split-index")
+    main = (repo.path / ".git" / "index").read_bytes()
+    assert main[8:12] == bytes(4)  # no entry of its own: all are in the shared file
+    assert listed_as_flagged(repo)
+    assert flagged(repo.path / ".git" / "index") is None
+
+
 def test_a_sha256_repository_is_left_to_git(tmp_path: Path) -> None:
     repo = GitRepo(tmp_path / "repo")
     repo.path.mkdir()

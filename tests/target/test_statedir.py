@@ -221,3 +221,21 @@ def test_the_tools_own_folder_is_approved_without_git(
     with pytest.raises(ConfigError, match=r"tracks or shows \(\.bounded-review/report\.json\)"):
         checked_state_dir(opened, ".bounded-review", Collection(opened.root))
     assert [args[0] for args in asked] == ["ls-files"]
+
+
+def test_a_repository_of_its_own_in_the_tools_folder_is_refused(project: GitRepo) -> None:
+    """git reads no .gitignore inside a nested repository: the folder shows as untracked."""
+    folder = tools_folder(project)
+    project.git("init", "--quiet", str(folder))
+    with pytest.raises(ConfigError, match=r"tracks or shows \(\.bounded-review/\)"):
+        check(project, ".bounded-review")
+
+
+def test_a_gitignore_that_is_a_symbolic_link_is_refused(project: GitRepo, tmp_path: Path) -> None:
+    """git does not follow a .gitignore that is a symbolic link: everything there shows."""
+    folder = tools_folder(project)
+    (tmp_path / "star").write_text("*\n")
+    (folder / ".gitignore").unlink()
+    (folder / ".gitignore").symlink_to(tmp_path / "star")
+    with pytest.raises(ConfigError, match=r"tracks or shows \(\.bounded-review/\.gitignore"):
+        check(project, ".bounded-review")

@@ -100,12 +100,19 @@ def test_a_pr_review_with_an_uncommitted_fix_does_not_pass_the_push(sample: GitR
     assert gate(sample, "pre-push") == 2
 
 
+@pytest.mark.parametrize("index", ["as git writes it", "split"])
 @pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
-def test_index_bits_do_not_hide_an_uncommitted_fix(sample: GitRepo, bit: str) -> None:
+def test_index_bits_do_not_hide_an_uncommitted_fix(sample: GitRepo, bit: str, index: str) -> None:
     """auto reads the working tree by content: the hidden fix makes it a local diff, and
-    HEAD's broken tree is never called committed or clean."""
+    HEAD's broken tree is never called committed or clean; also when the bit is kept in a
+    split index's shared file."""
     sample.commit({"mod.py": BROKEN}, "regression")
+    if index == "split":
+        sample.age()  # the entry stays in the shared file, not written again in the main one
     sample.git("update-index", bit, "mod.py")
+    if index == "split":
+        sample.git("update-index", "--split-index")
+        assert (sample.path / ".git" / "index").read_bytes()[8:12] == bytes(4)
     sample.write("mod.py", GOOD)
     assert sample.git("status", "--porcelain") == ""  # git itself no longer sees the fix
     with sample.untouched():
