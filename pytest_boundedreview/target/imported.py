@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from . import git, livetree
+from .indexfile import tracked
 
 WORKER_KEY = "bounded_review_modules"  # what an xdist worker hands its controller
 
@@ -45,8 +46,9 @@ def module_files(root: Path) -> list[str]:
 
 def ignored(repo: git.Repo, files: Iterable[str]) -> list[str]:
     """Those of ``files`` (relative to the repository's top) that git ignores and does not
-    track."""
-    wanted = sorted(set(files))
+    track. Files a small index tracks (most imported modules) are not asked of git."""
+    known = tracked(repo.index) or frozenset()
+    wanted = sorted(set(files) - known)
     if not wanted:
         return []
     request = "".join(f"{name}\0" for name in wanted).encode("utf-8", "surrogateescape")

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from . import git
-from .indexflags import flagged
+from .indexfile import flagged
 
 
 def unflag(repo: git.Repo, env: Mapping[str, str], pinned: Sequence[str] = ()) -> None:

@@ -1,13 +1,15 @@
-"""Whether an index file marks any entry assume-unchanged or skip-worktree, read from its bytes.
+"""A small git index file read from its bytes: the paths it tracks, and whether it marks any
+entry assume-unchanged or skip-worktree.
 
-The snapshot clears those bits before ``git add`` reads the working tree (see livetree.py),
-which takes a git process to list them. A small index of version 2 or 3 (git's default) is
-read here instead: every entry's flags, walked by its documented layout (gitformat-index).
-Anything else, or anything that does not add up (a checksum that is not the SHA-1 of the
-rest: a SHA-256 repository, ``index.skipHash``, a torn file; a version 4 index, an entry
-that runs past the end; an extension that keeps entries elsewhere: a split index's ``link``
-to its shared file, a sparse index's ``sdir``, or any other a reader must understand), is
-``None``: git is asked.
+Two questions of every session would otherwise take a git process each: the snapshot clears
+those bits before ``git add`` reads the working tree (see livetree.py), and the modules the
+tests imported are checked against git's ignore rules unless git tracks them (imported.py).
+A small index of version 2 or 3 (git's default) is read here instead, each entry walked by
+its documented layout (gitformat-index). Anything else, or anything that does not add up (a
+checksum that is not the SHA-1 of the rest: a SHA-256 repository, ``index.skipHash``, a torn
+file; a version 4 index, an entry that runs past the end; an extension that keeps entries
+elsewhere: a split index's ``link`` to its shared file, a sparse index's ``sdir``, or any
+other a reader must understand), is ``None``: git is asked.
 """
 
 from __future__ import annotations
@@ -28,16 +30,31 @@ _CHECKSUM = 20
 def flagged(index: Path) -> bool | None:
     """True when an entry of ``index`` is marked assume-unchanged or skip-worktree, False when
     none is, ``None`` when the file cannot be read that way. A missing index marks nothing."""
+    entries = _read(index)
+    return None if entries is None else entries[0]
+
+
+def tracked(index: Path) -> frozenset[str] | None:
+    """The paths ``index`` holds (relative to the top of the work tree, undecodable bytes as
+    surrogate escapes), ``None`` when the file cannot be read that way."""
+    entries = _read(index)
+    if entries is None:
+        return None
+    return frozenset(name.decode("utf-8", "surrogateescape") for name in entries[1])
+
+
+def _read(index: Path) -> tuple[bool, list[bytes]] | None:
     try:
         data = index.read_bytes()
     except FileNotFoundError:
-        return False
+        return False, []
     except OSError:
         return None
-    return _flagged(data)
+    return _entries(data)
 
 
-def _flagged(data: bytes) -> bool | None:
+def _entries(data: bytes) -> tuple[bool, list[bytes]] | None:
+    """Whether any entry is marked, and every entry's path."""
     if len(data) < _HEADER.size + _CHECKSUM:
         return None
     signature, version, count = _HEADER.unpack_from(data)
@@ -46,6 +63,8 @@ def _flagged(data: bytes) -> bool | None:
     end = len(data) - _CHECKSUM
     if hashlib.sha1(memoryview(data)[:end], usedforsecurity=False).digest() != data[end:]:
         return None
+    marked = False
+    names = []
     position = _HEADER.size
     for _ in range(count):
         if position + _FIXED > end:
@@ -56,11 +75,9 @@ def _flagged(data: bytes) -> bool | None:
             if version < 3:
                 return None
             (extended,) = struct.unpack_from(">H", data, name_at)
-            if extended & _SKIP_WORKTREE:
-                return True
+            marked = marked or bool(extended & _SKIP_WORKTREE)
             name_at += 2
-        if flags & _ASSUME_VALID:
-            return True
+        marked = marked or bool(flags & _ASSUME_VALID)
         length = flags & _NAME_MASK
         if length == _NAME_MASK:  # a name of 4095 bytes or more: up to its NUL
             length = data.find(b"\0", name_at, end) - name_at
@@ -71,8 +88,9 @@ def _flagged(data: bytes) -> bool | None:
         padded = position + (size + 8) // 8 * 8
         if padded > end or data[name_at + length : padded].strip(b"\0"):
             return None
+        names.append(data[name_at : name_at + length])
         position = padded
-    return False if _only_optional_extensions(data, position, end) else None
+    return (marked, names) if _only_optional_extensions(data, position, end) else None
 
 
 def _only_optional_extensions(data: bytes, position: int, end: int) -> bool:

@@ -11,9 +11,14 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo, clean_env
 
-from pytest_boundedreview.target.indexflags import MAX_ENTRIES, flagged
+from pytest_boundedreview.target import git, imported
+from pytest_boundedreview.target.indexfile import MAX_ENTRIES, flagged, tracked
 
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
+
+
+def listed(repo: GitRepo) -> frozenset[str]:
+    return frozenset(name for name in repo.git("ls-files", "-z").split("\0") if name)
 
 
 def listed_as_flagged(repo: GitRepo) -> bool:
@@ -50,6 +55,7 @@ def test_each_bit_in_each_version(
     repo.git("update-index", "--index-version", version)
     found = flagged(repo.path / ".git" / "index")
     assert found is listed_as_flagged(repo) is bool(marks)
+    assert tracked(repo.path / ".git" / "index") == listed(repo)
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -66,11 +72,14 @@ def test_the_bits_read_agree_with_git(tmp_path: Path, seed: int) -> None:
         repo.git("add", "--intent-to-add", "new_file.py")
     version = draw.choice(["2", "3", "4"])
     repo.git("update-index", "--index-version", version)
-    found = flagged(repo.path / ".git" / "index")
+    index = repo.path / ".git" / "index"
+    found = flagged(index)
     if version == "4":
         assert found is None  # paths spelled relative to the one before: git is asked
+        assert tracked(index) is None
     else:
         assert found is listed_as_flagged(repo) is bool(marked)
+        assert tracked(index) == listed(repo)
 
 
 def test_a_name_longer_than_the_length_field_is_walked_to_its_nul(tmp_path: Path) -> None:
@@ -81,6 +90,7 @@ def test_a_name_longer_than_the_length_field_is_walked_to_its_nul(tmp_path: Path
         repo.git("update-index", "--add", "--cacheinfo", f"100644,{EMPTY_BLOB},{name}")
     index = repo.path / ".git" / "index"
     assert flagged(index) is False
+    assert tracked(index) == {"a.py", long, "z.py"}
     repo.git("update-index", "--assume-unchanged", "z.py")  # after the long one
     assert flagged(index) is True
 
@@ -142,3 +152,27 @@ def test_a_large_index_is_left_to_git(tmp_path: Path, count: int) -> None:
     )
     found = flagged(repo.path / ".git" / "index")
     assert found is (False if count <= MAX_ENTRIES else None)
+
+
+def test_imported_files_git_ignores_are_the_ones_git_names(tmp_path: Path) -> None:
+    """Files the index tracks are not asked of git, whatever the ignore rules say; the others
+    are: the answer is git's own ``check-ignore`` over all of them."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit({".gitignore": "gen/\n*_version.py\n", "pkg/mod.py": "", "pkg/util.py": ""})
+    repo.write("gen/forced.py", "")
+    repo.git("add", "-f", "gen/forced.py")  # tracked, though ignored
+    repo.write("gen/made.py", "")  # ignored, untracked
+    repo.write("pkg/_version.py", "")  # ignored, untracked
+    repo.write("pkg/new.py", "")  # untracked, not ignored
+    repo.write("pkg/planned_version.py", "")
+    repo.git("add", "-f", "--intent-to-add", "pkg/planned_version.py")
+    files = ["gen/forced.py", "gen/made.py", "pkg/_version.py", "pkg/mod.py", "pkg/new.py"]
+    files += ["pkg/planned_version.py", "pkg/util.py"]
+    opened = git.open_repo(repo.path)
+    asked = git.run(
+        ["check-ignore", "-z", "--stdin"], opened.root, input="\0".join(files).encode(), check=False
+    )
+    by_git = sorted(name for name in git.decode(asked.stdout).split("\0") if name)
+    assert imported.ignored(opened, files) == by_git == ["gen/made.py", "pkg/_version.py"]
+    repo.git("update-index", "--index-version", "4")  # not read here: all asked of git
+    assert imported.ignored(opened, files) == by_git
