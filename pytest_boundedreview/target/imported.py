@@ -51,11 +51,13 @@ def ignored(repo: git.Repo, files: Iterable[str]) -> list[str]:
     wanted = sorted(set(files) - known)
     if not wanted:
         return []
-    request = "".join(f"{name}\0" for name in wanted).encode("utf-8", "surrogateescape")
+    # "./" first: git reads each name as a pathspec, where a leading ":" is magic
+    request = "".join(f"./{name}\0" for name in wanted).encode("utf-8", "surrogateescape")
     proc = git.run(["check-ignore", "-z", "--stdin"], repo.root, input=request, check=False)
     if proc.returncode > 1 and len(wanted) > 1:  # a path git refuses (inside a submodule)
         return [name for name in wanted if ignored(repo, [name])]
-    return sorted(name for name in git.decode(proc.stdout).split("\0") if name)
+    named = git.decode(proc.stdout).split("\0")
+    return sorted(name.removeprefix("./") for name in named if name)
 
 
 EXTENSION_SUFFIXES = (".so", ".pyd", ".dylib")

@@ -176,3 +176,16 @@ def test_imported_files_git_ignores_are_the_ones_git_names(tmp_path: Path) -> No
     assert imported.ignored(opened, files) == by_git == ["gen/made.py", "pkg/_version.py"]
     repo.git("update-index", "--index-version", "4")  # not read here: all asked of git
     assert imported.ignored(opened, files) == by_git
+
+
+def test_a_name_git_would_read_as_pathspec_magic_is_judged_as_a_file(tmp_path: Path) -> None:
+    """A file whose name starts with ":" is that file, tracked or not, in any index."""
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.commit({".gitignore": "*x.py\n", "a.py": ""})
+    repo.write(":x.py", "")
+    repo.git("--literal-pathspecs", "add", "-f", ":x.py")  # tracked, though ignored
+    repo.write(":zx.py", "")  # ignored, untracked
+    opened = git.open_repo(repo.path)
+    for version in ("2", "4"):  # read from the index, then all asked of git
+        repo.git("update-index", "--index-version", version)
+        assert imported.ignored(opened, [":x.py", ":zx.py", "a.py"]) == [":zx.py"]
