@@ -43,9 +43,9 @@ PARTS = [
         ("configure", "session start"),
         "the repository and HEAD (one process), the settings (validated once, then built "
         "from the noted digest; the state folder approved from the index's bytes), the "
-        "snapshot of the tree (the flags' listing, `add`, `write-tree` in a temporary "
-        "index), the base and the diff (raw and patch in one process), the base's "
-        "configuration and the waivers files (one batch): 7 git processes, and the plugin "
+        "snapshot of the tree (its flags read from the index's bytes, `add`, `write-tree` in a "
+        "temporary index), the base and the diff (raw and patch in one process), the base's "
+        "configuration and the waivers files (one batch): 6 git processes, and the plugin "
         "objects registered",
         "about 15 ms: 5 git processes (snapshot, base, diff) at 2-3 ms each",
     ),
