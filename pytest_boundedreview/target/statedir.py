@@ -16,10 +16,7 @@ from ..core.pytestini import Collection, from_files
 from ..core.statefile import GITIGNORE
 from ..core.statepath import DEFAULT_STATE_DIR, state_dir_error, state_dir_problem
 from . import git
-
-# The largest index read to answer without git (a few thousand files): reading a larger one
-# would cost more than the git process it saves.
-MAX_INDEX_READ = 512 * 1024
+from .indexfile import tracked
 
 
 def checked_state_dir(repo: git.Repo, configured: str, collection: Collection) -> Path:
@@ -103,9 +100,8 @@ def _shown_files(repo: git.Repo, paths: list[str]) -> str:
 def _none_shown(repo: git.Repo, paths: list[str]) -> bool:
     """Whether git can show nothing under ``paths``, told without a git process: a folder the
     tool made (its ``.gitignore`` of ``*``, a regular file, hides everything in it from ``git
-    status``; not a repository of its own) whose name is nowhere in a small index of a version
-    that spells every path in full (2 or 3), neither split nor sparse. False when it cannot be
-    told that way: git is asked."""
+    status``; not a repository of its own) in which a small index tracks nothing (see
+    indexfile.py). False when it cannot be told that way: git is asked."""
     if len(paths) != 1:  # a symbolic link on the way
         return False
     folder = repo.root / paths[0]
@@ -117,17 +113,10 @@ def _none_shown(repo: git.Repo, paths: list[str]) -> bool:
             return False
         if not stat.S_ISREG(ignore.lstat().st_mode) or ignore.read_text("utf-8") != GITIGNORE:
             return False
-        if any(repo.common_dir.glob("sharedindex.*")) or any(repo.git_dir.glob("sharedindex.*")):
-            return False  # a split index keeps its entries in another file
-        if not repo.index.exists():
-            return True  # nothing tracked at all
-        if repo.index.stat().st_size > MAX_INDEX_READ:
-            return False
-        data = repo.index.read_bytes()
     except (OSError, UnicodeDecodeError):
         return False
-    if data[:4] != b"DIRC" or data[4:8] not in (b"\0\0\0\2", b"\0\0\0\3") or b"sdir" in data:
+    known = tracked(repo.index)
+    if known is None:
         return False
-    # Each entry holds its whole path; a file in the folder, or a submodule named as it, holds
-    # the folder's name.
-    return paths[0].encode("utf-8", "surrogateescape") not in data
+    # a file in the folder, or a submodule named as it
+    return not any(name == paths[0] or name.startswith(f"{paths[0]}/") for name in known)

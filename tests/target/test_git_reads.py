@@ -12,21 +12,6 @@ from pytest_boundedreview.core.errors import NotARepositoryError
 from pytest_boundedreview.target import git
 
 
-@pytest.fixture
-def calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The git commands run from here on; the process's memory of blobs starts empty."""
-    monkeypatch.setattr(git, "_KNOWN", {})
-    seen: list[list[str]] = []
-    real = git.run
-
-    def counted(args: list[str], *rest: object, **kwargs: object) -> object:
-        seen.append(list(args))
-        return real(args, *rest, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(git, "run", counted)
-    return seen
-
-
 def test_a_blob_at_a_commit_is_read_once_and_a_ref_every_time(
     tmp_path: Path, calls: list[list[str]]
 ) -> None:

@@ -201,26 +201,19 @@ def test_a_submodule_named_as_the_tools_folder_is_refused(project: GitRepo) -> N
 
 
 def test_the_tools_own_folder_is_approved_without_git(
-    project: GitRepo, monkeypatch: pytest.MonkeyPatch
+    project: GitRepo, calls: list[list[str]]
 ) -> None:
     """A folder the tool made, in a small index that names nothing in it: no git process.
     A folder without the tool's ``.gitignore`` (or with another) is asked of git."""
     tools_folder(project)
     opened = git.open_repo(project.path)
-    asked: list[list[str]] = []
-    real_run = git.run
-
-    def counting(args: list[str], *rest: object, **options: object) -> object:
-        asked.append(list(args))
-        return real_run(args, *rest, **options)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(git, "run", counting)
+    calls.clear()
     checked_state_dir(opened, ".bounded-review", Collection(opened.root))
-    assert asked == []
+    assert calls == []
     project.write(".bounded-review/.gitignore", "*\n!report.json\n")  # edited: it shows
     with pytest.raises(ConfigError, match=r"tracks or shows \(\.bounded-review/report\.json\)"):
         checked_state_dir(opened, ".bounded-review", Collection(opened.root))
-    assert [args[0] for args in asked] == ["ls-files"]
+    assert [args[0] for args in calls] == ["ls-files"]
 
 
 def test_a_repository_of_its_own_in_the_tools_folder_is_refused(project: GitRepo) -> None:

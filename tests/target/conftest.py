@@ -1,0 +1,22 @@
+"""Fixtures of the target tests."""
+
+from __future__ import annotations
+
+import pytest
+
+from pytest_boundedreview.target import git
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The git commands run from here on; the process's memory of blobs starts empty."""
+    monkeypatch.setattr(git, "_KNOWN", {})
+    seen: list[list[str]] = []
+    real = git.run
+
+    def counted(args: list[str], *rest: object, **kwargs: object) -> object:
+        seen.append(list(args))
+        return real(args, *rest, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(git, "run", counted)
+    return seen
