@@ -6,6 +6,7 @@ import dataclasses
 import functools
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -14,7 +15,6 @@ from .baseline.outcomes import COMPLETED, OutcomeCollector
 from .baseline.sessionreruns import SessionReruns
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
-from .checks.skipped import newly_skipped
 from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
@@ -22,13 +22,13 @@ from .core.selecting import Selection
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
 from .prepared import Prepared
-from .render.terminal import lines
-from .report.build import Evidence, assess_risk, build
-from .report.publish import publish
-from .review.phase import Counts, Review
 from .target import imported
 from .target.livetree import untested_reason
-from .triage.waivers import added as added_waivers
+
+if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
+    # full garbage collection of the tests' run would walk its functions and classes
+    from .report.build import Evidence
+    from .review.phase import Counts, Review
 
 SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 
@@ -65,6 +65,8 @@ class BoundedReview:
     @functools.cached_property
     def risk(self) -> tuple[Tier, list[RiskReason]]:
         """The change's risk tier and reasons, assessed once for lanes and report alike."""
+        from .report.build import assess_risk
+
         return assess_risk(self.settings, self.target)
 
     def pytest_report_header(self) -> list[str]:
@@ -199,6 +201,9 @@ class BoundedReview:
 
     @functools.cached_property
     def review(self) -> Review:
+        from .review.phase import Review
+        from .triage.waivers import added as added_waivers
+
         return Review(
             settings=self.settings,
             repo=self.repo,
@@ -216,12 +221,16 @@ class BoundedReview:
         )
 
     def _counts(self) -> Counts:
+        from .review.phase import Counts
+
         collector = self.collector
         deselected = len(self._whole.run_deselected)
         return Counts(len(collector.passed), len(collector.failed), deselected)
 
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
+        from .checks.skipped import newly_skipped
+
         collector, asking = self.collector, self.reruns.asking
         tests = self.reruns.classification()
         limitations, stopped = self._what_ran(session, exitstatus)
@@ -327,6 +336,9 @@ class BoundedReview:
             self.reruns.close()  # on every exit: the early base child ends, its checkout goes
 
     def _finish(self, session: pytest.Session, exitstatus: int) -> None:
+        from .report.build import build
+        from .report.publish import publish
+
         interrupted = False
         try:
             try:
@@ -358,6 +370,8 @@ class BoundedReview:
             session.exitstatus = pytest.ExitCode.OK if clean else pytest.ExitCode.TESTS_FAILED
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        from .render.terminal import lines
+
         if self.report is None:
             return
         terminalreporter.write_sep("=", "bounded review")

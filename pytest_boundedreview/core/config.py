@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import json
 import shlex
 from collections.abc import Callable, Mapping
@@ -277,6 +276,8 @@ _RULES = (__name__, CheckConfig.__module__, Ceilings.__module__, plain_models.__
 
 
 def _explain(error: Any, overrides: Mapping[str, object]) -> str:
+    import difflib  # (only for an error: its import is 1 ms of every session's start)
+
     from .validation import UNKNOWN_KEY, describe
 
     loc = error["loc"]

@@ -67,7 +67,7 @@ def record(
             init=False, repr=False, eq=False, kw_only=kw_only, frozen=frozen and under_frozen
         )(cls)
         _refuse_what_the_standard_init_refuses(made)
-        _Methods(made, frozen).attach()
+        _attach(made, frozen)
         # What the class is, for whatever reads the parameters (a standard dataclass made a
         # subclass of it checks that both are frozen, or neither).
         params = _params(made)
@@ -106,12 +106,32 @@ def _params(cls: type) -> Any:
     return cls.__dict__.get("__dataclass_params__")
 
 
-class _Methods:
-    """The methods of one record class, bound to its table of fields."""
+class _Table:
+    """What one record class's methods read: its fields, sorted by what each method needs.
 
-    def __init__(self, cls: type, frozen: bool) -> None:
+    Every method of a class closes over this one table, so a class costs its few functions
+    and one shared cell, not a cell for each value each method reads: the records' methods
+    are a lasting part of the heap that every full garbage collection of the session walks.
+    """
+
+    __slots__ = (
+        "cls",
+        "compared",
+        "defaults",
+        "factories",
+        "hashed",
+        "init",
+        "names",
+        "positional",
+        "post_init",
+        "qualname",
+        "shown",
+        "unset",
+    )
+
+    def __init__(self, cls: type) -> None:
         self.cls = cls
-        self.frozen = frozen
+        self.qualname = cls.__qualname__
         fields = dataclasses.fields(cls)
         self.names = frozenset(f.name for f in fields)
         self.init = tuple(f.name for f in fields if f.init)
@@ -126,119 +146,97 @@ class _Methods:
         self.shown = tuple(f.name for f in fields if f.repr)
         self.compared = tuple(f.name for f in fields if f.compare)
         self.hashed = tuple(f.name for f in fields if (f.compare if f.hash is None else f.hash))
+        self.post_init = hasattr(cls, "__post_init__")
 
-    def attach(self) -> None:
-        cls = self.cls
-        own = cls.__dict__
-        for name, method in (
-            ("__init__", self._init()),
-            ("__repr__", self._repr()),
-            ("__eq__", self._eq()),
-        ):
-            if name not in own:
-                setattr(cls, name, method)
-        explicit_hash = own.get("__hash__", dataclasses.MISSING)
-        if explicit_hash is dataclasses.MISSING or (explicit_hash is None and "__eq__" in own):
-            cls.__hash__ = self._hash() if self.frozen else None  # type: ignore[method-assign,assignment]
-        if self.frozen:
-            cls.__setattr__, cls.__delattr__ = self._frozen()  # type: ignore[method-assign,assignment]
 
-    def _init(self) -> Callable[..., None]:
-        qualname, init, positional = self.cls.__qualname__, self.init, self.positional
-        defaults, factories, unset = self.defaults, self.factories, self.unset
-        post_init = hasattr(self.cls, "__post_init__")
+def _attach(cls: type, frozen: bool) -> None:
+    """Give ``cls`` the methods it does not write itself."""
+    made = _methods(_Table(cls))
+    own = cls.__dict__
+    for name in ("__init__", "__repr__", "__eq__"):
+        if name not in own:
+            setattr(cls, name, made[name])
+    explicit_hash = own.get("__hash__", dataclasses.MISSING)
+    if explicit_hash is dataclasses.MISSING or (explicit_hash is None and "__eq__" in own):
+        cls.__hash__ = made["__hash__"] if frozen else None  # type: ignore[method-assign,assignment]
+    if frozen:
+        cls.__setattr__ = made["__setattr__"]  # type: ignore[method-assign]
+        cls.__delattr__ = made["__delattr__"]  # type: ignore[method-assign]
 
-        def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
-            if args:
-                if len(args) > len(positional):
-                    raise TypeError(
-                        f"{qualname}.__init__() takes {len(positional) + 1} positional "
-                        f"arguments but {len(args) + 1} were given"
-                    )
-                for name, value in zip(positional, args, strict=False):
-                    if name in kwargs:
-                        raise TypeError(
-                            f"{qualname}.__init__() got multiple values for argument {name!r}"
-                        )
-                    kwargs[name] = value
-            values = self.__dict__
-            for name in init:
-                if name in kwargs:
-                    values[name] = kwargs.pop(name)
-                elif name in factories:
-                    values[name] = factories[name]()
-                elif name in defaults:
-                    values[name] = defaults[name]
-                else:
-                    raise TypeError(f"{qualname}.__init__() missing 1 required argument: {name!r}")
-            if kwargs:
+
+def _methods(t: _Table) -> dict[str, Callable[..., Any]]:
+    """The methods of the class ``t`` describes, by name."""
+
+    def __init__(self: Any, *args: Any, **kwargs: Any) -> None:
+        if args:
+            positional = t.positional
+            if len(args) > len(positional):
                 raise TypeError(
-                    f"{qualname}.__init__() got an unexpected keyword argument "
-                    f"{next(iter(kwargs))!r}"
+                    f"{t.qualname}.__init__() takes {len(positional) + 1} positional "
+                    f"arguments but {len(args) + 1} were given"
                 )
-            for name in unset:
-                if name in factories:
-                    values[name] = factories[name]()
-                elif name in defaults:
-                    values[name] = defaults[name]
-            if post_init:
-                self.__post_init__()
+            for name, value in zip(positional, args, strict=False):
+                if name in kwargs:
+                    raise TypeError(
+                        f"{t.qualname}.__init__() got multiple values for argument {name!r}"
+                    )
+                kwargs[name] = value
+        values = self.__dict__
+        factories, defaults = t.factories, t.defaults
+        for name in t.init:
+            if name in kwargs:
+                values[name] = kwargs.pop(name)
+            elif name in factories:
+                values[name] = factories[name]()
+            elif name in defaults:
+                values[name] = defaults[name]
+            else:
+                raise TypeError(f"{t.qualname}.__init__() missing 1 required argument: {name!r}")
+        if kwargs:
+            raise TypeError(
+                f"{t.qualname}.__init__() got an unexpected keyword argument {next(iter(kwargs))!r}"
+            )
+        for name in t.unset:
+            if name in factories:
+                values[name] = factories[name]()
+            elif name in defaults:
+                values[name] = defaults[name]
+        if t.post_init:
+            self.__post_init__()
 
-        __init__.__qualname__ = f"{qualname}.__init__"
-        return __init__
+    def __repr__(self: Any) -> str:
+        body = ", ".join(f"{name}={getattr(self, name)!r}" for name in t.shown)
+        return f"{type(self).__qualname__}({body})"
 
-    def _repr(self) -> Callable[[Any], str]:
-        shown = self.shown
+    def __eq__(self: Any, other: object) -> bool:
+        if other.__class__ is self.__class__:
+            mine, theirs = self.__dict__, other.__dict__
+            return tuple([mine[n] for n in t.compared]) == tuple([theirs[n] for n in t.compared])
+        return NotImplemented
 
-        def __repr__(self: Any) -> str:
-            body = ", ".join(f"{name}={getattr(self, name)!r}" for name in shown)
-            return f"{type(self).__qualname__}({body})"
+    def __hash__(self: Any) -> int:
+        values = self.__dict__
+        return hash(tuple([values[name] for name in t.hashed]))
 
-        return __repr__
+    # (a field of the record's own: a subclass may add others)
+    def __setattr__(self: Any, name: str, value: Any) -> None:
+        if self.__class__ is t.cls or name in t.names:
+            raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+        object.__setattr__(self, name, value)
 
-    def _eq(self) -> Callable[[Any, object], bool]:
-        key = _key(self.compared)
+    def __delattr__(self: Any, name: str) -> None:
+        if self.__class__ is t.cls or name in t.names:
+            raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+        object.__delattr__(self, name)
 
-        def __eq__(self: Any, other: object) -> bool:
-            if other.__class__ is self.__class__:
-                return key(self) == key(other)
-            return NotImplemented
-
-        return __eq__
-
-    def _hash(self) -> Callable[[Any], int]:
-        key = _key(self.hashed)
-
-        def __hash__(self: Any) -> int:
-            return hash(key(self))
-
-        return __hash__
-
-    def _frozen(self) -> tuple[Callable[[Any, str, Any], None], Callable[[Any, str], None]]:
-        cls, names = self.cls, self.names
-
-        def field_of(instance: object, name: str) -> bool:
-            """Whether ``name`` is one of the record's own: a subclass may add others."""
-            return instance.__class__ is cls or name in names
-
-        def __setattr__(self: Any, name: str, value: Any) -> None:
-            if field_of(self, name):
-                raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
-            object.__setattr__(self, name, value)
-
-        def __delattr__(self: Any, name: str) -> None:
-            if field_of(self, name):
-                raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
-            object.__delattr__(self, name)
-
-        return __setattr__, __delattr__
-
-
-def _key(names: tuple[str, ...]) -> Callable[[Any], tuple[Any, ...]]:
-    """The tuple of ``names``' values of an instance."""
-
-    def key(instance: Any) -> tuple[Any, ...]:
-        values = instance.__dict__
-        return tuple([values[name] for name in names])
-
-    return key
+    made: dict[str, Callable[..., Any]] = {
+        "__init__": __init__,
+        "__repr__": __repr__,
+        "__eq__": __eq__,
+        "__hash__": __hash__,
+        "__setattr__": __setattr__,
+        "__delattr__": __delattr__,
+    }
+    for name, method in made.items():
+        method.__qualname__ = f"{t.qualname}.{name}"
+    return made
