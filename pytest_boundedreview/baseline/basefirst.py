@@ -84,6 +84,21 @@ def prepare(
     return prepared
 
 
+def copy_of(folder: str) -> tuple[Path, Path] | None:
+    """The live repository and the copy of it that the re-run recording into ``folder`` (this
+    process) runs in, as :func:`prepare` configured it; ``None`` when it runs in neither."""
+    try:
+        configs = json.loads(os.environ.get(ENV, "[]"))
+    except ValueError:
+        return None
+    for config in configs if isinstance(configs, list) else ():
+        if isinstance(config, dict) and config.get("record") == folder:
+            live, copy = config.get("live"), config.get("copy")
+            if isinstance(live, str) and isinstance(copy, str):
+                return Path(live), Path(copy)
+    return None
+
+
 MAX_BYTES = 4 * 1024 * 1024
 
 

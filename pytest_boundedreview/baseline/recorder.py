@@ -23,12 +23,13 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from . import basefirst
+from . import basefirst, pycache
 from .outcomes import OutcomeCollector, SignatureStamp
 from .signature import checkout_root
 
@@ -49,6 +50,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     # --strict-config or filterwarnings = error would fail on it. Registered here as the
     # cache plugin registers it, the key is always known and means the same.
     parser.addini("cache_dir", "cache directory path.", default=".pytest_cache")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    """In a copy of the repository, before pytest loads the conftest files of the paths it was
+    given: their rewritten modules from the working tree (see pycache.py)."""
+    folder = early_config.known_args_namespace.bounded_review_record
+    if folder:
+        root = early_config.rootpath
+        paths = [
+            root / str(a).split("::", 1)[0] for a in early_config.known_args_namespace.file_or_dir
+        ]
+        _give_bytecode(folder, pycache.conftests(root, paths or [root]))
+
+
+def _give_bytecode(folder: str, files: Iterable[Path]) -> None:
+    copy = basefirst.copy_of(folder)
+    if copy is not None:
+        pycache.give(*copy, files)
 
 
 def _selection(folder: Path) -> dict[str, Any]:
@@ -110,6 +130,9 @@ class Recorder:
         self.whole = tuple(selection.get("whole", ()))
         self._list(session, list(selection.get("listing", ())))
         session.config.args = selection["files"]
+        root = session.config.rootpath
+        files = [root / f for f in selection["files"] if f.endswith(".py")]
+        _give_bytecode(str(self.folder), [*files, *pycache.conftests(root, files)])
 
     def _list(self, session: pytest.Session, paths: list[str]) -> None:
         """List the tests collected from ``paths`` (relative to the rootdir, the working
