@@ -9,9 +9,16 @@ its source's bytes and point its code at the file it is loaded for: the working 
 file is the copy's when the copy's file has the same bytes, which the hash in its header says.
 Earlier versions check the file's time instead, and nothing is given then.
 
+The same holds for the other modules the re-run imports from the copy (the project's own
+code): :func:`give_compiled`, called by ``redirect.py`` as each is found, gives the copy the
+working tree's compiled module of a file with the same bytes, rewritten to be checked by that
+hash, which Python then loads for the copy's file.
+
 The re-run trusts the working tree's cache as the session's own run did: the session loaded
 the same pyc for the same bytes. Writes go to the copy only (never with ``sys.pycache_prefix``
 set, which would put them elsewhere), and a pyc the copy already holds for its bytes is kept.
+Loaded on its own by ``redirect.py``, this file imports only the standard library (pytest's
+rewriting is asked of pytest, once it is there).
 """
 
 from __future__ import annotations
@@ -43,21 +50,48 @@ def give(live: Path, copy: Path, files: Iterable[Path]) -> list[Path]:
         name = file.name[:-3] + tail
         there = get_cache_dir(file) / name
         try:
-            source = file.read_bytes()
-            digest = importlib.util.source_hash(source)[:8]
-            if _header(there) == digest:
+            digest = importlib.util.source_hash(file.read_bytes())
+            if _current(there, file, digest):
                 continue  # the copy has it already
             data = (get_cache_dir(live / relative) / name).read_bytes()
         except OSError:
             continue
         if data[:4] != importlib.util.MAGIC_NUMBER or data[4:16] != _CHECKED_HASH + digest:
             continue
-        folder = os.path.realpath(there.parent.parent)
-        if os.path.commonpath([folder, top]) != top:  # a link out of the copy
-            continue
-        if _write(there, data):
+        if _inside(there.parent.parent, top) and _write(there, data):
             given.append(file)
     return given
+
+
+def give_compiled(live: str, copy: str, relative: str) -> bool:
+    """Give the copy's module file ``relative`` (a ``.py`` file of ``copy``, a copy of the
+    repository at ``live``) the working tree's compiled module of the same file when both
+    files have the same bytes and the copy has no current one; whether it was given."""
+    if sys.pycache_prefix or not relative.endswith(".py"):
+        return False
+    mine, theirs = os.path.join(copy, relative), os.path.join(live, relative)
+    try:
+        there = Path(importlib.util.cache_from_source(mine))
+        here = importlib.util.cache_from_source(theirs)
+        with open(mine, "rb") as file:
+            source = file.read()
+        digest = importlib.util.source_hash(source)
+        if _current(there, Path(mine), digest):
+            return False
+        with open(here, "rb") as file:
+            data = file.read()
+        if data[:4] != importlib.util.MAGIC_NUMBER:
+            return False
+        if data[4] & 1:  # checked by the source's hash (PEP 552)
+            same = data[8:16] == digest
+        else:  # by the working tree's file's time and size, which must be its bytes too
+            with open(theirs, "rb") as file:
+                same = data[4:16] == bytes(4) + _stamp(theirs) and file.read() == source
+    except (OSError, ValueError, NotImplementedError):
+        return False
+    if not same or not _inside(there.parent.parent, os.path.realpath(copy)):
+        return False
+    return _write(there, importlib.util.MAGIC_NUMBER + _CHECKED_HASH + digest + data[16:])
 
 
 def conftests(root: Path, paths: Iterable[Path]) -> Iterator[Path]:
@@ -93,14 +127,28 @@ def _rewriting() -> tuple[Callable[[Path], Path], str] | None:
     return rewrite.get_cache_dir, rewrite.PYC_TAIL
 
 
-def _header(pyc: Path) -> bytes | None:
-    """The source hash a pytest pyc holds, ``None`` when there is none."""
+def _current(pyc: Path, source: Path, digest: bytes) -> bool:
+    """Whether ``pyc`` is current for ``source``, whose bytes hash to ``digest``."""
     try:
         with open(pyc, "rb") as file:
             data = file.read(16)
-    except OSError:
-        return None
-    return data[8:16] if data[4:8] == _CHECKED_HASH else None
+        if data[:4] != importlib.util.MAGIC_NUMBER:
+            return False
+        return data[8:16] == (digest if data[4] & 1 else _stamp(str(source)))
+    except (OSError, IndexError):
+        return False
+
+
+def _stamp(source: str) -> bytes:
+    """The time and size of ``source`` as a pyc checked by them holds them."""
+    info = os.stat(source)
+    mtime, size = int(info.st_mtime) & 0xFFFFFFFF, info.st_size & 0xFFFFFFFF
+    return mtime.to_bytes(4, "little") + size.to_bytes(4, "little")
+
+
+def _inside(folder: Path, top: str) -> bool:
+    """Whether ``folder`` (links followed) lies in ``top``: a link out of the copy is not."""
+    return os.path.commonpath([os.path.realpath(folder), top]) == top
 
 
 def _write(pyc: Path, data: bytes) -> bool:

@@ -12,6 +12,9 @@ has run), from the tool's own installation; it then installs:
 - an audit hook that notes every module executed from a file of the live repository, for what
   bypasses the finders (``spec_from_file_location`` of an absolute path, ``runpy``).
 
+A module found in the copy is given the working tree's compiled module of the same file first,
+when the two files have the same bytes (see ``pycache.py``, loaded from beside this file).
+
 When compiled modules built in the working tree were left out of the copy (``withheld.json``
 in the record folder lists their files), an import of one of them that finds nothing is noted
 too: what the run then did says nothing about the base as the working tree runs it.
@@ -35,7 +38,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from importlib.machinery import ModuleSpec, PathFinder
-from importlib.util import spec_from_file_location
+from importlib.util import module_from_spec, spec_from_file_location
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -82,6 +85,11 @@ class Place:
             answer = self._answers[path] = self._relative(path)
             return answer
 
+    def in_copy(self, path: str) -> str | None:
+        """Where ``path`` (links followed) lies in the copy; ``None`` when it does not."""
+        real = self.real(path)
+        return os.path.relpath(real, self.copy) if real.startswith(_folder(self.copy)) else None
+
     def _relative(self, path: str) -> str | None:
         if not os.path.isabs(path):
             return None
@@ -102,8 +110,9 @@ class Redirect:
     """The meta path finder that imports the copy's module where another finder offers the
     live repository's."""
 
-    def __init__(self, place: Place, withheld: Sequence[str] = ()) -> None:
+    def __init__(self, place: Place, withheld: Sequence[str] = (), bytecode: Any = None) -> None:
         self.place = place
+        self._bytecode = bytecode  # pycache.py, when the copy is given compiled modules
         self.redirected: set[str] = set()
         self.lacking: dict[str, str] = {}  # live file -> module the copy has no file for
         self._asking = threading.local()
@@ -155,6 +164,9 @@ class Redirect:
         if spec.has_location and spec.origin:
             relative = self.place.relative(spec.origin)
             if relative is None:
+                mine = self.place.in_copy(spec.origin) if spec.cached else None
+                if mine is not None and self._bytecode is not None:
+                    self._bytecode.give_compiled(self.place.live, self.place.copy, mine)
                 return spec
             package = spec.submodule_search_locations is not None
             found = _copy_spec(name, Path(self.place.copy), Path(relative), package)
@@ -277,7 +289,7 @@ def install(live: str, copy: str, record: str) -> Provenance:
         withheld = []
     if not isinstance(withheld, list) or not all(isinstance(f, str) for f in withheld):
         withheld = []
-    redirect = Redirect(place, withheld)
+    redirect = Redirect(place, withheld, _pycache())
     sys.meta_path.insert(0, redirect)
     main = f"--bounded-review-record={record}" in sys.orig_argv
     report = REPORT if main else f"provenance-{os.getpid()}.json"
@@ -293,6 +305,19 @@ def install(live: str, copy: str, record: str) -> Provenance:
     _writers.append(write)
     atexit.register(write)
     return provenance
+
+
+def _pycache() -> Any:
+    """``pycache.py`` beside this file, loaded as this file is (standard library only)."""
+    name = "_bounded_review_pycache"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = spec_from_file_location(name, os.path.join(os.path.dirname(__file__), "pycache.py"))
+        if spec is None or spec.loader is None:
+            return None
+        module = sys.modules[name] = module_from_spec(spec)
+        spec.loader.exec_module(module)
+    return module
 
 
 _writers: list[Callable[[], None]] = []

@@ -3,6 +3,7 @@ where the copy's file has the same bytes, and only there (``baseline/pycache.py`
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -138,21 +139,28 @@ def test_the_conftests_of_paths_are_those_pytest_loads(tmp_path: Path) -> None:
     assert found == {tmp_path / f / "conftest.py" for f in ("", "tests", "testing")}
 
 
-def test_a_kept_base_checkout_gets_the_unchanged_test_files_pyc_and_classifies_the_same(
+def test_a_kept_base_checkout_gets_the_unchanged_files_bytecode_and_classifies_the_same(
     pytester: pytest.Pytester, project: GitRepo, user_cache: Path
 ) -> None:
-    """End to end: the base run's checkout holds the working tree's pyc of the test file the
-    change left alone; a test file the change edited is rewritten there from its own bytes."""
-    edited = "def test_edited():\n    assert 2 * 2 == 4\n"
+    """End to end: the base run's checkout holds the working tree's rewritten test file and
+    compiled module the change left alone; a file the change edited is compiled there from its
+    own bytes, and a test the change edited runs as the base has it."""
+    edited = "from helper import four\n\n\ndef test_edited():\n    assert four() == 4\n"
     project.commit(
-        {"calc.py": CALC, "test_calc.py": TESTS, "test_edited.py": edited, "pyproject.toml": ON},
+        {
+            "calc.py": CALC,
+            "helper.py": "def four():\n    return 2 * 2\n",
+            "test_calc.py": "import helper\n" + TESTS,
+            "test_edited.py": edited,
+            "pyproject.toml": ON,
+        },
         "base",
     )
     project.git("checkout", "--quiet", "-b", "feature")
     # The change breaks add, and edits test_edited so that it fails: the base's copy of it
     # passes, so it must come out as the change's, not as pre-existing.
     project.commit(
-        {"calc.py": CALC.replace("a + b", "a - b"), "test_edited.py": edited.replace("4", "5")},
+        {"calc.py": CALC.replace("a + b", "a - b"), "test_edited.py": edited.replace("4\n", "5\n")},
         "break",
     )
     run_pytest(pytester.path)  # the working tree's bytecode, as after a plain run
@@ -164,8 +172,49 @@ def test_a_kept_base_checkout_gets_the_unchanged_test_files_pyc_and_classifies_t
         "test_edited.py::test_edited",
     ]
     assert ids(report, "pre_existing") == ["test_calc.py::test_legacy"]
+    assert ids(report, "unknown") == []
     [checkout] = checkouts(project)
     live = pyc(pytester.path / "test_calc.py").read_bytes()
     assert pyc(checkout / "test_calc.py").read_bytes() == live
     ours = pyc(checkout / "test_edited.py").read_bytes()
     assert ours != pyc(pytester.path / "test_edited.py").read_bytes()
+    # helper.py is the same at the base: its compiled module is the working tree's, checked
+    # by the hash of its bytes; calc.py is not: Python compiled the base's own.
+    given = Path(importlib.util.cache_from_source(str(checkout / "helper.py"))).read_bytes()
+    theirs = Path(importlib.util.cache_from_source(str(pytester.path / "helper.py"))).read_bytes()
+    assert given[4:16] == b"\x03\x00\x00\x00" + importlib.util.source_hash(
+        (checkout / "helper.py").read_bytes()
+    )
+    assert given[16:] == theirs[16:]
+    compiled = Path(importlib.util.cache_from_source(str(checkout / "calc.py"))).read_bytes()
+    assert compiled[4:8] == b"\x00\x00\x00\x00"
+
+
+def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads(
+    trees: tuple[Path, Path],
+) -> None:
+    live, copy = trees
+    for folder in (live, copy):
+        (folder / "same.py").write_text("import sys\nHERE = sys._getframe().f_code.co_filename\n")
+        (folder / "edited.py").write_text("VALUE = 1\n")
+    (live / "edited.py").write_text("VALUE = 2\n")
+    check = "import same, edited; print(same.HERE, edited.VALUE)"
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", check], cwd=live, env=env, check=True)
+    assert pycache.give_compiled(str(live), str(copy), "same.py")
+    assert not pycache.give_compiled(str(live), str(copy), "edited.py")  # other bytes
+    assert not pycache.give_compiled(str(live), str(copy), "missing.py")
+    assert not pycache.give_compiled(str(live), str(copy), "same.py")  # it has a current one
+    given = Path(importlib.util.cache_from_source(str(copy / "same.py")))
+    before = given.stat()
+    shown = subprocess.run(
+        [sys.executable, "-c", check], cwd=copy, env=env, capture_output=True, text=True
+    ).stdout.split()
+    assert shown == [str(copy / "same.py"), "1"]  # the copy's file, and the copy's value
+    after = given.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
+    # A working tree's pyc stale for its file (edited since it was compiled) is not given.
+    (copy / "same.py").write_text("HERE = 'edited'\n")
+    (live / "same.py").write_text("HERE = 'edited'\n")
+    given.unlink()
+    assert not pycache.give_compiled(str(live), str(copy), "same.py")
