@@ -1,5 +1,5 @@
-"""A re-run in a copy of the repository given the working tree's rewritten test modules where
-the copy's file has the same bytes.
+"""A re-run in a copy of the repository given the working tree's bytecode (pytest's rewritten
+test modules, Python's compiled modules) where the copy's file has the same bytes.
 
 pytest rewrites a test module's assertions and compiles it when it is imported, and keeps the
 result in ``__pycache__``. A fresh checkout of the base has no such cache, so its re-run
@@ -26,6 +26,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import threading
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
@@ -152,7 +153,7 @@ def _inside(folder: Path, top: str) -> bool:
 
 
 def _write(pyc: Path, data: bytes) -> bool:
-    partial = pyc.with_name(f"{pyc.name}.{os.getpid()}")
+    partial = pyc.with_name(f"{pyc.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         pyc.parent.mkdir(exist_ok=True)
         partial.write_bytes(data)
