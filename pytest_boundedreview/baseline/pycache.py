@@ -81,18 +81,51 @@ def give_compiled(live: str, copy: str, relative: str) -> bool:
             return False
         with open(here, "rb") as file:
             data = file.read()
-        if data[:4] != importlib.util.MAGIC_NUMBER:
+        if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
             return False
         if data[4] & 1:  # checked by the source's hash (PEP 552)
             same = data[8:16] == digest
         else:  # by the working tree's file's time and size, which must be its bytes too
             with open(theirs, "rb") as file:
                 same = data[4:16] == bytes(4) + _stamp(theirs) and file.read() == source
+            # ...and written after the second the file's time names: a file edited again within
+            # that second, to the same size, would pass for the bytes the pyc was made from.
+            settled = (int(os.stat(theirs).st_mtime) + 1) * 1_000_000_000
+            same = same and os.stat(here).st_mtime_ns >= settled
     except (OSError, ValueError, NotImplementedError):
         return False
     if not same or not _inside(there.parent.parent, os.path.realpath(copy)):
         return False
     return _write(there, importlib.util.MAGIC_NUMBER + _CHECKED_HASH + digest + data[16:])
+
+
+# The files pytest reads its configuration from in a rootdir.
+CONFIG_FILES = (
+    *("pytest.toml", ".pytest.toml", "pytest.ini", ".pytest.ini"),
+    *("pyproject.toml", "tox.ini", "setup.cfg"),
+)
+
+
+def same_configuration(live: Path, copy: Path, rootdir: Path, inipath: Path | None) -> bool:
+    """Whether pytest's configuration files in the copy's ``rootdir`` (and the one it read,
+    ``inipath``) have the working tree's bytes: a rewritten module depends on the configuration
+    too (``enable_assertion_pass_hook``), not only on its source."""
+    files = [rootdir / name for name in CONFIG_FILES] + ([inipath] if inipath else [])
+    for file in files:
+        try:
+            theirs = live / file.relative_to(copy)
+        except ValueError:  # outside the copy: the same file for both
+            continue
+        if _read(file) != _read(theirs):
+            return False
+    return True
+
+
+def _read(file: Path) -> bytes | None:
+    try:
+        return file.read_bytes()
+    except OSError:
+        return None
 
 
 def conftests(root: Path, paths: Iterable[Path]) -> Iterator[Path]:

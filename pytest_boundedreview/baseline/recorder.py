@@ -62,12 +62,14 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
         paths = [
             root / str(a).split("::", 1)[0] for a in early_config.known_args_namespace.file_or_dir
         ]
-        _give_bytecode(folder, pycache.conftests(root, paths or [root]))
+        _give_bytecode(folder, early_config, pycache.conftests(root, paths or [root]))
 
 
-def _give_bytecode(folder: str, files: Iterable[Path]) -> None:
+def _give_bytecode(folder: str, config: pytest.Config, files: Iterable[Path]) -> None:
+    """In a copy of the repository with the working tree's pytest configuration: ``files``
+    given their rewritten modules from the working tree (see pycache.py)."""
     copy = basefirst.copy_of(folder)
-    if copy is not None:
+    if copy is not None and pycache.same_configuration(*copy, config.rootpath, config.inipath):
         pycache.give(*copy, files)
 
 
@@ -132,7 +134,7 @@ class Recorder:
         session.config.args = selection["files"]
         root = session.config.rootpath
         files = [root / f for f in selection["files"] if f.endswith(".py")]
-        _give_bytecode(str(self.folder), [*files, *pycache.conftests(root, files)])
+        _give_bytecode(str(self.folder), session.config, [*files, *pycache.conftests(root, files)])
 
     def _list(self, session: pytest.Session, paths: list[str]) -> None:
         """List the tests collected from ``paths`` (relative to the rootdir, the working

@@ -53,9 +53,9 @@ class Place:
     """Where code comes from: the live repository, or elsewhere (the copy, the interpreter,
     installed packages)."""
 
-    def __init__(self, live: str, copy: str, own: str = "") -> None:
+    def __init__(self, live: str, copy: str, own: Sequence[str] = ()) -> None:
         self.live = os.path.realpath(live)
-        self._own = own  # this module's file: the tool's, wherever it is installed
+        self._own = frozenset(own)  # this module's files: the tool's, wherever it is installed
         self.copy = os.path.realpath(copy)
         self._live = _folder(self.live)
         # The standard library's folder, not the interpreter's prefix (/usr holds /usr/src/app);
@@ -95,7 +95,7 @@ class Place:
             return None
         real = self.real(path)
         inside = _folder(real)
-        if not inside.startswith(self._live) or real == self._own:
+        if not inside.startswith(self._live) or real in self._own:
             return None
         if inside.startswith(self._elsewhere) or any(s in real for s in _SITE_FOLDERS):
             return None
@@ -277,7 +277,7 @@ def _running(filename: str) -> str:
 def install(live: str, copy: str, record: str) -> Provenance:
     """Import ``copy``'s code in place of ``live``'s from now on in this process, and report
     at exit into ``record`` what was not."""
-    place = Place(live, copy, os.path.realpath(__file__))
+    place = Place(live, copy, [os.path.realpath(__file__), os.path.realpath(_PYCACHE)])
     for index, entry in enumerate(sys.path):
         relative = place.relative(entry) if entry else None
         there = os.path.normpath(os.path.join(place.copy, relative)) if relative else ""
@@ -307,12 +307,15 @@ def install(live: str, copy: str, record: str) -> Provenance:
     return provenance
 
 
+_PYCACHE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pycache.py")
+
+
 def _pycache() -> Any:
     """``pycache.py`` beside this file, loaded as this file is (standard library only)."""
     name = "_bounded_review_pycache"
     module = sys.modules.get(name)
     if module is None:
-        spec = spec_from_file_location(name, os.path.join(os.path.dirname(__file__), "pycache.py"))
+        spec = spec_from_file_location(name, _PYCACHE)
         if spec is None or spec.loader is None:
             return None
         module = sys.modules[name] = module_from_spec(spec)

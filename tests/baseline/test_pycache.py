@@ -4,10 +4,12 @@ where the copy's file has the same bytes, and only there (``baseline/pycache.py`
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from test_baseline_e2e import CALC, TESTS, ids, review
 from test_kept_checkout import ON, checkouts
 from test_kept_checkout import user_cache as user_cache  # the fixture
 
-from pytest_boundedreview.baseline import pycache
+from pytest_boundedreview.baseline import basefirst, pycache, redirect
 
 PASSES = "def test_one():\n    assert 1 + 1 == 2\n"
 FAILS = "def test_one():\n    assert 1 + 1 == 3\n"
@@ -114,18 +116,42 @@ def test_nothing_is_written_out_of_the_copy(
     trees: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     live, copy = trees
-    ran(live, {"sub/test_a.py": FAILS})
+    ran(live, {"sub/test_a.py": FAILS, "test_c.py": FAILS})
     outside = tmp_path / "outside"
     outside.mkdir()
     shutil.copyfile(live / "sub" / "test_a.py", outside / "test_a.py")
     (copy / "sub").symlink_to(outside, target_is_directory=True)
     assert pycache.give(live, copy, [copy / "sub" / "test_a.py"]) == []
+    assert not pycache.give_compiled(str(live), str(copy), "sub/test_a.py")
     assert not (outside / "__pycache__").exists()
-    # With a bytecode prefix, pyc files live elsewhere: none is given.
-    (copy / "test_c.py").write_text(FAILS)
+    # With a bytecode prefix, pyc files live elsewhere: none is given (test_c would be).
+    shutil.copyfile(live / "test_c.py", copy / "test_c.py")
     monkeypatch.setattr(sys, "pycache_prefix", str(tmp_path / "prefix"))
     assert pycache.give(live, copy, [copy / "test_c.py"]) == []
+    assert not pycache.give_compiled(str(live), str(copy), "test_c.py")
     assert not (tmp_path / "prefix").exists()
+    monkeypatch.setattr(sys, "pycache_prefix", None)
+    assert pycache.give(live, copy, [copy / "test_c.py"]) == [copy / "test_c.py"]
+
+
+def test_the_rewrite_is_given_only_under_the_working_trees_configuration(
+    trees: tuple[Path, Path],
+) -> None:
+    """pytest's rewrite depends on its configuration too (``enable_assertion_pass_hook``)."""
+    live, copy = trees
+    assert pycache.same_configuration(live, copy, copy, None)  # none in either
+    (live / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    assert not pycache.same_configuration(live, copy, copy, None)  # the change added one
+    (copy / "pyproject.toml").write_text("[tool.pytest.ini_options]\n")
+    assert pycache.same_configuration(live, copy, copy, copy / "pyproject.toml")
+    (copy / "pytest.ini").write_text("[pytest]\nenable_assertion_pass_hook = true\n")
+    (live / "pytest.ini").write_text("[pytest]\n")
+    assert not pycache.same_configuration(live, copy, copy, copy / "pytest.ini")
+    # A configuration file outside the repository is the same file for both.
+    elsewhere = live.parent / "shared.ini"
+    elsewhere.write_text("[pytest]\n")
+    (live / "pytest.ini").write_text("[pytest]\nenable_assertion_pass_hook = true\n")
+    assert pycache.same_configuration(live, copy, copy, elsewhere)
 
 
 def test_the_conftests_of_paths_are_those_pytest_loads(tmp_path: Path) -> None:
@@ -152,6 +178,7 @@ def test_a_kept_base_checkout_gets_the_unchanged_files_bytecode_and_classifies_t
             "helper.py": "def four():\n    return 2 * 2\n",
             "test_calc.py": "import helper\n" + TESTS,
             "test_edited.py": edited,
+            "conftest.py": "import helper\n",
             "pyproject.toml": ON,
         },
         "base",
@@ -163,6 +190,8 @@ def test_a_kept_base_checkout_gets_the_unchanged_files_bytecode_and_classifies_t
         {"calc.py": CALC.replace("a + b", "a - b"), "test_edited.py": edited.replace("4\n", "5\n")},
         "break",
     )
+    for name in ("helper.py", "calc.py"):  # sources older than their bytecode, as usual
+        settle(pytester.path / name, 0)
     run_pytest(pytester.path)  # the working tree's bytecode, as after a plain run
     with project.untouched():
         result, report = review(pytester)
@@ -174,8 +203,8 @@ def test_a_kept_base_checkout_gets_the_unchanged_files_bytecode_and_classifies_t
     assert ids(report, "pre_existing") == ["test_calc.py::test_legacy"]
     assert ids(report, "unknown") == []
     [checkout] = checkouts(project)
-    live = pyc(pytester.path / "test_calc.py").read_bytes()
-    assert pyc(checkout / "test_calc.py").read_bytes() == live
+    for name in ("test_calc.py", "conftest.py"):
+        assert pyc(checkout / name).read_bytes() == pyc(pytester.path / name).read_bytes()
     ours = pyc(checkout / "test_edited.py").read_bytes()
     assert ours != pyc(pytester.path / "test_edited.py").read_bytes()
     # helper.py is the same at the base: its compiled module is the working tree's, checked
@@ -190,6 +219,19 @@ def test_a_kept_base_checkout_gets_the_unchanged_files_bytecode_and_classifies_t
     assert compiled[4:8] == b"\x00\x00\x00\x00"
 
 
+def settle(file: Path, seconds: float) -> None:
+    """Set ``file``'s time ``seconds`` after now's whole second minus 100 s."""
+    base = (int(time.time()) - 100) * 1_000_000_000
+    stamp = base + int(seconds * 1_000_000_000)
+    os.utime(file, ns=(stamp, stamp))
+
+
+def compile_in(folder: Path, module: str) -> Path:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", f"import {module}"], cwd=folder, env=env, check=True)
+    return Path(importlib.util.cache_from_source(str(folder / f"{module}.py")))
+
+
 def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads(
     trees: tuple[Path, Path],
 ) -> None:
@@ -198,23 +240,66 @@ def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads
         (folder / "same.py").write_text("import sys\nHERE = sys._getframe().f_code.co_filename\n")
         (folder / "edited.py").write_text("VALUE = 1\n")
     (live / "edited.py").write_text("VALUE = 2\n")
-    check = "import same, edited; print(same.HERE, edited.VALUE)"
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", check], cwd=live, env=env, check=True)
+    for module in ("same", "edited"):
+        settle(live / f"{module}.py", 0)
+        compile_in(live, module)
     assert pycache.give_compiled(str(live), str(copy), "same.py")
     assert not pycache.give_compiled(str(live), str(copy), "edited.py")  # other bytes
     assert not pycache.give_compiled(str(live), str(copy), "missing.py")
     assert not pycache.give_compiled(str(live), str(copy), "same.py")  # it has a current one
     given = Path(importlib.util.cache_from_source(str(copy / "same.py")))
     before = given.stat()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    check = "import same, edited; print(same.HERE, edited.VALUE)"
     shown = subprocess.run(
         [sys.executable, "-c", check], cwd=copy, env=env, capture_output=True, text=True
     ).stdout.split()
     assert shown == [str(copy / "same.py"), "1"]  # the copy's file, and the copy's value
     after = given.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
-    # A working tree's pyc stale for its file (edited since it was compiled) is not given.
-    (copy / "same.py").write_text("HERE = 'edited'\n")
-    (live / "same.py").write_text("HERE = 'edited'\n")
-    given.unlink()
-    assert not pycache.give_compiled(str(live), str(copy), "same.py")
+
+
+def test_a_compiled_module_its_file_may_have_changed_since_is_not_given(
+    trees: tuple[Path, Path],
+) -> None:
+    """A pyc checked by time and size, written in the second its file's time names: the file
+    may have been edited again within that second, to the same size, and the pyc not be its
+    bytes' (edited after the pyc was made, the file has a later time, which Python sees)."""
+    live, copy = trees
+    (live / "value.py").write_text("VALUE = 2\n")
+    settle(live / "value.py", 0)
+    pyc = compile_in(live, "value")
+    for folder in (live, copy):
+        (folder / "value.py").write_text("VALUE = 1\n")  # the same size
+    settle(live / "value.py", 0.25)  # edited within the same second: the same stamp
+    settle(pyc, 0.5)  # and the pyc made in that second too
+    assert not pycache.give_compiled(str(live), str(copy), "value.py")
+    assert not Path(importlib.util.cache_from_source(str(copy / "value.py"))).exists()
+    # The same pyc of a file whose bytes it was made from, once its second had passed: given.
+    for folder in (live, copy):
+        (folder / "value.py").write_text("VALUE = 2\n")
+    settle(live / "value.py", 0.25)
+    settle(pyc, 1.0)
+    assert pycache.give_compiled(str(live), str(copy), "value.py")
+    # A torn pyc (its header cut short) is not given, and raises nothing.
+    Path(importlib.util.cache_from_source(str(copy / "value.py"))).unlink()
+    pyc.write_bytes(importlib.util.MAGIC_NUMBER)
+    assert not pycache.give_compiled(str(live), str(copy), "value.py")
+
+
+def test_the_tools_own_files_are_not_the_working_trees_code_in_a_re_run(tmp_path: Path) -> None:
+    """The tool reviewing itself from an editable install: its redirect and the bytecode
+    helper it loads are the tool's, not code the re-run ran from the working tree."""
+    live = Path(redirect.__file__).resolve().parents[2]
+    copy, folder = tmp_path / "copy", tmp_path / "record"
+    copy.mkdir()
+    folder.mkdir()
+    env = basefirst.prepare(folder, live, copy, {**os.environ})
+    names = f"'{basefirst.MODULE}', '_bounded_review_pycache'"
+    code = f"import sys; print(*(name in sys.modules for name in ({names})))"
+    shown = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True
+    )
+    assert shown.stdout.split() == ["True", "True"]
+    reports = sorted(folder.glob("provenance*.json"))
+    assert [json.loads(r.read_text())["live"] for r in reports] in ([], [[]])
