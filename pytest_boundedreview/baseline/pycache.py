@@ -44,9 +44,8 @@ def give(live: Path, copy: Path, files: Iterable[Path]) -> list[Path]:
     top = os.path.realpath(copy)
     given = []
     for file in files:
-        try:
-            relative = file.relative_to(copy)
-        except ValueError:
+        relative = _relative(file, copy)
+        if relative is None:
             continue
         name = file.name[:-3] + tail
         there = get_cache_dir(file) / name
@@ -112,13 +111,18 @@ def same_configuration(live: Path, copy: Path, rootdir: Path, inipath: Path | No
     too (``enable_assertion_pass_hook``), not only on its source."""
     files = [rootdir / name for name in CONFIG_FILES] + ([inipath] if inipath else [])
     for file in files:
-        try:
-            theirs = live / file.relative_to(copy)
-        except ValueError:  # outside the copy: the same file for both
-            continue
-        if _read(file) != _read(theirs):
-            return False
+        relative = _relative(file, copy)
+        if relative is not None and _read(file) != _read(live / relative):
+            return False  # (a file outside the copy is the same file for both)
     return True
+
+
+def _relative(file: Path, copy: Path) -> Path | None:
+    """Where ``file`` lies in ``copy``, their links followed or not; ``None`` outside it."""
+    if file.is_relative_to(copy):
+        return file.relative_to(copy)
+    real, top = file.resolve(), copy.resolve()
+    return real.relative_to(top) if real.is_relative_to(top) else None
 
 
 def _read(file: Path) -> bytes | None:

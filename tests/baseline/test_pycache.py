@@ -147,6 +147,10 @@ def test_the_rewrite_is_given_only_under_the_working_trees_configuration(
     (copy / "pytest.ini").write_text("[pytest]\nenable_assertion_pass_hook = true\n")
     (live / "pytest.ini").write_text("[pytest]\n")
     assert not pycache.same_configuration(live, copy, copy, copy / "pytest.ini")
+    # The copy named through a link, its files by their real path: still compared.
+    link = live.parent / "link"
+    link.symlink_to(copy, target_is_directory=True)
+    assert not pycache.same_configuration(live, link, copy, copy / "pytest.ini")
     # A configuration file outside the repository is the same file for both.
     elsewhere = live.parent / "shared.ini"
     elsewhere.write_text("[pytest]\n")
