@@ -166,7 +166,9 @@ class Redirect:
             if relative is None:
                 mine = self.place.in_copy(spec.origin) if spec.cached else None
                 if mine is not None and self._bytecode is not None:
-                    self._bytecode.give_compiled(self.place.live, self.place.copy, mine)
+                    # Only ever quicker: whatever goes wrong, the module is compiled as usual.
+                    with contextlib.suppress(Exception):
+                        self._bytecode.give_compiled(self.place.live, self.place.copy, mine)
                 return spec
             package = spec.submodule_search_locations is not None
             found = _copy_spec(name, Path(self.place.copy), Path(relative), package)
@@ -319,7 +321,11 @@ def _pycache() -> Any:
         if spec is None or spec.loader is None:
             return None
         module = sys.modules[name] = module_from_spec(spec)
-        spec.loader.exec_module(module)
+        try:
+            spec.loader.exec_module(module)
+        except Exception:  # then nothing is given, and the re-run runs as it would without
+            del sys.modules[name]
+            return None
     return module
 
 
