@@ -80,18 +80,17 @@ def give_compiled(live: str, copy: str, relative: str) -> bool:
             return False
         with open(here, "rb") as file:
             data = file.read()
-        if len(data) < 16 or data[:4] != importlib.util.MAGIC_NUMBER:
-            return False
-        if data[4] & 1:  # checked by the source's hash (PEP 552)
-            same = data[8:16] == digest
-        else:  # by the working tree's file's time and size, which must be its bytes too
+        same = _matches(data, theirs, digest)
+        if same and not data[4] & 1:  # checked by the working tree's file's time and size:
+            # its bytes must be the copy's too, and the pyc written after the second its time
+            # names (a file edited again within that second, to the same size, would pass for
+            # the bytes the pyc was made from).
             with open(theirs, "rb") as file:
-                same = data[4:16] == bytes(4) + _stamp(theirs) and file.read() == source
-            # ...and written after the second the file's time names: a file edited again within
-            # that second, to the same size, would pass for the bytes the pyc was made from.
-            settled = (int(os.stat(theirs).st_mtime) + 1) * 1_000_000_000
-            same = same and os.stat(here).st_mtime_ns >= settled
-    except (OSError, ValueError, NotImplementedError):
+                settled = (int(os.stat(theirs).st_mtime) + 1) * 1_000_000_000
+                same = file.read() == source and os.stat(here).st_mtime_ns >= settled
+    except OSError:  # a file missing or unreadable: nothing to give
+        return False
+    except (ValueError, NotImplementedError):  # no bytecode file for this interpreter
         return False
     if not same or not _inside(there.parent.parent, os.path.realpath(copy)):
         return False
@@ -169,12 +168,20 @@ def _current(pyc: Path, source: Path, digest: bytes) -> bool:
     """Whether ``pyc`` is current for ``source``, whose bytes hash to ``digest``."""
     try:
         with open(pyc, "rb") as file:
-            data = file.read(16)
-        if data[:4] != importlib.util.MAGIC_NUMBER:
-            return False
-        return data[8:16] == (digest if data[4] & 1 else _stamp(str(source)))
-    except (OSError, IndexError):
+            return _matches(file.read(16), str(source), digest)
+    except OSError:
         return False
+
+
+def _matches(pyc: bytes, source: str, digest: bytes) -> bool:
+    """Whether the header of ``pyc`` (its bytes) is current for ``source``, whose bytes hash
+    to ``digest``, as this interpreter checks it: by that hash or by the file's time and size
+    (PEP 552)."""
+    if pyc[:4] != importlib.util.MAGIC_NUMBER:  # (a torn header matches nothing below)
+        return False
+    if pyc[4:8] in (b"\x01\x00\x00\x00", _CHECKED_HASH):
+        return pyc[8:16] == digest
+    return pyc[4:8] == bytes(4) and pyc[8:16] == _stamp(source)
 
 
 def _stamp(source: str) -> bytes:

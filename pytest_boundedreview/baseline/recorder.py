@@ -19,6 +19,7 @@ spent.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import sys
@@ -68,9 +69,19 @@ def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
 def _give_bytecode(folder: str, config: pytest.Config, files: Iterable[Path]) -> None:
     """In a copy of the repository with the working tree's pytest configuration: ``files``
     given their rewritten modules from the working tree (see pycache.py)."""
-    copy = basefirst.copy_of(folder)
-    if copy is not None and pycache.same_configuration(*copy, config.rootpath, config.inipath):
+    copy = _giving_copy(folder, config.rootpath, config.inipath)
+    if copy is not None:
         pycache.give(*copy, files)
+
+
+@functools.cache  # asked before the conftests load and again once the files are known
+def _giving_copy(folder: str, rootdir: Path, inipath: Path | None) -> tuple[Path, Path] | None:
+    """The working tree and the copy this re-run runs in, when the copy may be given the
+    working tree's rewritten modules: its pytest configuration is the working tree's."""
+    copy = basefirst.copy_of(folder)
+    if copy is None or not pycache.same_configuration(*copy, rootdir, inipath):
+        return None
+    return copy
 
 
 def _selection(folder: Path) -> dict[str, Any]:

@@ -1,5 +1,6 @@
-"""A re-run in a copy of the repository is given the working tree's rewritten test modules
-where the copy's file has the same bytes, and only there (``baseline/pycache.py``)."""
+"""A re-run in a copy of the repository is given the working tree's bytecode (rewritten test
+modules, compiled modules) where the copy's file has the same bytes, and only there
+(``baseline/pycache.py``)."""
 
 from __future__ import annotations
 
@@ -29,10 +30,15 @@ def pyc(file: Path) -> Path:
     return rewrite.get_cache_dir(file) / (file.name[:-3] + rewrite.PYC_TAIL)
 
 
-def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+def python(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """This Python run in ``folder``, writing bytecode as it does by default."""
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    argv = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args]
+    argv = [sys.executable, *args]
     return subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True, check=False)
+
+
+def run_pytest(folder: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    return python(folder, "-m", "pytest", "-p", "no:cacheprovider", "-p", "no:randomly", *args)
 
 
 @pytest.fixture
@@ -54,14 +60,20 @@ def ran(live: Path, files: dict[str, str]) -> None:
         assert pyc(live / name).is_file(), "pytest cached its rewrite"
 
 
+def ran_and_copied(trees: tuple[Path, Path], text: str) -> tuple[Path, Path, Path]:
+    """``test_a.py`` run in the working tree and copied, the same bytes, into the copy."""
+    live, copy = trees
+    ran(live, {"test_a.py": text})
+    shutil.copyfile(live / "test_a.py", copy / "test_a.py")
+    return live, copy, copy / "test_a.py"
+
+
 def test_a_file_with_the_same_bytes_gets_the_pyc_pytest_then_uses_as_its_own(
     trees: tuple[Path, Path],
 ) -> None:
-    live, copy = trees
-    ran(live, {"test_a.py": FAILS})
-    shutil.copyfile(live / "test_a.py", copy / "test_a.py")
-    assert pycache.give(live, copy, [copy / "test_a.py"]) == [copy / "test_a.py"]
-    given = pyc(copy / "test_a.py")
+    live, copy, test = ran_and_copied(trees, FAILS)
+    assert pycache.give(live, copy, [test]) == [test]
+    given = pyc(test)
     assert given.read_bytes() == pyc(live / "test_a.py").read_bytes()
     before = given.stat()
     result = run_pytest(copy, "--tb=native")
@@ -86,16 +98,14 @@ def test_a_file_the_copy_holds_other_bytes_of_gets_nothing(trees: tuple[Path, Pa
 def test_a_pyc_the_copy_has_for_its_bytes_is_kept_and_a_stale_one_replaced(
     trees: tuple[Path, Path],
 ) -> None:
-    live, copy = trees
-    ran(live, {"test_a.py": FAILS})
-    shutil.copyfile(live / "test_a.py", copy / "test_a.py")
+    live, copy, test = ran_and_copied(trees, FAILS)
     run_pytest(copy)  # the copy's own rewrite
-    own = pyc(copy / "test_a.py").stat()
-    assert pycache.give(live, copy, [copy / "test_a.py"]) == []
-    assert pyc(copy / "test_a.py").stat().st_ino == own.st_ino
-    stale = pyc(copy / "test_a.py")
+    own = pyc(test).stat()
+    assert pycache.give(live, copy, [test]) == []
+    assert pyc(test).stat().st_ino == own.st_ino
+    stale = pyc(test)
     stale.write_bytes(stale.read_bytes()[:8] + b"\x00" * 8 + stale.read_bytes()[16:])
-    assert pycache.give(live, copy, [copy / "test_a.py"]) == [copy / "test_a.py"]
+    assert pycache.give(live, copy, [test]) == [test]
     assert stale.read_bytes() == pyc(live / "test_a.py").read_bytes()
 
 
@@ -231,8 +241,7 @@ def settle(file: Path, seconds: float) -> None:
 
 
 def compile_in(folder: Path, module: str) -> Path:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    subprocess.run([sys.executable, "-c", f"import {module}"], cwd=folder, env=env, check=True)
+    assert python(folder, "-c", f"import {module}").returncode == 0
     return Path(importlib.util.cache_from_source(str(folder / f"{module}.py")))
 
 
@@ -253,11 +262,7 @@ def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads
     assert not pycache.give_compiled(str(live), str(copy), "same.py")  # it has a current one
     given = Path(importlib.util.cache_from_source(str(copy / "same.py")))
     before = given.stat()
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    check = "import same, edited; print(same.HERE, edited.VALUE)"
-    shown = subprocess.run(
-        [sys.executable, "-c", check], cwd=copy, env=env, capture_output=True, text=True
-    ).stdout.split()
+    shown = python(copy, "-c", "import same, edited; print(same.HERE, edited.VALUE)").stdout.split()
     assert shown == [str(copy / "same.py"), "1"]  # the copy's file, and the copy's value
     after = given.stat()
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
