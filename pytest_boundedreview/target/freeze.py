@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Literal
 
@@ -48,9 +48,17 @@ DIFF_OPTIONS = (
 
 def diff_of(repo: git.Repo, old: str, new: str) -> tuple[str, str]:
     """The diff from ``old`` to ``new`` as raw records (``--raw -z``: exact paths) and as a
-    unified diff (line numbers), from one git process: asked for both, git writes the raw
-    records, one NUL (the record terminator as a separator), then the patch."""
-    out = git.run(["diff", "--raw", "-z", "--patch", *DIFF_OPTIONS, old, new], repo.root).stdout
+    unified diff (line numbers), from one git process."""
+    return _split_diff(git.run(_diff_args(old, new), repo.root).stdout)
+
+
+def _diff_args(old: str, new: str) -> list[str]:
+    return ["diff", "--raw", "-z", "--patch", *DIFF_OPTIONS, old, new]
+
+
+def _split_diff(out: bytes) -> tuple[str, str]:
+    """Asked for both, git writes the raw records, one NUL (the record terminator as a
+    separator), then the patch."""
     raw, separator, patch = out.partition(b"\0\0")  # no path is empty: only the separator
     if not separator:  # nothing changed, or records without a patch
         return git.decode(out), ""
@@ -105,15 +113,69 @@ def _base_ref(
 ) -> tuple[str, str | None]:
     """The review base's name, in the order of CONTRACT §3, and what named it (``None`` for
     ``origin/HEAD``, the last resort: when it is missing, no base could be determined)."""
+    named = _named_base(explicit, env, origin)
+    if named:
+        return named
+    upstream = _upstream(repo)
+    if upstream:
+        return upstream, "the branch's upstream"
+    return "origin/HEAD", None
+
+
+def _named_base(
+    explicit: str | None, env: Mapping[str, str], origin: str
+) -> tuple[str, str] | None:
+    """The review base's name and what named it, when named without asking git: explicitly,
+    or by a CI variable."""
     if explicit:
         return explicit, origin
     for variable in CI_BASE_VARIABLES:
         if env.get(variable):
             return f"origin/{env[variable]}", f"{variable}={env[variable]}"
-    upstream = _upstream(repo)
-    if upstream:
-        return upstream, "the branch's upstream"
-    return "origin/HEAD", None
+    return None
+
+
+class _PrAhead:
+    """A ``pr`` target's merge base and diff, asked before the target's kind is known: the
+    merge base beside the snapshot's ``git add``, the diff from it to HEAD's tree beside its
+    ``git write-tree``. Only for a base named without asking git; stopped when the snapshot
+    turns out to be a local diff."""
+
+    def __init__(self, repo: git.Repo, name: str, head: str, head_tree: str) -> None:
+        self.repo, self.name, self.head_tree = repo, name, head_tree
+        self.merge_base: str | None = None
+        self._diff: git.Started | None = None
+        self._merge = git.Started(["merge-base", f"{name}^{{commit}}", head], repo.root)
+
+    def advance(self) -> None:
+        """Once the merge base is known, start the diff from it."""
+        proc = self._merge.result(check=False)
+        if proc.returncode == 0:  # else the usual path asks again, for its error
+            self.merge_base = git.decode(proc.stdout).strip()
+            args = _diff_args(self.merge_base, self.head_tree)
+            self._diff = git.Started(args, self.repo.root)
+
+    def diff(self) -> tuple[str, str] | None:
+        return None if self._diff is None else _split_diff(self._diff.result().stdout)
+
+    def cancel(self) -> None:
+        for process in (self._merge, self._diff):
+            if process is not None:
+                process.cancel()
+
+
+def _ahead(
+    repo: git.Repo,
+    requested: RequestedKind,
+    named: tuple[str, str] | None,
+    head: str | None,
+    head_tree: str,
+) -> _PrAhead | None:
+    if requested not in ("auto", "pr") or head is None or named is None:
+        return None
+    if named[0].startswith("-"):
+        return None
+    return _PrAhead(repo, named[0], head, head_tree)
 
 
 def _pr_base(
@@ -182,9 +244,16 @@ def _merge_base(repo: git.Repo, base_commit: str, head: str) -> str:
     raise BaseRefError(f"the base {base_commit[:12]} and HEAD have no common ancestor")
 
 
-def tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = None) -> str:
+def tree_via_temp_index(
+    repo: git.Repo,
+    *,
+    add_all: bool,
+    source: Path | None = None,
+    between: Callable[[], None] | None = None,
+) -> str:
     """Write the tree of an index (``add_all``: of the working tree, by content, whatever
-    assume-unchanged or skip-worktree bits hide) without touching it."""
+    assume-unchanged or skip-worktree bits hide) without touching it (``between``: called
+    once the working tree is added, before its tree is written)."""
     folder = tempdirs.make("index")
     try:
         temp_index = folder / "index"
@@ -198,6 +267,8 @@ def tree_via_temp_index(repo: git.Repo, *, add_all: bool, source: Path | None = 
         if add_all:
             unflag(repo, env, pinned)
             git.run([*pinned, "add", "--all", "--", ":/"], repo.root, env=env)
+        if between is not None:
+            between()
         return git.text([*pinned, "write-tree"], repo.root, env=env)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -250,15 +321,18 @@ def freeze(
     head, head_tree = at_head or repo.head_and_tree()
     head_tree = head_tree or repo.empty_tree()
     kind: TargetKind
-    live_tree = tree = tree_via_temp_index(repo, add_all=True)
-    if requested == "staged":
-        kind, tree = (
-            "staged",
-            tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env)),
-        )
-        base_name, base_commit = "HEAD", head
-    else:
-        if requested == "local-diff" or (requested == "auto" and tree != head_tree):
+    diff: tuple[str, str] | None = None
+    ahead = _ahead(repo, requested, _named_base(base, env, base_origin), head, head_tree)
+    try:
+        advance = None if ahead is None else ahead.advance
+        live_tree = tree = tree_via_temp_index(repo, add_all=True, between=advance)
+        if requested == "staged":
+            kind, tree = (
+                "staged",
+                tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env)),
+            )
+            base_name, base_commit = "HEAD", head
+        elif requested == "local-diff" or (requested == "auto" and tree != head_tree):
             kind = "local-diff"
             if base:
                 base_name, base_commit = base, _require(repo, base, base_origin)
@@ -268,8 +342,14 @@ def freeze(
             kind, tree = "pr", head_tree
             if head is None:
                 raise UsageError("target `pr` needs at least one commit; this branch has none")
-            base_name, base_commit = _pr_base(repo, base, env, base_origin, head)
-    raw, patch = diff_of(repo, base_commit or repo.empty_tree(), tree)
+            if ahead is not None and ahead.merge_base is not None:
+                base_name, base_commit, diff = ahead.name, ahead.merge_base, ahead.diff()
+            else:
+                base_name, base_commit = _pr_base(repo, base, env, base_origin, head)
+        raw, patch = diff or diff_of(repo, base_commit or repo.empty_tree(), tree)
+    finally:
+        if ahead is not None:
+            ahead.cancel()
     untested = differences(repo, tree, live_tree) + dirty_submodules(repo)
     return Target(
         kind=kind,

@@ -79,13 +79,67 @@ def run(
             check=False,
         )
     except FileNotFoundError as exc:
-        raise GitError("git is not installed or not on PATH") from exc
+        raise GitError(_NO_GIT) from exc
     except subprocess.TimeoutExpired as exc:
-        raise GitError(f"git {' '.join(args)} timed out after {timeout:g}s in {cwd}") from exc
+        raise GitError(_timed_out(args, cwd, timeout)) from exc
+    return _checked(proc, args, cwd, check)
+
+
+_NO_GIT = "git is not installed or not on PATH"
+
+
+def _timed_out(args: Sequence[str], cwd: Path, timeout: float) -> str:
+    return f"git {' '.join(args)} timed out after {timeout:g}s in {cwd}"
+
+
+def _checked(
+    proc: subprocess.CompletedProcess[bytes], args: Sequence[str], cwd: Path, check: bool
+) -> subprocess.CompletedProcess[bytes]:
     if check and proc.returncode != 0:
         detail = proc.stderr.decode("utf-8", "replace").strip()
         raise GitError(f"git {' '.join(args)} failed in {cwd}: {detail}")
     return proc
+
+
+class Started:
+    """A read-only git process started to run beside the caller's own work: :meth:`result`
+    waits for its answer (as :func:`run` gives it), :meth:`cancel` stops it when its answer
+    is no longer wanted."""
+
+    def __init__(self, args: Sequence[str], cwd: Path) -> None:
+        self.args, self.cwd, self._reaped = list(args), cwd, False
+        try:
+            self._proc = subprocess.Popen(
+                command(args),
+                cwd=cwd,
+                env=scrubbed_env(),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        except FileNotFoundError as exc:
+            raise GitError(_NO_GIT) from exc
+
+    def result(
+        self, *, check: bool = True, timeout: float = 300
+    ) -> subprocess.CompletedProcess[bytes]:
+        try:
+            out, err = self._proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            self.cancel()
+            raise GitError(_timed_out(self.args, self.cwd, timeout)) from exc
+        self._reaped = True
+        proc = subprocess.CompletedProcess(self._proc.args, self._proc.returncode, out, err)
+        return _checked(proc, self.args, self.cwd, check)
+
+    def cancel(self) -> None:
+        """Stop the process if it still runs, and reap it (once answered, nothing to do)."""
+        if self._reaped:
+            return
+        if self._proc.poll() is None:
+            self._proc.kill()
+        self._proc.communicate()
+        self._reaped = True
 
 
 def text(args: Sequence[str], cwd: Path, env: Mapping[str, str] | None = None) -> str:

@@ -7,6 +7,7 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.core.errors import BaseRefError, NotARepositoryError, UsageError
+from pytest_boundedreview.target import freeze as freezing
 from pytest_boundedreview.target import git
 from pytest_boundedreview.target.freeze import (
     _REQUESTED,
@@ -270,7 +271,6 @@ def test_type_changes_are_one_file(repo: GitRepo) -> None:
 HOOK = """#!/bin/sh
 exec {python} -c '
 import sys
-import sys
 from pathlib import Path
 from pytest_boundedreview.target import freeze, git
 t = freeze.freeze(git.open_repo(Path(".")), "staged")
@@ -379,3 +379,52 @@ def test_a_pr_base_found_in_one_process_is_the_one_found_in_two(feature: GitRepo
     assert [answers[ref] for ref in refs[:4]] == [(ref, merge_base) for ref in refs[:4]]
     assert "no common ancestor" in str(answers["unrelated"])
     assert "is unknown" in str(answers["nope"])
+
+
+def _children() -> set[str]:
+    """This process's child processes, reaped or not (a zombie is still listed)."""
+    tasks = Path("/proc/self/task")
+    return {pid for task in tasks.iterdir() for pid in (task / "children").read_text().split()}
+
+
+def _outcome(repo: git.Repo, kind: str, ref: str) -> Target | str:
+    try:
+        return freeze(repo, kind, ref, {})  # type: ignore[arg-type]
+    except BaseRefError as exc:
+        return str(exc)
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists children from /proc")
+def test_a_pr_asked_ahead_is_the_pr_asked_after_the_snapshot(
+    feature: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With a named base, the merge base and the diff run beside the snapshot's git processes,
+    before the target's kind is known: the answer (or the error) is the one asked after it,
+    and what was asked for nothing (a dirty tree is a local diff) is stopped and reaped."""
+    feature.git("tag", "light", "main")
+    feature.git("tag", "-a", "-m", "annotated", "annotated", "main")
+    feature.git("checkout", "--quiet", "--orphan", "unrelated")
+    feature.commit({"other.txt": "x\n"}, "no common history")
+    feature.git("checkout", "--quiet", "feature")
+    repo = git.open_repo(feature.path)
+    refs = ["main", "main~1", "light", "annotated", feature.git("rev-parse", "main")]
+    refs += ["nope", "-x", "unrelated", "annotated^{tree}"]
+    before = _children()
+    with feature.untouched():
+        ahead = {(kind, ref): _outcome(repo, kind, ref) for kind in ("pr", "auto") for ref in refs}
+        (feature.path / "app.py").write_text("dirty = True\n")  # auto: now a local diff
+        ahead |= {("dirty", ref): _outcome(repo, "auto", ref) for ref in refs}
+        assert _children() <= before
+        (feature.path / "app.py").write_text("x = 1\ny = 3\nz = 4\n")
+        monkeypatch.setattr(freezing, "_ahead", lambda *args: None)
+        after = {(kind, ref): _outcome(repo, kind, ref) for kind in ("pr", "auto") for ref in refs}
+        (feature.path / "app.py").write_text("dirty = True\n")
+        after |= {("dirty", ref): _outcome(repo, "auto", ref) for ref in refs}
+        (feature.path / "app.py").write_text("x = 1\ny = 3\nz = 4\n")
+    assert ahead == after
+    main = ahead[("pr", "main")]
+    assert isinstance(main, Target) and main.files == ["app.py"]
+    assert main.base_commit == feature.git("merge-base", "main", "HEAD")
+    assert isinstance(ahead[("dirty", "main")], Target)
+    assert ahead[("dirty", "main")].kind == "local-diff"  # type: ignore[union-attr]
+    assert "no common ancestor" in str(ahead[("pr", "unrelated")])
