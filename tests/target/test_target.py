@@ -423,8 +423,10 @@ def test_a_pr_asked_ahead_is_the_pr_asked_after_the_snapshot(
         (feature.path / "app.py").write_text("x = 1\ny = 3\nz = 4\n")
     assert ahead == after
     main = ahead[("pr", "main")]
-    assert isinstance(main, Target) and main.files == ["app.py"]
+    assert isinstance(main, Target)
+    assert main.files == ["app.py"]
     assert main.base_commit == feature.git("merge-base", "main", "HEAD")
-    assert isinstance(ahead[("dirty", "main")], Target)
-    assert ahead[("dirty", "main")].kind == "local-diff"  # type: ignore[union-attr]
+    dirty = ahead[("dirty", "main")]
+    assert isinstance(dirty, Target)
+    assert dirty.kind == "local-diff"
     assert "no common ancestor" in str(ahead[("pr", "unrelated")])
