@@ -56,12 +56,15 @@ def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
             rootdir, repo.root, overrides, approver(repo, collection(config))
         )
         kept.sweep(repo, keep=settings.reuse_base_checkout)
-        target = freeze(repo, settings.target, settings.base, at_head=at_head)
-        if target.base_commit is not None:  # its configuration and both waivers files at once
-            names = baseconfig.blob_names(repo, target.base_commit, rootdir)
-            git.read_ahead(
-                repo.root, [*names, *waiver_blobs(target.tree, settings, target.base_commit)]
-            )
+
+        def blobs(base_commit: str, tree: str) -> list[str]:
+            """The base's configuration and both waivers files, read at once."""
+            names = baseconfig.blob_names(repo, base_commit, rootdir)
+            return [*names, *waiver_blobs(tree, settings, base_commit)]
+
+        target = freeze(repo, settings.target, settings.base, at_head=at_head, blobs=blobs)
+        if target.base_commit is not None:  # no process when the freeze read them already
+            git.read_ahead(repo.root, blobs(target.base_commit, target.tree))
         rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
         waivers = load_waivers(repo, target.tree, rules.settings, target.base_commit)
     except FatalError as exc:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -135,16 +135,23 @@ def _named_base(
     return None
 
 
+# The blobs a caller reads once the target is frozen, named by its base commit and tree.
+BlobNames = Callable[[str, str], Sequence[str]]
+
+
 class _PrAhead:
     """A ``pr`` target's merge base and diff, asked before the target's kind is known: the
-    merge base beside the snapshot's ``git add``, the diff from it to HEAD's tree beside its
-    ``git write-tree``. Only for a base named without asking git; stopped when the snapshot
-    turns out to be a local diff."""
+    merge base beside the snapshot's ``git add``, the diff from it to HEAD's tree (and the
+    caller's ``blobs``) beside its ``git write-tree``. Only for a base named without asking
+    git; stopped when the snapshot turns out to be a local diff."""
 
-    def __init__(self, repo: git.Repo, name: str, head: str, head_tree: str) -> None:
-        self.repo, self.name, self.head_tree = repo, name, head_tree
+    def __init__(
+        self, repo: git.Repo, name: str, head: str, head_tree: str, blobs: BlobNames | None
+    ) -> None:
+        self.repo, self.name, self.head_tree, self._blobs = repo, name, head_tree, blobs
         self.merge_base: str | None = None
         self._diff: git.Started | None = None
+        self._batch: git.Batch | None = None
         self._merge = git.Started(["merge-base", f"{name}^{{commit}}", head], repo.root)
 
     def advance(self) -> None:
@@ -154,12 +161,20 @@ class _PrAhead:
             self.merge_base = git.decode(proc.stdout).strip()
             args = _diff_args(self.merge_base, self.head_tree)
             self._diff = git.Started(args, self.repo.root)
+            if self._blobs is not None:
+                names = self._blobs(self.merge_base, self.head_tree)
+                self._batch = git.Batch(self.repo.root, names)
 
     def diff(self) -> tuple[str, str] | None:
-        return None if self._diff is None else _split_diff(self._diff.result().stdout)
+        """The diff; the blobs are read too, remembered for the caller's reads."""
+        if self._diff is None:
+            return None
+        if self._batch is not None:
+            self._batch.result()
+        return _split_diff(self._diff.result().stdout)
 
     def cancel(self) -> None:
-        for process in (self._merge, self._diff):
+        for process in (self._merge, self._diff, self._batch):
             if process is not None:
                 process.cancel()
 
@@ -168,14 +183,15 @@ def _ahead(
     repo: git.Repo,
     requested: RequestedKind,
     named: tuple[str, str] | None,
-    head: str | None,
-    head_tree: str,
+    at_head: tuple[str | None, str],
+    blobs: BlobNames | None,
 ) -> _PrAhead | None:
+    head, head_tree = at_head
     if requested not in ("auto", "pr") or head is None or named is None:
         return None
     if named[0].startswith("-"):
         return None
-    return _PrAhead(repo, named[0], head, head_tree)
+    return _PrAhead(repo, named[0], head, head_tree, blobs)
 
 
 def _pr_base(
@@ -314,15 +330,19 @@ def freeze(
     env: Mapping[str, str] | None = None,
     base_origin: str = _REQUESTED,
     at_head: tuple[str, str] | None = None,
+    blobs: BlobNames | None = None,
 ) -> Target:
     """Resolve ``requested`` to a concrete target and freeze its snapshot and scope
-    (``at_head``: HEAD's commit and tree, when already read)."""
+    (``at_head``: HEAD's commit and tree, when already read; ``blobs``: those the caller reads
+    next at the base commit and in the reviewed tree, read beside the diff when they can be,
+    for :func:`git.read_objects` to answer from memory)."""
     env = os.environ if env is None else env
     head, head_tree = at_head or repo.head_and_tree()
     head_tree = head_tree or repo.empty_tree()
     kind: TargetKind
     diff: tuple[str, str] | None = None
-    ahead = _ahead(repo, requested, _named_base(base, env, base_origin), head, head_tree)
+    named = _named_base(base, env, base_origin)
+    ahead = _ahead(repo, requested, named, (head, head_tree), blobs)
     try:
         advance = None if ahead is None else ahead.advance
         live_tree = tree = tree_via_temp_index(repo, add_all=True, between=advance)

@@ -106,14 +106,15 @@ class Started:
     waits for its answer (as :func:`run` gives it), :meth:`cancel` stops it when its answer
     is no longer wanted."""
 
-    def __init__(self, args: Sequence[str], cwd: Path) -> None:
+    def __init__(self, args: Sequence[str], cwd: Path, input: bytes | None = None) -> None:
         self.args, self.cwd, self._reaped = list(args), cwd, False
+        self._input = input  # written as the answer is waited for: git starts meanwhile
         try:
             self._proc = subprocess.Popen(
                 command(args),
                 cwd=cwd,
                 env=scrubbed_env(),
-                stdin=subprocess.DEVNULL,
+                stdin=subprocess.DEVNULL if input is None else subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
             )
@@ -124,7 +125,7 @@ class Started:
         self, *, check: bool = True, timeout: float = 300
     ) -> subprocess.CompletedProcess[bytes]:
         try:
-            out, err = self._proc.communicate(timeout=timeout)
+            out, err = self._proc.communicate(self._input, timeout=timeout)
         except subprocess.TimeoutExpired as exc:
             self.cancel()
             raise GitError(_timed_out(self.args, self.cwd, timeout)) from exc
@@ -175,31 +176,51 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
     """The contents of the blobs ``names`` (ids, or ``rev:path``) read in one batch; ``None``
     for a name that names no blob. A name with a line break, which the batch cannot carry,
     is read on its own."""
-    found = {name: _KNOWN[(root, name)] for name in names if (root, name) in _KNOWN}
-    names = [name for name in names if name not in found]
-    asked = sorted({name for name in names if _batchable(name)})
-    for name in {name for name in names if not _batchable(name)}:
-        alone = run(["cat-file", "blob", name], root, check=False)
-        found[name] = alone.stdout if alone.returncode == 0 else None
-        _remember(root, name, found[name])
-    if not asked:
+    return Batch(root, names).result()
+
+
+class Batch:
+    """:func:`read_objects` with its ``cat-file --batch`` started now and its answer read
+    later (:meth:`result`), beside the caller's own work; :meth:`cancel` stops it."""
+
+    def __init__(self, root: Path, names: Sequence[str]) -> None:
+        self.root = root
+        self.found = {name: _KNOWN[(root, name)] for name in names if (root, name) in _KNOWN}
+        names = [name for name in names if name not in self.found]
+        self.alone = sorted({name for name in names if not _batchable(name)})
+        self.asked = sorted({name for name in names if _batchable(name)})
+        self._process = None
+        if self.asked:
+            request = "".join(f"{n}\n" for n in self.asked).encode("utf-8", "surrogateescape")
+            self._process = Started(["cat-file", "--batch"], root, input=request)
+
+    def result(self) -> dict[str, bytes | None]:
+        found, root = self.found, self.root
+        for name in self.alone:
+            alone = run(["cat-file", "blob", name], root, check=False)
+            found[name] = alone.stdout if alone.returncode == 0 else None
+            _remember(root, name, found[name])
+        if self._process is None:
+            return found
+        out = self._process.result().stdout
+        at = 0
+        for name in self.asked:
+            header_end = out.index(b"\n", at)
+            header = out[at:header_end].split(b" ")
+            at = header_end + 1
+            found[name] = None
+            # "<id> <type> <size>" and the content; else "<name> missing" (or "ambiguous"),
+            # where the name may hold spaces
+            if _found(header):
+                size = int(header[2])
+                found[name] = out[at : at + size] if header[1] == b"blob" else None
+                at += size + 1
+            _remember(root, name, found[name])
         return found
-    request = "".join(f"{name}\n" for name in asked).encode("utf-8", "surrogateescape")
-    out = run(["cat-file", "--batch"], root, input=request).stdout
-    at = 0
-    for name in asked:
-        header_end = out.index(b"\n", at)
-        header = out[at:header_end].split(b" ")
-        at = header_end + 1
-        found[name] = None
-        # "<id> <type> <size>" and the content; else "<name> missing" (or "ambiguous"),
-        # where the name may hold spaces
-        if _found(header):
-            size = int(header[2])
-            found[name] = out[at : at + size] if header[1] == b"blob" else None
-            at += size + 1
-        _remember(root, name, found[name])
-    return found
+
+    def cancel(self) -> None:
+        if self._process is not None:
+            self._process.cancel()
 
 
 def _batchable(name: str) -> bool:

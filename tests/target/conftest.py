@@ -9,7 +9,7 @@ from pytest_boundedreview.target import git
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
-    """The git commands run from here on; the process's memory of blobs starts empty."""
+    """The git commands run or started from here on; the process's memory of blobs starts empty."""
     monkeypatch.setattr(git, "_KNOWN", {})
     seen: list[list[str]] = []
     real = git.run
@@ -18,5 +18,12 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
         seen.append(list(args))
         return real(args, *rest, **kwargs)  # type: ignore[arg-type]
 
+    started = git.Started.__init__
+
+    def counted_start(self: git.Started, args: list[str], *rest: object, **kwargs: object) -> None:
+        seen.append(list(args))
+        started(self, args, *rest, **kwargs)  # type: ignore[arg-type]
+
     monkeypatch.setattr(git, "run", counted)
+    monkeypatch.setattr(git.Started, "__init__", counted_start)
     return seen

@@ -430,3 +430,33 @@ def test_a_pr_asked_ahead_is_the_pr_asked_after_the_snapshot(
     assert isinstance(dirty, Target)
     assert dirty.kind == "local-diff"
     assert "no common ancestor" in str(ahead[("pr", "unrelated")])
+
+
+def test_the_callers_blobs_are_read_beside_the_diff_of_a_pr_asked_ahead(
+    feature: GitRepo, calls: list[list[str]], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The blobs a caller names are read while the diff runs, and remembered: what it reads
+    next is answered without a git process, and is what a read of its own finds."""
+    feature.commit({"pyproject.toml": "[tool.other]\n"}, "configured")
+    repo = git.open_repo(feature.path)
+    asked: list[tuple[str, str]] = []
+
+    def blobs(base_commit: str, tree: str) -> list[str]:
+        asked.append((base_commit, tree))
+        return [f"{base_commit}:README.md", f"{tree}:pyproject.toml", f"{tree}:absent.toml"]
+
+    target = freeze(repo, "pr", "main", {}, blobs=blobs)
+    assert asked == [(target.base_commit, target.tree)]
+    names = blobs(target.base_commit, target.tree)  # type: ignore[arg-type]
+    calls.clear()
+    remembered = git.read_objects(repo.root, names)
+    assert calls == []
+    monkeypatch.setattr(git, "_KNOWN", {})
+    assert remembered == git.read_objects(repo.root, names)
+    assert remembered[names[1]] == b"[tool.other]\n"
+    assert remembered[names[2]] is None
+
+    (feature.path / "app.py").write_text("dirty = True\n")  # a local diff: stopped, unread
+    monkeypatch.setattr(git, "_KNOWN", {})
+    assert freeze(repo, "auto", "main", {}, blobs=blobs).kind == "local-diff"
+    assert git._KNOWN == {}
