@@ -150,12 +150,21 @@ class _PrAhead:
     ) -> None:
         self.repo, self.name, self.head_tree, self._blobs = repo, name, head_tree, blobs
         self.merge_base: str | None = None
+        self._settled = False
         self._diff: git.Started | None = None
         self._batch: git.Batch | None = None
         self._merge = git.Started(["merge-base", f"{name}^{{commit}}", head], repo.root)
 
     def advance(self) -> None:
-        """Once the merge base is known, start the diff from it."""
+        """Once the merge base is known, start the diff from it; a merge base still being
+        worked out is not waited for (the snapshot may be a local diff, which needs none)."""
+        if not self._merge.running():
+            self._settle()
+
+    def _settle(self) -> None:
+        if self._settled:
+            return
+        self._settled = True
         proc = self._merge.result(check=False)
         if proc.returncode == 0:  # else the usual path asks again, for its error
             self.merge_base = git.decode(proc.stdout).strip()
@@ -165,13 +174,16 @@ class _PrAhead:
                 names = self._blobs(self.merge_base, self.head_tree)
                 self._batch = git.Batch(self.repo.root, names)
 
-    def diff(self) -> tuple[str, str] | None:
-        """The diff; the blobs are read too, remembered for the caller's reads."""
-        if self._diff is None:
+    def pr(self) -> tuple[str, str, tuple[str, str]] | None:
+        """The base's name, its merge base and the diff from it (the blobs read too,
+        remembered for the caller's reads); ``None`` when the merge base was not found."""
+        self._settle()
+        if self.merge_base is None or self._diff is None:
             return None
+        diff = _split_diff(self._diff.result().stdout)
         if self._batch is not None:
             self._batch.result()
-        return _split_diff(self._diff.result().stdout)
+        return self.name, self.merge_base, diff
 
     def cancel(self) -> None:
         for process in (self._merge, self._diff, self._batch):
@@ -362,8 +374,9 @@ def freeze(
             kind, tree = "pr", head_tree
             if head is None:
                 raise UsageError("target `pr` needs at least one commit; this branch has none")
-            if ahead is not None and ahead.merge_base is not None:
-                base_name, base_commit, diff = ahead.name, ahead.merge_base, ahead.diff()
+            found = None if ahead is None else ahead.pr()
+            if found is not None:
+                base_name, base_commit, diff = found
             else:
                 base_name, base_commit = _pr_base(repo, base, env, base_origin, head)
         raw, patch = diff or diff_of(repo, base_commit or repo.empty_tree(), tree)

@@ -129,9 +129,15 @@ class Started:
         except subprocess.TimeoutExpired as exc:
             self.cancel()
             raise GitError(_timed_out(self.args, self.cwd, timeout)) from exc
+        except BaseException:  # interrupted while waiting: nothing left running
+            self.cancel()
+            raise
         self._reaped = True
         proc = subprocess.CompletedProcess(self._proc.args, self._proc.returncode, out, err)
         return _checked(proc, self.args, self.cwd, check)
+
+    def running(self) -> bool:
+        return not self._reaped and self._proc.poll() is None
 
     def cancel(self) -> None:
         """Stop the process if it still runs, and reap it (once answered, nothing to do)."""
@@ -176,7 +182,11 @@ def read_objects(root: Path, names: Sequence[str]) -> dict[str, bytes | None]:
     """The contents of the blobs ``names`` (ids, or ``rev:path``) read in one batch; ``None``
     for a name that names no blob. A name with a line break, which the batch cannot carry,
     is read on its own."""
-    return Batch(root, names).result()
+    batch = Batch(root, names)
+    try:
+        return batch.result()
+    finally:
+        batch.cancel()  # when a read alone failed: the batch does not outlive it
 
 
 class Batch:

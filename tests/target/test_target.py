@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -394,7 +395,10 @@ def _outcome(repo: git.Repo, kind: str, ref: str) -> Target | str:
         return str(exc)
 
 
-@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="lists children from /proc")
+@pytest.mark.skipif(
+    not Path("/proc/self/task", str(os.getpid()), "children").exists(),
+    reason="lists children from /proc (a kernel with CONFIG_PROC_CHILDREN)",
+)
 def test_a_pr_asked_ahead_is_the_pr_asked_after_the_snapshot(
     feature: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
