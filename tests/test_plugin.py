@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import json
+
 import pytest
 from gitrepo import PYTESTER_IGNORES, GitRepo
 
@@ -122,3 +124,37 @@ def test_only_the_controller_registers_under_xdist(
         "role-worker-gw1": "False",
     }
     assert result.stdout.str().count("bounded-review: target pr") == 1
+
+
+# Notes which of the report's output formats the session imported.
+RENDERERS = """\
+import sys
+
+import pytest
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_unconfigure(config):
+    names = sorted(n for n in sys.modules if n.startswith("pytest_boundedreview.render."))
+    with open("role-renderers.txt", "w") as out:
+        out.write(" ".join(n.rsplit(".", 1)[1] for n in names))
+"""
+
+
+def test_a_session_imports_only_the_outputs_it_writes(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    project.commit({"conftest.py": RENDERERS}, "notes the renderers")
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    result.assert_outcomes(passed=2)
+    loaded = (project.path / "role-renderers.txt").read_text().split()
+    assert {"formats", "terminal", "escape"} <= set(loaded)
+    assert not {"sarif", "markdown", "codeclimate", "rdjson", "github"} & set(loaded)
+
+    asked = ["--bounded-review-sarif=role-out.sarif", "--bounded-review-markdown=role-out.md"]
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main", *asked)
+    result.assert_outcomes(passed=2)
+    loaded = (project.path / "role-renderers.txt").read_text().split()
+    assert {"sarif", "markdown"} <= set(loaded)
+    assert json.loads((project.path / "role-out.sarif").read_text())["version"] == "2.1.0"
+    assert "## bounded review: " in (project.path / "role-out.md").read_text()
