@@ -28,26 +28,32 @@ from _pytest._code.source import getstatementrange_ast
 if TYPE_CHECKING:
     from _pytest._code.code import TracebackEntry
 
-_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_HEX = r"0x[0-9a-fA-F]+"
 # A hex number without its 0x (an id, a digest): eight or more hex digits, a digit and a
 # letter among them, as one word; folded whole, where the number rule would fold a piece.
-_BARE_HEX = re.compile(r"(?<!\w)(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}(?!\w)")
+_BARE_HEX = r"(?<!\w)(?=[0-9a-fA-F]*\d)(?=[0-9a-fA-F]*[a-fA-F])[0-9a-fA-F]{8,}(?!\w)"
 # pytest's saferepr keeps the two ends of a long repr around "...": its start, as many
 # characters whatever the repr holds, and its end, where the address is (so what is left of it,
 # and of the words before it, depends on the address). A shortened ``<...>`` repr keeps its
 # start and folds from the cut to its end; elsewhere hex digits at the cut and the word after
 # it fold.
-_CUT_REPR = re.compile(r"(<[^<>]*?)[0-9a-fA-Fx]*\.{3,}[^<>]*>")
-_CUT = re.compile(r"[0-9a-fA-Fx]*\.{3,}\w*")
-_GROUP = re.compile(r"\{([^{}]*)\}")
+_CUT_REPR = r"(<[^<>]*?)[0-9a-fA-Fx]*\.{3,}[^<>]*>"
+_CUT = r"[0-9a-fA-Fx]*\.{3,}\w*"
+_GROUP = r"\{([^{}]*)\}"
 _OPEN, _CLOSE = "\x00", "\x01"  # a group already put in order, while its parent is
 _PAIRS = {"(": ")", "[": "]", "<": ">", _OPEN: _CLOSE}
-_NUMBER = re.compile(r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?")
+_NUMBER = r"(?<![A-Za-z_])-?\d+(?:\.\d+)?(?:e[+-]?\d+)?"
 _TEMP_DIRS = sorted({tempfile.gettempdir(), "/tmp", "/var/folders", "/private/var"}, key=len)
-_TEMP = re.compile("(?:" + "|".join(re.escape(d) for d in reversed(_TEMP_DIRS)) + r")/[^\s'\":]*")
-_SPACE = re.compile(r"\s+")
+_TEMP = "(?:" + "|".join(re.escape(d) for d in reversed(_TEMP_DIRS)) + r")/[^\s'\":]*"
+_SPACE = r"\s+"
 MAX_MESSAGE = 200
 MAX_WHERE = 3  # where-lines of an assertion's explanation kept in its signature
+
+
+@functools.cache
+def _rx(pattern: str) -> re.Pattern[str]:
+    """``pattern`` compiled at its first use: a session with no failure folds no message."""
+    return re.compile(pattern)
 
 
 @functools.cache
@@ -66,12 +72,12 @@ def normalise_message(message: str, root: Path) -> str:
     text = message.strip().splitlines()[0] if message.strip() else ""
     for prefix in {str(root), str(root.resolve())}:
         text = text.replace(prefix, "<root>")
-    text = _TEMP.sub("<tmp>", text)
-    text = _CUT.sub("...", _CUT_REPR.sub(r"\1...>", text))
-    text = _HEX.sub("<addr>", text)
-    text = _BARE_HEX.sub("<addr>", text)
-    text = _NUMBER.sub("N", text)
-    text = _SPACE.sub(" ", text)
+    text = _rx(_TEMP).sub("<tmp>", text)
+    text = _rx(_CUT).sub("...", _rx(_CUT_REPR).sub(r"\1...>", text))
+    text = _rx(_HEX).sub("<addr>", text)
+    text = _rx(_BARE_HEX).sub("<addr>", text)
+    text = _rx(_NUMBER).sub("N", text)
+    text = _rx(_SPACE).sub(" ", text)
     return in_order(text)[:MAX_MESSAGE]
 
 
@@ -88,7 +94,7 @@ def in_order(text: str) -> str:
         return _OPEN + ", ".join(sorted(_elements(inside))) + _CLOSE
 
     while True:
-        done = _GROUP.sub(ordered, text)
+        done = _rx(_GROUP).sub(ordered, text)
         if done == text:
             return text.replace(_OPEN, "{").replace(_CLOSE, "}")
         text = done
