@@ -364,13 +364,19 @@ def _one_step(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
         return str(exc)
 
 
-def test_a_pr_base_found_in_one_process_is_the_one_found_in_two(feature: GitRepo) -> None:
+def _named_bases(feature: GitRepo) -> git.Repo:
+    """``feature`` with a light and an annotated tag of ``main``, and a branch of no common
+    history (``unrelated``)."""
     feature.git("tag", "light", "main")
     feature.git("tag", "-a", "-m", "annotated", "annotated", "main")
     feature.git("checkout", "--quiet", "--orphan", "unrelated")
     feature.commit({"other.txt": "x\n"}, "no common history")
     feature.git("checkout", "--quiet", "feature")
-    repo = git.open_repo(feature.path)
+    return git.open_repo(feature.path)
+
+
+def test_a_pr_base_found_in_one_process_is_the_one_found_in_two(feature: GitRepo) -> None:
+    repo = _named_bases(feature)
     head = feature.git("rev-parse", "HEAD")
     refs = ["main", "main~1", "light", "annotated", feature.git("rev-parse", "main")]
     refs += ["nope", "-x", "--all", "unrelated", "annotated^{tree}", "main:app.py"]
@@ -405,27 +411,25 @@ def test_a_pr_asked_ahead_is_the_pr_asked_after_the_snapshot(
     """With a named base, the merge base and the diff run beside the snapshot's git processes,
     before the target's kind is known: the answer (or the error) is the one asked after it,
     and what was asked for nothing (a dirty tree is a local diff) is stopped and reaped."""
-    feature.git("tag", "light", "main")
-    feature.git("tag", "-a", "-m", "annotated", "annotated", "main")
-    feature.git("checkout", "--quiet", "--orphan", "unrelated")
-    feature.commit({"other.txt": "x\n"}, "no common history")
-    feature.git("checkout", "--quiet", "feature")
-    repo = git.open_repo(feature.path)
+    repo = _named_bases(feature)
     refs = ["main", "main~1", "light", "annotated", feature.git("rev-parse", "main")]
     refs += ["nope", "-x", "unrelated", "annotated^{tree}"]
+    app = feature.path / "app.py"
+    committed = app.read_text()
+
+    def outcomes() -> dict[tuple[str, str], Target | str]:
+        found = {(kind, ref): _outcome(repo, kind, ref) for kind in ("pr", "auto") for ref in refs}
+        app.write_text("dirty = True\n")  # auto: now a local diff
+        found |= {("dirty", ref): _outcome(repo, "auto", ref) for ref in refs}
+        app.write_text(committed)
+        return found
+
     before = _children()
     with feature.untouched():
-        ahead = {(kind, ref): _outcome(repo, kind, ref) for kind in ("pr", "auto") for ref in refs}
-        (feature.path / "app.py").write_text("dirty = True\n")  # auto: now a local diff
-        ahead |= {("dirty", ref): _outcome(repo, "auto", ref) for ref in refs}
+        ahead = outcomes()
         assert _children() <= before
-        (feature.path / "app.py").write_text("x = 1\ny = 3\nz = 4\n")
         monkeypatch.setattr(freezing, "_ahead", lambda *args: None)
-        after = {(kind, ref): _outcome(repo, kind, ref) for kind in ("pr", "auto") for ref in refs}
-        (feature.path / "app.py").write_text("dirty = True\n")
-        after |= {("dirty", ref): _outcome(repo, "auto", ref) for ref in refs}
-        (feature.path / "app.py").write_text("x = 1\ny = 3\nz = 4\n")
-    assert ahead == after
+        assert ahead == outcomes()
     main = ahead[("pr", "main")]
     assert isinstance(main, Target)
     assert main.files == ["app.py"]
