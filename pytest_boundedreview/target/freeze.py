@@ -206,6 +206,23 @@ def _ahead(
     return _PrAhead(repo, named[0], head, head_tree, blobs)
 
 
+def _diff_beside(
+    repo: git.Repo, base_commit: str | None, tree: str, blobs: BlobNames | None
+) -> tuple[str, str]:
+    """The diff from ``base_commit`` to ``tree``, the caller's ``blobs`` read beside it."""
+    batch = None
+    if blobs is not None and base_commit is not None:
+        batch = git.Batch(repo.root, blobs(base_commit, tree))
+    try:
+        diff = diff_of(repo, base_commit or repo.empty_tree(), tree)
+        if batch is not None:
+            batch.result()
+        return diff
+    finally:
+        if batch is not None:
+            batch.cancel()
+
+
 def _pr_base(
     repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str, head: str
 ) -> tuple[str, str]:
@@ -346,8 +363,8 @@ def freeze(
 ) -> Target:
     """Resolve ``requested`` to a concrete target and freeze its snapshot and scope
     (``at_head``: HEAD's commit and tree, when already read; ``blobs``: those the caller reads
-    next at the base commit and in the reviewed tree, read beside the diff when they can be,
-    for :func:`git.read_objects` to answer from memory)."""
+    next at the base commit and in the reviewed tree, read beside the diff, for
+    :func:`git.read_objects` to answer from memory)."""
     env = os.environ if env is None else env
     head, head_tree = at_head or repo.head_and_tree()
     head_tree = head_tree or repo.empty_tree()
@@ -379,7 +396,7 @@ def freeze(
                 base_name, base_commit, diff = found
             else:
                 base_name, base_commit = _pr_base(repo, base, env, base_origin, head)
-        raw, patch = diff or diff_of(repo, base_commit or repo.empty_tree(), tree)
+        raw, patch = diff or _diff_beside(repo, base_commit, tree, blobs)
     finally:
         if ahead is not None:
             ahead.cancel()

@@ -444,7 +444,8 @@ def test_the_callers_blobs_are_read_beside_the_diff_of_a_pr_asked_ahead(
     feature: GitRepo, calls: list[list[str]], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """The blobs a caller names are read while the diff runs, and remembered: what it reads
-    next is answered without a git process, and is what a read of its own finds."""
+    next is answered without a git process, and is what a read of its own finds. For a pull
+    request asked ahead they are read beside its diff too, and stopped when it is not one."""
     feature.commit({"pyproject.toml": "[tool.other]\n"}, "configured")
     repo = git.open_repo(feature.path)
     asked: list[tuple[str, str]] = []
@@ -464,7 +465,14 @@ def test_the_callers_blobs_are_read_beside_the_diff_of_a_pr_asked_ahead(
     assert remembered[names[1]] == b"[tool.other]\n"
     assert remembered[names[2]] is None
 
-    (feature.path / "app.py").write_text("dirty = True\n")  # a local diff: stopped, unread
+    # A local diff: what was asked ahead (at the merge base and HEAD's tree) is stopped
+    # unread; the blobs at its own base and tree are read beside its diff.
+    (feature.path / "app.py").write_text("dirty = True\n")
     monkeypatch.setattr(git, "_KNOWN", {})
-    assert freeze(repo, "auto", "main", {}, blobs=blobs).kind == "local-diff"
-    assert git._KNOWN == {}
+    local = freeze(repo, "auto", "main", {}, blobs=blobs)
+    assert local.kind == "local-diff"
+    assert local.base_commit != target.base_commit
+    assert local.tree != target.tree
+    named = blobs(local.base_commit, local.tree)  # type: ignore[arg-type]
+    assert set(git._KNOWN) == {(repo.root, name) for name in named}
+    assert git.read_objects(repo.root, named)[named[0]] == b"hello again\n"  # main, moved on
