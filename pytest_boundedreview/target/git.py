@@ -8,6 +8,7 @@ user's index either.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
@@ -86,6 +87,7 @@ def run(
 
 
 _NO_GIT = "git is not installed or not on PATH"
+_PIPE_BUF = 4096  # what a pipe holds on every POSIX system, unread
 
 
 def _timed_out(args: Sequence[str], cwd: Path, timeout: float) -> str:
@@ -120,6 +122,15 @@ class Started:
             )
         except FileNotFoundError as exc:
             raise GitError(_NO_GIT) from exc
+        if input is not None and len(input) <= _PIPE_BUF and self._proc.stdin is not None:
+            # Small enough for the pipe to hold whatever git does: handed over now, so git
+            # answers while the caller works (a larger one waits for communicate, which
+            # reads while it writes).
+            with contextlib.suppress(BrokenPipeError):  # git ended early: its status tells
+                self._proc.stdin.write(input)
+            with contextlib.suppress(BrokenPipeError):
+                self._proc.stdin.close()
+            self._proc.stdin, self._input = None, None
 
     def result(
         self, *, check: bool = True, timeout: float = 300

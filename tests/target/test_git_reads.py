@@ -104,3 +104,23 @@ def test_names_the_batch_cannot_carry_as_they_are_are_read_on_their_own(
         f"{commit}:x 1 2": None,
     }
     assert [args[-1] for args in calls if "blob" in args] == [f"{commit}:w.toml\r"]
+
+
+@pytest.mark.parametrize("files", [60, 800], ids=["request in the pipe", "request streamed"])
+def test_a_batch_read_later_holds_every_blob_whatever_its_size(
+    tmp_path: Path, calls: list[list[str]], files: int
+) -> None:
+    """A batch's request is handed to git when it starts if the pipe holds it whole, else as
+    its answer is read; either way an answer far larger than a pipe comes back whole."""
+    project = GitRepo.init(tmp_path / "r")
+    body = {f"file{i:04d}.txt": f"{i}\n" * 3000 for i in range(files)}
+    commit = project.commit(body, "many")
+    names = [f"{commit}:{name}" for name in body]
+    request = sum(len(name) + 1 for name in names)
+    assert (request <= git._PIPE_BUF) == (files == 60)
+    calls.clear()
+    batch = git.Batch(project.path, names)
+    project.commit({"file0000.txt": "changed\n"}, "later")  # the names hold the first commit
+    found = batch.result()
+    assert len(calls) == 1
+    assert found == {f"{commit}:{name}": text.encode() for name, text in body.items()}
