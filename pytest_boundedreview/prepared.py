@@ -62,9 +62,8 @@ def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
             names = baseconfig.blob_names(repo, base_commit, rootdir)
             return [*names, *waiver_blobs(tree, settings, base_commit)]
 
+        # read beside the diff, remembered for the reads of the rules and the waivers
         target = freeze(repo, settings.target, settings.base, at_head=at_head, blobs=blobs)
-        if target.base_commit is not None:  # read by the freeze already, most often
-            git.read_ahead(repo.root, blobs(target.base_commit, target.tree))
         rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
         waivers = load_waivers(repo, target.tree, rules.settings, target.base_commit)
     except FatalError as exc:

@@ -259,13 +259,6 @@ def _found(header: list[bytes]) -> bool:
     )
 
 
-def read_ahead(root: Path, names: Sequence[str]) -> None:
-    """Read the blobs ``names`` in one batch now, for the reads of them that follow: those
-    whose names always mean the same content (a commit or tree id and a path) are
-    remembered."""
-    read_objects(root, names)
-
-
 @record(frozen=True)
 class Repo:
     """A git work tree: its top-level folder and what git knows about it."""
