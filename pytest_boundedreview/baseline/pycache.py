@@ -88,9 +88,9 @@ def give_compiled(live: str, copy: str, relative: str) -> bool:
             with open(theirs, "rb") as file:
                 settled = (int(os.stat(theirs).st_mtime) + 1) * 1_000_000_000
                 same = file.read() == source and os.stat(here).st_mtime_ns >= settled
-    except OSError:  # a file missing or unreadable: nothing to give
-        return False
-    except (ValueError, NotImplementedError):  # no bytecode file for this interpreter
+    except (OSError, ValueError, NotImplementedError):
+        # A file missing or unreadable, or an interpreter with no bytecode file
+        # (cache_from_source raises the last two): nothing to give.
         return False
     if not same or not _inside(there.parent.parent, os.path.realpath(copy)):
         return False
