@@ -50,7 +50,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     def configured() -> tuple[str, str]:
         from ..core.config import load_settings
-        from ..target.freeze import resolve_base
+        from ..target.base import resolve_base
 
         settings, _ = load_settings(Path.cwd(), repo.root, {})
         return resolve_base(repo, settings.base, os.environ, "the `base` setting")

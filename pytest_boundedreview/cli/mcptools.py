@@ -99,7 +99,7 @@ def base_tree(where: Place) -> tuple[str, str, str] | None:
     """The review base (name, commit, ``tree:<id>``) a session would choose, or ``None`` when
     it cannot be resolved (then only a report can say what the tree is)."""
     from ..target import git
-    from ..target.freeze import resolve_base
+    from ..target.base import resolve_base
 
     with contextlib.suppress(FatalError):
         name, commit = resolve_base(where.repo, where.settings.base, os.environ)

@@ -126,7 +126,7 @@ def _base(where: Where, env: Mapping[str, str]) -> tuple[str, str] | None:
     there is no base to compare with."""
     from ..core.errors import FatalError
     from ..target import git
-    from ..target.freeze import resolve_base
+    from ..target.base import resolve_base
 
     try:
         _, base = resolve_base(where.repo, where.settings.base, env)

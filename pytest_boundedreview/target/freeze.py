@@ -14,25 +14,16 @@ from pathlib import Path
 from typing import Literal
 
 from ..core import tempdirs
-from ..core.errors import BaseRefError, UsageError
+from ..core.errors import UsageError
 from ..models.record import record
 from . import git
+from .base import REQUESTED, named_base, pr_base, require
 from .livetree import differences, dirty_submodules, unflag
 from .scope import Scope, parse_scope
 
 TargetKind = Literal["pr", "local-diff", "staged", "plan"]
 RequestedKind = Literal["auto", "pr", "local-diff", "staged"]
 
-# CI variables naming the branch a pull/merge request targets (CONTRACT §3), in order.
-CI_BASE_VARIABLES = (
-    "GITHUB_BASE_REF",
-    "CI_MERGE_REQUEST_TARGET_BRANCH_NAME",
-    "BUILDKITE_PULL_REQUEST_BASE_BRANCH",
-)
-_SHALLOW_HINT = (
-    "this is a shallow clone: fetch the history with `git fetch --unshallow` "
-    "(in GitHub Actions, set `fetch-depth: 0` on actions/checkout)"
-)
 # Options that pin the diff's shape whatever the user's diff configuration says.
 DIFF_OPTIONS = (
     "--no-ext-diff",
@@ -92,47 +83,6 @@ class Target:
     @property
     def files(self) -> list[str]:
         return list(self.scope.paths)
-
-
-# Both faces take the base: pytest as an option, the bounded-review commands as --base.
-_REQUESTED = "the base option or the `base` setting"
-_NAME_A_BASE = "pass --bounded-review-base=REF (bounded-review commands: --base REF)"
-
-
-def resolve_base(
-    repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str = _REQUESTED
-) -> tuple[str, str]:
-    """The review base as (name, commit), in the order of CONTRACT §3 (``origin``: where an
-    explicit base came from, for the error that names it)."""
-    name, named_by = _base_ref(repo, explicit, env, origin)
-    return name, _require(repo, name, named_by)
-
-
-def _base_ref(
-    repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str
-) -> tuple[str, str | None]:
-    """The review base's name, in the order of CONTRACT §3, and what named it (``None`` for
-    ``origin/HEAD``, the last resort: when it is missing, no base could be determined)."""
-    named = _named_base(explicit, env, origin)
-    if named:
-        return named
-    upstream = _upstream(repo)
-    if upstream:
-        return upstream, "the branch's upstream"
-    return "origin/HEAD", None
-
-
-def _named_base(
-    explicit: str | None, env: Mapping[str, str], origin: str
-) -> tuple[str, str] | None:
-    """The review base's name and what named it, when named without asking git: explicitly,
-    or by a CI variable."""
-    if explicit:
-        return explicit, origin
-    for variable in CI_BASE_VARIABLES:
-        if env.get(variable):
-            return f"origin/{env[variable]}", f"{variable}={env[variable]}"
-    return None
 
 
 # The blobs a caller reads once the target is frozen, named by its base commit and tree.
@@ -223,72 +173,6 @@ def _diff_beside(
             batch.cancel()
 
 
-def _pr_base(
-    repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str, head: str
-) -> tuple[str, str]:
-    """The review base's name and its merge base with ``head``: one git process when both
-    resolve, the usual two (for their errors) otherwise."""
-    name, named_by = _base_ref(repo, explicit, env, origin)
-    if not name.startswith("-"):
-        proc = git.run(["merge-base", f"{name}^{{commit}}", head], repo.root, check=False)
-        if proc.returncode == 0:
-            return name, git.decode(proc.stdout).strip()
-    return name, _merge_base(repo, _require(repo, name, named_by), head)
-
-
-def _upstream(repo: git.Repo) -> str | None:
-    """The current branch's configured upstream, if any (even when its ref is gone)."""
-    branch = repo.branch()
-    if branch is None:
-        return None
-    proc = git.run(
-        ["rev-parse", "--abbrev-ref", "--symbolic-full-name", "@{upstream}"], repo.root, check=False
-    )
-    if proc.returncode == 0:
-        return git.decode(proc.stdout).strip()
-    merge = git.run(["config", "--get", f"branch.{branch}.merge"], repo.root, check=False)
-    if merge.returncode == 0:  # configured, but its ref is gone: never fall back silently
-        remote = git.run(["config", "--get", f"branch.{branch}.remote"], repo.root, check=False)
-        name = git.decode(merge.stdout).strip().removeprefix("refs/heads/")
-        where = git.decode(remote.stdout).strip() or "origin"
-        raise BaseRefError(
-            f"the upstream of {branch!r} ({where}/{name}) is gone: fetch it (git fetch {where}), "
-            f"set another (git branch --set-upstream-to=REF) or {_NAME_A_BASE}"
-        )
-    return None
-
-
-def _require(repo: git.Repo, ref: str, origin: str | None) -> str:
-    commit = repo.resolve(ref)
-    if commit is not None:
-        return commit
-    if origin is None:  # origin/HEAD, the last resort, is missing too
-        hint = f"; {_SHALLOW_HINT}" if repo.shallow else ""
-        raise BaseRefError(
-            "could not determine the review base: no upstream branch and no origin/HEAD; "
-            f"{_NAME_A_BASE} or set `base` in [tool.bounded-review]{hint}"
-        )
-    if repo.shallow:
-        raise BaseRefError(
-            f"base {ref!r} (from {origin}) is not in this repository; {_SHALLOW_HINT}"
-        )
-    raise BaseRefError(
-        f"base ref {ref!r} (from {origin}) is unknown: fetch it (git fetch origin) or "
-        f"{_NAME_A_BASE} naming an existing branch, tag or commit"
-    )
-
-
-def _merge_base(repo: git.Repo, base_commit: str, head: str) -> str:
-    proc = git.run(["merge-base", base_commit, head], repo.root, check=False)
-    if proc.returncode == 0:
-        return git.decode(proc.stdout).strip()
-    if repo.shallow:
-        raise BaseRefError(
-            f"the base {base_commit[:12]} and HEAD share no history here; {_SHALLOW_HINT}"
-        )
-    raise BaseRefError(f"the base {base_commit[:12]} and HEAD have no common ancestor")
-
-
 def tree_via_temp_index(
     repo: git.Repo,
     *,
@@ -357,7 +241,7 @@ def freeze(
     requested: RequestedKind,
     base: str | None = None,
     env: Mapping[str, str] | None = None,
-    base_origin: str = _REQUESTED,
+    base_origin: str = REQUESTED,
     at_head: tuple[str, str] | None = None,
     blobs: BlobNames | None = None,
 ) -> Target:
@@ -370,7 +254,7 @@ def freeze(
     head_tree = head_tree or repo.empty_tree()
     kind: TargetKind
     diff: tuple[str, str] | None = None
-    named = _named_base(base, env, base_origin)
+    named = named_base(base, env, base_origin)
     ahead = _ahead(repo, requested, named, (head, head_tree), blobs)
     try:
         advance = None if ahead is None else ahead.advance
@@ -384,7 +268,7 @@ def freeze(
         elif requested == "local-diff" or (requested == "auto" and tree != head_tree):
             kind = "local-diff"
             if base:
-                base_name, base_commit = base, _require(repo, base, base_origin)
+                base_name, base_commit = base, require(repo, base, base_origin)
             else:
                 base_name, base_commit = "HEAD", head
         else:
@@ -395,7 +279,7 @@ def freeze(
             if found is not None:
                 base_name, base_commit, diff = found
             else:
-                base_name, base_commit = _pr_base(repo, base, env, base_origin, head)
+                base_name, base_commit = pr_base(repo, base, env, base_origin, head)
         raw, patch = diff or _diff_beside(repo, base_commit, tree, blobs)
     finally:
         if ahead is not None:

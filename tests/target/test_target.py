@@ -10,14 +10,8 @@ from gitrepo import GitRepo
 from pytest_boundedreview.core.errors import BaseRefError, NotARepositoryError, UsageError
 from pytest_boundedreview.target import freeze as freezing
 from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import (
-    _REQUESTED,
-    Target,
-    _merge_base,
-    _pr_base,
-    freeze,
-    resolve_base,
-)
+from pytest_boundedreview.target.base import REQUESTED, merge_base_of, pr_base, resolve_base
+from pytest_boundedreview.target.freeze import Target, freeze
 
 
 def frozen(repo: GitRepo, kind: str = "auto", base: str | None = None, **env: str) -> Target:
@@ -352,14 +346,14 @@ def _two_steps(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
     base with ``head`` (or the error either step raises)."""
     try:
         name, commit = resolve_base(repo, ref, {})
-        return name, _merge_base(repo, commit, head)
+        return name, merge_base_of(repo, commit, head)
     except BaseRefError as exc:
         return str(exc)
 
 
 def _one_step(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
     try:
-        return _pr_base(repo, ref, {}, _REQUESTED, head)
+        return pr_base(repo, ref, {}, REQUESTED, head)
     except BaseRefError as exc:
         return str(exc)
 
