@@ -176,13 +176,21 @@ def from_excinfo(excinfo: pytest.ExceptionInfo[BaseException], root: Path) -> st
     typename = type(excinfo.value).__name__
     text = str(excinfo.value)
     message = normalise_message(text, root)
-    frames = excinfo.traceback.filter(excinfo)
-    if len(frames) == 0:
-        frames = excinfo.traceback
-    if not len(frames):
+    frames = _shown(excinfo)
+    if not frames:
         return f"{typename}: {message} @ ?"
     frame = f"{location(frames[-1].path, root)}::{frames[-1].name}"
     return f"{typename}: {message}{_explained(text, root)} @ {frame}{_statement(frames[-1])}"
+
+
+def _shown(excinfo: pytest.ExceptionInfo[BaseException]) -> list[TracebackEntry]:
+    """The frames pytest shows for a failure: without those that hide themselves
+    (``__tracebackhide__``) and, as for a ``unittest`` test, without unittest's own (its
+    modules set ``__unittest``), so a failed ``self.assertTrue`` is found in the test at its
+    call, not at the ``raise`` inside unittest that every such assertion shares."""
+    frames = list(excinfo.traceback.filter(excinfo)) or list(excinfo.traceback)
+    own = [entry for entry in frames if not entry.frame.f_globals.get("__unittest")]
+    return own or frames
 
 
 def _explained(text: str, root: Path) -> str:

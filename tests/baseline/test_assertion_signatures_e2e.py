@@ -64,3 +64,59 @@ def test_the_same_assertion_failing_again_moved_is_pre_existing(
     assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_shapes.py::test_shapes"]
     assert report["gate"]["review_clean"] == "yes"
     assert code == 0
+
+
+# The same two assertions as unittest's: every failed ``assertTrue`` raises from one line inside
+# unittest, so the failing frame is found where the test calls it, as pytest shows it.
+UNITTEST = (
+    "import unittest\n\n"
+    "from shapes import area, perimeter\n\n\n"
+    "class ShapesTest(unittest.TestCase):\n"
+    "    def test_shapes(self):\n"
+    "        self.assertTrue(perimeter(2, 3) == 10)\n"
+    "        self.assertTrue(area(2, 3) == 6)\n"
+)
+
+
+@pytest.fixture
+def unittest_shapes(project: GitRepo) -> GitRepo:
+    """At the base, ``ShapesTest.test_shapes`` fails on its second ``assertTrue``."""
+    project.commit({"shapes.py": CODE, "test_shapes.py": UNITTEST}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    return project
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_another_failed_unittest_assertion_is_a_changed_failure(
+    pytester: pytest.Pytester, unittest_shapes: GitRepo, xdist: list[str]
+) -> None:
+    fixed_and_broken = CODE.replace("w * h + 1  # the old bug", "w * h").replace(
+        "2 * (w + h)", "2 * (w + h) + 1"
+    )
+    unittest_shapes.commit({"shapes.py": fixed_and_broken}, "fix area, break perimeter")
+    code, report = review(pytester, *xdist)
+    (failure,) = report["tests"]["target_related"]
+    assert failure["nodeid"] == "test_shapes.py::ShapesTest::test_shapes"
+    assert failure["reason"].startswith("failure changed: was ")
+    assert (
+        "test_shapes.py::test_shapes :: self.assertTrue(perimeter(2, 3) == 10)"
+        in (failure["signature"])
+    )
+    assert "self.assertTrue(area(2, 3) == 6)" in failure["base_signature"]
+    assert code == 1
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_the_same_unittest_assertion_failing_again_moved_is_pre_existing(
+    pytester: pytest.Pytester, unittest_shapes: GitRepo, xdist: list[str]
+) -> None:
+    moved = UNITTEST.replace(
+        "    def test_shapes(self):\n", "    def test_shapes(self):\n        width = 2\n\n"
+    )
+    unittest_shapes.commit({"test_shapes.py": "# the shapes\n\n" + moved}, "move them down")
+    code, report = review(pytester, *xdist)
+    pre_existing = report["tests"]["pre_existing"]
+    assert [t["nodeid"] for t in pre_existing] == ["test_shapes.py::ShapesTest::test_shapes"]
+    assert "self.assertTrue(area(2, 3) == 6)" in pre_existing[0]["signature"]
+    assert report["gate"]["review_clean"] == "yes"
+    assert code == 0
