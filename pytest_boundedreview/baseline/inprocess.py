@@ -16,6 +16,7 @@ import pytest
 from _pytest.runner import runtestprotocol
 
 from .deadline import OutOfTime, limited
+from .outcomes import RERUNNING
 
 if TYPE_CHECKING:  # imported when a re-run is composed: an xdist worker never needs it
     from .rerun import RerunResult
@@ -50,11 +51,13 @@ def _passes(item: pytest.Item) -> bool:
     # Only pass or fail counts here: no traceback is rendered for a failure again.
     shown = getattr(item.config.option, "tbstyle", "auto")
     item.config.option.tbstyle = "no"
+    item.stash[RERUNNING] = True  # nor is a signature taken
     try:
         with _subtests_kept(item) as subtests:
             reports = runtestprotocol(item, nextitem=None, log=False)
     finally:
         item.config.option.tbstyle = shown
+        del item.stash[RERUNNING]
     ran = any(r.when == "call" and r.passed for r in reports)
     return ran and not any(r.failed for r in [*reports, *subtests])
 

@@ -19,6 +19,9 @@ from ..models.record import record
 from . import signature
 
 STAMP = "bounded_review_signature"
+# Set on a test while it re-runs in the session's own process (inprocess.py): only whether it
+# passes counts there and its reports are never logged, so they take no signature.
+RERUNNING = pytest.StashKey[bool]()
 # A session whose tests ran to the end, failing or not: what the review classifies.
 COMPLETED = (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED)
 
@@ -46,7 +49,7 @@ class SignatureStamp:
         self, item: pytest.Item, call: pytest.CallInfo[None]
     ) -> Generator[None, pytest.TestReport, pytest.TestReport]:
         report = yield
-        if report.outcome == "failed":
+        if report.outcome == "failed" and not item.stash.get(RERUNNING, False):
             if call.excinfo is not None:
                 stamp = signature.from_excinfo(call.excinfo, self.root)
             else:  # e.g. a strict xfail that passed

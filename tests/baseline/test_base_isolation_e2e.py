@@ -209,20 +209,19 @@ def test_ctrl_c_during_the_base_run(
 ) -> None:
     project, scratch, argv, env = slow_base
     run = _start_and_wait_for_base(argv, project.path, env, scratch)
-    # The base child starts at the first failure, while the session still runs: wait until the
-    # review itself waits for it, so Ctrl-C lands there and not in pytest's own session end.
+    # The base child starts at the first failure, while the session still runs, and is handed
+    # its tests as the session's end begins, before pytest's own plugins end it: wait until
+    # the review itself has begun (its flaky check comes after those), so Ctrl-C lands there
+    # and not in pytest's own session end.
     log = scratch.parent / "run.log"
     deadline = time.monotonic() + 120
-    while (
-        "failing test(s) at base" not in log.read_text(errors="replace")
-        and time.monotonic() < deadline
-    ):
+    while "(flaky check 1)" not in log.read_text(errors="replace") and time.monotonic() < deadline:
         time.sleep(0.1)
-    # The progress line is in the log while the work runs, not only when the run ends (CI logs
-    # are pipes).
-    assert "failing test(s) at base" in log.read_text(errors="replace"), (
-        "no progress line while waiting"
-    )
+    # The progress lines are in the log while the work runs, not only when the run ends (CI
+    # logs are pipes).
+    shown = log.read_text(errors="replace")
+    assert "failing test(s) at base" in shown, "no progress line while waiting"
+    assert "(flaky check 1)" in shown, "no progress line while waiting"
     run.send_signal(signal.SIGINT)
     try:
         run.wait(timeout=120)  # generous: a loaded 2-core machine

@@ -179,3 +179,46 @@ def test_a_session_stopped_at_its_first_failure_re_runs_nothing_on_the_workers(
     failing_everywhere(project)
     result, _ = review(pytester, "-n", "2", "-x")
     assert len(runs(log, pytester.path)["a"]) == 1, result.stdout.str()  # the session's run
+
+
+# A plugin that logs the folder of each failure signature taken, then takes it.
+SIGNED = """import os
+
+from pytest_boundedreview.baseline import signature
+
+_taken = signature.from_excinfo
+
+
+def counted(excinfo, root):
+    with open(os.environ["SIGNED_LOG"], "a") as out:
+        out.write(os.getcwd() + "\\n")
+    return _taken(excinfo, root)
+
+
+signature.from_excinfo = counted
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
+def test_a_re_run_in_the_process_takes_no_signature(
+    pytester: pytest.Pytester,
+    project: GitRepo,
+    log: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    xdist: list[str],
+) -> None:
+    """Only whether a test passes counts in the flaky check's re-run in the session's (or its
+    worker's) process: each failure at head is signed once, as its session reports it."""
+    plugins, signed = tmp_path / "plugins", tmp_path / "signed.log"
+    plugins.mkdir()
+    (plugins / "signed.py").write_text(SIGNED)
+    monkeypatch.setenv("PYTHONPATH", str(plugins))
+    monkeypatch.setenv("SIGNED_LOG", str(signed))
+    failing_everywhere(project)
+    with project.untouched():
+        result, report = review(pytester, "-p", "signed", *xdist)
+    assert ids(report, "pre_existing") == ["test_a.py::test_a"]
+    assert len(runs(log, pytester.path)["a"]) == 2  # the session's run and the re-run
+    at_head = [line for line in signed.read_text().splitlines() if Path(line) == pytester.path]
+    assert len(at_head) == 1, result.stdout.str()
