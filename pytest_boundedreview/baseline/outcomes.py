@@ -51,7 +51,8 @@ class SignatureStamp:
         report = yield
         if report.outcome == "failed" and not item.stash.get(RERUNNING, False):
             if call.excinfo is not None:
-                stamp = signature.from_excinfo(call.excinfo, self.root)
+                test = getattr(item, "obj", None) if isinstance(item, pytest.Function) else None
+                stamp = signature.from_excinfo(call.excinfo, self.root, test)
             else:  # e.g. a strict xfail that passed
                 stamp = "Failed: " + signature.normalise_message(str(report.longrepr), self.root)
             setattr(report, STAMP, stamp)

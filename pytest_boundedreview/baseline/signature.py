@@ -12,18 +12,18 @@ hash seed) are sorted.
 
 from __future__ import annotations
 
-import ast
-import bisect
 import functools
+import inspect
 import re
 import sys
 import tempfile
-import warnings
 from pathlib import Path
+from types import CodeType, TracebackType
 from typing import TYPE_CHECKING
 
 import pytest
-from _pytest._code.source import getstatementrange_ast
+
+from .statements import expression, statement
 
 if TYPE_CHECKING:
     from _pytest._code.code import TracebackEntry
@@ -169,8 +169,11 @@ def _doctest(value: BaseException, root: Path) -> str | None:
     return None
 
 
-def from_excinfo(excinfo: pytest.ExceptionInfo[BaseException], root: Path) -> str:
-    """The signature of a raised exception."""
+def from_excinfo(
+    excinfo: pytest.ExceptionInfo[BaseException], root: Path, test: object = None
+) -> str:
+    """The signature of a raised exception; ``test`` is the test function that raised it, if
+    known: where it called into the failing frame (when that is another) is part of it."""
     if (special := _doctest(excinfo.value, root)) is not None:
         return special
     typename = type(excinfo.value).__name__
@@ -180,7 +183,8 @@ def from_excinfo(excinfo: pytest.ExceptionInfo[BaseException], root: Path) -> st
     if not frames:
         return f"{typename}: {message} @ ?"
     frame = f"{location(frames[-1].path, root)}::{frames[-1].name}"
-    return f"{typename}: {message}{_explained(text, root)} @ {frame}{_statement(frames[-1])}"
+    failing = f"{frame}{_said(statement(frames[-1]))}{_called_from(excinfo, frames, test, root)}"
+    return f"{typename}: {message}{_explained(text, root)} @ {failing}"
 
 
 def _shown(excinfo: pytest.ExceptionInfo[BaseException]) -> list[TracebackEntry]:
@@ -193,60 +197,52 @@ def _shown(excinfo: pytest.ExceptionInfo[BaseException]) -> list[TracebackEntry]
     return own or frames
 
 
+def _called_from(
+    excinfo: pytest.ExceptionInfo[BaseException],
+    frames: list[TracebackEntry],
+    test: object,
+    root: Path,
+) -> str:
+    """Where the test's own function called into the failing frame, when that is another
+    (a helper's assertion, a library's ``raise``): `` <- file::test :: call`` with the call's
+    source text, so one helper failing at another of its calls in the test is another
+    failure; "" when the test's frame is the failing one or is not in the traceback."""
+    code = _code_of(test)
+    if code is None or frames[-1].frame.code.raw is code:
+        return ""
+    tb: TracebackType | None = excinfo.tb
+    called = None
+    while tb is not None:
+        if tb.tb_frame.f_code is code:
+            called = tb
+        tb = tb.tb_next
+    if called is None:
+        return ""
+    path = called.tb_frame.f_code.co_filename
+    return f" <- {location(path, root)}::{code.co_name}{_said(expression(called))}"
+
+
+def _code_of(test: object) -> CodeType | None:
+    """The code of a test function, its decorators' wrappers (``functools.wraps``) unwrapped,
+    a method's function taken; None for anything else."""
+    try:
+        function = inspect.unwrap(test) if callable(test) else None
+    except ValueError:  # a cycle of __wrapped__
+        return None
+    code = getattr(getattr(function, "__func__", function), "__code__", None)
+    return code if isinstance(code, CodeType) else None
+
+
+def _said(text: str) -> str:
+    """Source text as a signature holds it: `` :: text``, cut short; "" for none."""
+    return f" :: {text[:MAX_MESSAGE]}" if text else ""
+
+
 def _explained(text: str, root: Path) -> str:
     """pytest's explanation of a failed assertion, its ``where`` lines (numbers folded): which
     call gave the value, so two assertions of one shape stay apart."""
     where = [line for line in text.splitlines()[1:] if line.lstrip(" +").startswith("where ")]
     return "".join(f" / {normalise_message(line, root)}" for line in where[:MAX_WHERE])
-
-
-def _statement(entry: TracebackEntry) -> str:
-    """The failing statement as written, whitespace folded: moving it keeps it, another one
-    is another failure. The statement is pytest's (``TracebackEntry.statement``), found from
-    where its file's statements begin, worked out once for the session: a file of many
-    failures, or a failure re-run, is parsed once."""
-    try:
-        source = entry.frame.code.fullsource
-        if source is None or not 0 <= entry.lineno < len(source):
-            return ""
-        around = _around(_starts(str(source)), entry.lineno)
-        _, start, end = getstatementrange_ast(entry.lineno, source, astnode=around)
-        text = " ".join(str(source[start:end]).split())
-    except Exception:  # no source to read (a compiled or generated frame)
-        return ""
-    return f" :: {text[:MAX_MESSAGE]}" if text else ""
-
-
-@functools.lru_cache(maxsize=32)
-def _starts(text: str) -> tuple[int, ...]:
-    """The lines (from 0) where pytest's statement finder sees a statement of ``text`` begin:
-    each statement and ``except`` clause, each decorator of a definition, and the line before
-    an ``else`` or ``finally`` part's first statement. Kept instead of the parse, which is
-    thousands of objects the garbage collector would walk on every full collection for the
-    rest of the session (on a large suite, seconds)."""
-    with warnings.catch_warnings():  # as pytest parses it: its warnings were shown once
-        warnings.simplefilter("ignore")
-        tree = ast.parse(text, "source", "exec")
-    starts: list[int] = []
-    for node in ast.walk(tree):
-        if not isinstance(node, (ast.stmt, ast.ExceptHandler)):
-            continue
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            starts += (decorator.lineno - 1 for decorator in node.decorator_list)
-        starts.append(node.lineno - 1)
-        for name in ("orelse", "finalbody"):
-            part = getattr(node, name, None)
-            if part:
-                starts.append(part[0].lineno - 2)
-    return tuple(sorted(starts))
-
-
-def _around(starts: tuple[int, ...], lineno: int) -> ast.Module:
-    """A stand-in for the parse of a file whose statements begin at ``starts``, holding the
-    two around ``lineno``: pytest finds the same statement in it as in the whole file."""
-    at = bisect.bisect_right(starts, lineno)
-    edges = starts[max(at - 1, 0) : at + 1]
-    return ast.Module(body=[ast.Pass(lineno=line + 1) for line in edges], type_ignores=[])
 
 
 def from_text(longrepr: str, path: str, root: Path) -> str:

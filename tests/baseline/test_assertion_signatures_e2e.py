@@ -120,3 +120,54 @@ def test_the_same_unittest_assertion_failing_again_moved_is_pre_existing(
     assert "self.assertTrue(area(2, 3) == 6)" in pre_existing[0]["signature"]
     assert report["gate"]["review_clean"] == "yes"
     assert code == 0
+
+
+# The same two checks through a helper: its one assertion fails for both, with the same folded
+# message; where the test called it tells them apart.
+HELPER = (
+    "from shapes import area, perimeter\n\n\n"
+    "def check(got, want):\n"
+    "    assert got == want\n\n\n"
+    "def test_shapes():\n"
+    "    check(perimeter(2, 3), 10)\n"
+    "    check(area(2, 3), 6)\n"
+)
+
+
+@pytest.fixture
+def helper_shapes(project: GitRepo) -> GitRepo:
+    """At the base, ``test_shapes`` fails in its second ``check``."""
+    project.commit({"shapes.py": CODE, "test_shapes.py": HELPER}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    return project
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_a_helper_failing_at_another_call_is_a_changed_failure(
+    pytester: pytest.Pytester, helper_shapes: GitRepo, xdist: list[str]
+) -> None:
+    fixed_and_broken = CODE.replace("w * h + 1  # the old bug", "w * h").replace(
+        "2 * (w + h)", "2 * (w + h) + 1"
+    )
+    helper_shapes.commit({"shapes.py": fixed_and_broken}, "fix area, break perimeter")
+    code, report = review(pytester, *xdist)
+    (failure,) = report["tests"]["target_related"]
+    assert failure["reason"].startswith("failure changed: was ")
+    assert failure["signature"].endswith(
+        "test_shapes.py::check :: assert got == want"
+        " <- test_shapes.py::test_shapes :: check(perimeter(2, 3), 10)"
+    )
+    assert failure["base_signature"].endswith(":: check(area(2, 3), 6)")
+    assert code == 1
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+def test_a_helper_failing_again_at_the_same_call_moved_is_pre_existing(
+    pytester: pytest.Pytester, helper_shapes: GitRepo, xdist: list[str]
+) -> None:
+    moved = HELPER.replace("def test_shapes():\n", "def test_shapes():\n    width = 2\n\n")
+    helper_shapes.commit({"test_shapes.py": "# the shapes\n\n" + moved}, "move the checks down")
+    code, report = review(pytester, *xdist)
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_shapes.py::test_shapes"]
+    assert report["gate"]["review_clean"] == "yes"
+    assert code == 0

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import functools
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -148,6 +150,81 @@ def test_an_assertion_is_told_apart_by_its_statement_and_where_lines() -> None:
     assert signatures[0].endswith(":: assert value(x) == 3")
 
 
+def _check(got: int, want: int) -> None:
+    assert got == want
+
+
+def _signed(test: Callable[[], None]) -> str:
+    with pytest.raises(AssertionError) as info:
+        test()
+    return from_excinfo(info, Path(__file__).parent, test)
+
+
+def test_a_helpers_failure_names_where_the_test_called_it() -> None:
+    def calls_it_twice() -> None:
+        _check(1, 1 + 1)
+
+    def calls_it_elsewhere() -> None:
+        _check(1, 1)
+        _check(
+            1,  # the same call, over three lines
+            1 + 1,
+        )
+
+    def calls_it_otherwise() -> None:
+        _check(1, 3)
+
+    first = _signed(calls_it_twice)
+    assert first.endswith(
+        ":: assert got == want <- test_signature.py::calls_it_twice :: _check(1, 1 + 1)"
+    ), first
+    split = _signed(calls_it_elsewhere)
+    assert split.endswith(
+        "<- test_signature.py::calls_it_elsewhere"
+        " :: _check( 1, # the same call, over three lines 1 + 1, )"
+    ), split
+    # the message's numbers fold: only the call, as written, tells these two apart
+    otherwise = _signed(calls_it_otherwise)
+    assert otherwise.split(" <- ")[0] == first.split(" <- ")[0]
+    assert otherwise.endswith(":: _check(1, 3)")
+
+
+def test_a_call_after_other_text_on_its_line_is_cut_where_it_begins_and_ends() -> None:
+    def non_ascii() -> None:
+        é = "ü"; _check(len("äö"), len(é))  # fmt: skip  # noqa: E702
+
+    assert _signed(non_ascii).endswith(':: _check(len("äö"), len(é))')
+
+
+def test_a_decorated_test_is_found_through_its_wrapper() -> None:
+    def logged(function: Callable[[], None]) -> Callable[[], None]:
+        @functools.wraps(function)
+        def wrapper() -> None:
+            function()
+
+        return wrapper
+
+    @logged
+    def decorated() -> None:
+        _check(2, 3)
+
+    assert _signed(decorated).endswith("<- test_signature.py::decorated :: _check(2, 3)")
+
+
+def test_no_call_site_when_the_test_fails_itself_or_is_not_in_the_traceback() -> None:
+    def fails_itself() -> None:
+        assert 2 == 3
+
+    def elsewhere() -> None:
+        pass
+
+    assert " <- " not in _signed(fails_itself)
+    with pytest.raises(AssertionError) as info:
+        _check(2, 3)
+    assert " <- " not in from_excinfo(info, Path(__file__).parent, elsewhere)
+    assert " <- " not in from_excinfo(info, Path(__file__).parent, "not a function")
+
+
 def test_same_failure_in_two_checkouts_has_one_signature() -> None:
     text = "E   ModuleNotFoundError: No module named 'x'\n"
     assert from_text(text, "t.py", Path("/a")) == from_text(text, "t.py", Path("/b"))
@@ -217,7 +294,7 @@ def matched(command):
 def _pytests_statement(lines: list[int], text: str) -> list[tuple[int, int | None]]:
     from _pytest._code.source import Source, getstatementrange_ast
 
-    from pytest_boundedreview.baseline.signature import _around, _starts
+    from pytest_boundedreview.baseline.statements import _around, _starts
 
     source = Source(text)
     found = []
