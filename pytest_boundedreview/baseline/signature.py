@@ -218,15 +218,24 @@ def _called_from(
         tb = tb.tb_next
     if called is None:
         return ""
-    path = called.tb_frame.f_code.co_filename
-    return f" <- {location(path, root)}::{code.co_name}{_said(expression(called))}"
+    try:
+        text = expression(called)
+        if text is None:  # no positions (Python 3.10): the statement the call is in
+            text = next((statement(e) for e in frames if e.frame.raw is called.tb_frame), "")
+    except Exception:  # a signature never breaks the session: the call's text is left out
+        text = ""
+    return f" <- {location(code.co_filename, root)}::{code.co_name}{_said(text)}"
 
 
 def _code_of(test: object) -> CodeType | None:
-    """The code of a test function, its decorators' wrappers (``functools.wraps``) unwrapped,
-    a method's function taken; None for anything else."""
+    """The code of a test function: its decorators' wrappers (``functools.wraps``) unwrapped,
+    Hypothesis's ``@given`` proxy taken for the test it runs, a method's function taken; None
+    for anything else."""
     try:
         function = inspect.unwrap(test) if callable(test) else None
+        inner = getattr(getattr(function, "hypothesis", None), "inner_test", None)
+        if callable(inner):
+            function = inspect.unwrap(inner)
     except ValueError:  # a cycle of __wrapped__
         return None
     code = getattr(getattr(function, "__func__", function), "__code__", None)

@@ -12,6 +12,7 @@ import bisect
 import functools
 import itertools
 import linecache
+import sys
 import warnings
 from types import TracebackType
 from typing import TYPE_CHECKING
@@ -20,6 +21,9 @@ from _pytest._code.source import getstatementrange_ast
 
 if TYPE_CHECKING:
     from _pytest._code.code import TracebackEntry
+
+# Whether code objects keep each instruction's source span (Python 3.11 and later).
+POSITIONS = sys.version_info >= (3, 11)
 
 
 def statement(entry: TracebackEntry) -> str:
@@ -70,19 +74,23 @@ def _around(starts: tuple[int, ...], lineno: int) -> ast.Module:
     return ast.Module(body=[ast.Pass(lineno=line + 1) for line in edges], type_ignores=[])
 
 
-def expression(tb: TracebackType) -> str:
+def expression(tb: TracebackType) -> str | None:
     """The source text of the call a traceback entry was making, whitespace folded: its
-    expression's span, from the code's positions (Python 3.11 and later), else its line."""
+    expression's span, from the code's positions; "" when they name no span of the file the
+    code says it comes from (code compiled from other source, then given a test's file and
+    line); None where the interpreter keeps no positions (before Python 3.11)."""
     code = tb.tb_frame.f_code
-    lines = linecache.getlines(code.co_filename, tb.tb_frame.f_globals)
     positions = getattr(code, "co_positions", None)
-    if positions is not None:
-        at = next(itertools.islice(positions(), tb.tb_lasti // 2, None), None)
-        if at is not None and None not in at and 0 < at[0] <= at[1] <= len(lines):
-            start, end, column, end_column = at  # the columns count UTF-8 bytes
-            span = [line.encode() for line in lines[start - 1 : end]]
-            span[-1] = span[-1][:end_column]
-            span[0] = span[0][column:]
-            return " ".join(b"".join(span).decode(errors="replace").split())
-    line = tb.tb_lineno
-    return " ".join(lines[line - 1].split()) if line is not None and 0 < line <= len(lines) else ""
+    if not POSITIONS or positions is None:
+        return None
+    at = next(itertools.islice(positions(), tb.tb_lasti // 2, None), None)
+    lines = linecache.getlines(code.co_filename, tb.tb_frame.f_globals)
+    if at is None or None in at:
+        return ""
+    start, end, column, end_column = at  # the columns count UTF-8 bytes
+    if not code.co_firstlineno <= start <= end <= len(lines):
+        return ""
+    span = [line.encode() for line in lines[start - 1 : end]]
+    span[-1] = span[-1][:end_column]
+    span[0] = span[0][column:]
+    return " ".join(b"".join(span).decode(errors="replace").split())

@@ -346,6 +346,7 @@ def test_rootdir_below_the_repository_root(pytester: pytest.Pytester, project: G
     (failure,) = report["tests"]["pre_existing"]
     assert failure["signature"] == (
         "ValueError: bad @ lib/calc.py::legacy :: raise ValueError('bad')"
+        " <- proj/test_c.py::test_legacy :: legacy(1)"
     )
     assert result.ret == 0
 

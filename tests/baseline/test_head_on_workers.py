@@ -189,10 +189,10 @@ from pytest_boundedreview.baseline import signature
 _taken = signature.from_excinfo
 
 
-def counted(excinfo, root):
+def counted(excinfo, root, test=None):
     with open(os.environ["SIGNED_LOG"], "a") as out:
         out.write(os.getcwd() + "\\n")
-    return _taken(excinfo, root)
+    return _taken(excinfo, root, test)
 
 
 signature.from_excinfo = counted

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_boundedreview.baseline import statements
 from pytest_boundedreview.baseline.signature import (
     from_excinfo,
     from_text,
@@ -189,6 +190,34 @@ def test_a_helpers_failure_names_where_the_test_called_it() -> None:
     assert otherwise.endswith(":: _check(1, 3)")
 
 
+def test_without_positions_the_call_is_the_statement_it_is_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Before Python 3.11 code keeps no source spans: the statement holding the call, as
+    pytest finds it, stands for it, a call over several lines whole."""
+    monkeypatch.setattr(statements, "POSITIONS", False)
+
+    def over_lines() -> None:
+        kept = _check(
+            2,
+            3,
+        )
+        assert kept is None
+
+    def otherwise() -> None:
+        kept = _check(
+            2,
+            4,
+        )
+        assert kept is None
+
+    assert _signed(over_lines).endswith(
+        "<- test_signature.py::over_lines :: kept = _check( 2, 3, )"
+    )
+    assert _signed(otherwise).endswith(":: kept = _check( 2, 4, )")
+
+
+@pytest.mark.skipif(not statements.POSITIONS, reason="source spans: Python 3.11 and later")
 def test_a_call_after_other_text_on_its_line_is_cut_where_it_begins_and_ends() -> None:
     def non_ascii() -> None:
         é = "ü"; _check(len("äö"), len(é))  # fmt: skip  # noqa: E702
@@ -209,6 +238,23 @@ def test_a_decorated_test_is_found_through_its_wrapper() -> None:
         _check(2, 3)
 
     assert _signed(decorated).endswith("<- test_signature.py::decorated :: _check(2, 3)")
+
+
+def test_a_hypothesis_test_is_found_through_its_proxy() -> None:
+    """``@given`` runs the test through a proxy made from other source, which says it is the
+    test's file and line: the call is found in the test itself, whatever decorates it."""
+    hypothesis = pytest.importorskip("hypothesis")
+    strategies = pytest.importorskip("hypothesis.strategies")
+
+    def body(x: int) -> None:
+        _check(x, 0)
+
+    given = hypothesis.given(strategies.integers(min_value=1, max_value=3))
+    plain = given(body)
+    configured = hypothesis.settings(deadline=None, database=None)(given(body))
+    signatures = {_signed(plain), _signed(configured)}
+    assert len(signatures) == 1, signatures
+    assert signatures.pop().endswith("<- test_signature.py::body :: _check(x, 0)")
 
 
 def test_no_call_site_when_the_test_fails_itself_or_is_not_in_the_traceback() -> None:
