@@ -183,7 +183,11 @@ def from_excinfo(
     if not frames:
         return f"{typename}: {message} @ ?"
     frame = f"{location(frames[-1].path, root)}::{frames[-1].name}"
-    failing = f"{frame}{_said(statement(frames[-1]))}{_called_from(excinfo, frames, test, root)}"
+    try:
+        called = _called_from(excinfo, frames, test, root)
+    except Exception:  # a signature never breaks the session: the call is left out
+        called = ""
+    failing = f"{frame}{_said(statement(frames[-1]))}{called}"
     return f"{typename}: {message}{_explained(text, root)} @ {failing}"
 
 
@@ -218,12 +222,9 @@ def _called_from(
         tb = tb.tb_next
     if called is None:
         return ""
-    try:
-        text = expression(called)
-        if text is None:  # no positions (Python 3.10): the statement the call is in
-            text = next((statement(e) for e in frames if e.frame.raw is called.tb_frame), "")
-    except Exception:  # a signature never breaks the session: the call's text is left out
-        text = ""
+    text = expression(called)
+    if text is None:  # no positions (Python 3.10): the statement the call is in
+        text = next((statement(e) for e in frames if e.frame.raw is called.tb_frame), "")
     return f" <- {location(code.co_filename, root)}::{code.co_name}{_said(text)}"
 
 

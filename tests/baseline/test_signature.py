@@ -386,3 +386,20 @@ def test_a_failure_leaves_no_parse_of_its_file_behind() -> None:
     after = sum(isinstance(o, ast.AST) for o in gc.get_objects())
     assert signature.endswith(':: raise ValueError("bad")')
     assert after == before
+
+
+def test_a_test_that_cannot_be_looked_into_leaves_its_call_out() -> None:
+    """Whatever the test object does when asked, the signature is taken, without the call."""
+
+    class Hostile:
+        def __call__(self) -> None:
+            _check(2, 3)
+
+        def __getattr__(self, name: str) -> object:
+            raise RuntimeError(f"asked for {name}")
+
+    hostile = Hostile()
+    with pytest.raises(AssertionError) as info:
+        hostile()
+    signature = from_excinfo(info, Path(__file__).parent, hostile)
+    assert signature.endswith("test_signature.py::_check :: assert got == want")
