@@ -20,6 +20,10 @@ TEST = (
     "    assert perimeter(2, 3) == 10\n"
     "    assert area(2, 3) == 6\n"
 )
+# The change: area's old bug fixed, perimeter broken; the same failing test fails elsewhere.
+FIXED_AND_BROKEN = CODE.replace("w * h + 1  # the old bug", "w * h").replace(
+    "2 * (w + h)", "2 * (w + h) + 1"
+)
 XDIST = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 
 
@@ -29,22 +33,24 @@ def review(pytester: pytest.Pytester, *args: str) -> tuple[int, dict[str, Any]]:
     return result.ret, report
 
 
+def at_base(project: GitRepo, test: str) -> GitRepo:
+    """``project`` with the shapes and ``test`` on ``main``, on a new branch ``feature``."""
+    project.commit({"shapes.py": CODE, "test_shapes.py": test}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    return project
+
+
 @pytest.fixture
 def shapes(project: GitRepo) -> GitRepo:
     """At the base, ``test_shapes`` fails on its second assertion (area's old bug)."""
-    project.commit({"shapes.py": CODE, "test_shapes.py": TEST}, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    return project
+    return at_base(project, TEST)
 
 
 @pytest.mark.parametrize("xdist", XDIST)
 def test_fixing_one_function_and_breaking_another_is_a_changed_failure(
     pytester: pytest.Pytester, shapes: GitRepo, xdist: list[str]
 ) -> None:
-    fixed_and_broken = CODE.replace("w * h + 1  # the old bug", "w * h").replace(
-        "2 * (w + h)", "2 * (w + h) + 1"
-    )
-    shapes.commit({"shapes.py": fixed_and_broken}, "fix area, break perimeter")
+    shapes.commit({"shapes.py": FIXED_AND_BROKEN}, "fix area, break perimeter")
     code, report = review(pytester, *xdist)
     (failure,) = report["tests"]["target_related"]
     assert failure["nodeid"] == "test_shapes.py::test_shapes"
@@ -81,19 +87,14 @@ UNITTEST = (
 @pytest.fixture
 def unittest_shapes(project: GitRepo) -> GitRepo:
     """At the base, ``ShapesTest.test_shapes`` fails on its second ``assertTrue``."""
-    project.commit({"shapes.py": CODE, "test_shapes.py": UNITTEST}, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    return project
+    return at_base(project, UNITTEST)
 
 
 @pytest.mark.parametrize("xdist", XDIST)
 def test_another_failed_unittest_assertion_is_a_changed_failure(
     pytester: pytest.Pytester, unittest_shapes: GitRepo, xdist: list[str]
 ) -> None:
-    fixed_and_broken = CODE.replace("w * h + 1  # the old bug", "w * h").replace(
-        "2 * (w + h)", "2 * (w + h) + 1"
-    )
-    unittest_shapes.commit({"shapes.py": fixed_and_broken}, "fix area, break perimeter")
+    unittest_shapes.commit({"shapes.py": FIXED_AND_BROKEN}, "fix area, break perimeter")
     code, report = review(pytester, *xdist)
     (failure,) = report["tests"]["target_related"]
     assert failure["nodeid"] == "test_shapes.py::ShapesTest::test_shapes"
@@ -137,19 +138,14 @@ HELPER = (
 @pytest.fixture
 def helper_shapes(project: GitRepo) -> GitRepo:
     """At the base, ``test_shapes`` fails in its second ``check``."""
-    project.commit({"shapes.py": CODE, "test_shapes.py": HELPER}, "base")
-    project.git("checkout", "--quiet", "-b", "feature")
-    return project
+    return at_base(project, HELPER)
 
 
 @pytest.mark.parametrize("xdist", XDIST)
 def test_a_helper_failing_at_another_call_is_a_changed_failure(
     pytester: pytest.Pytester, helper_shapes: GitRepo, xdist: list[str]
 ) -> None:
-    fixed_and_broken = CODE.replace("w * h + 1  # the old bug", "w * h").replace(
-        "2 * (w + h)", "2 * (w + h) + 1"
-    )
-    helper_shapes.commit({"shapes.py": fixed_and_broken}, "fix area, break perimeter")
+    helper_shapes.commit({"shapes.py": FIXED_AND_BROKEN}, "fix area, break perimeter")
     code, report = review(pytester, *xdist)
     (failure,) = report["tests"]["target_related"]
     assert failure["reason"].startswith("failure changed: was ")
