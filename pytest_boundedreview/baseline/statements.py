@@ -84,10 +84,10 @@ def expression(tb: TracebackType) -> str | None:
     if not POSITIONS or positions is None:
         return None
     at = next(itertools.islice(positions(), tb.tb_lasti // 2, None), None)
-    lines = linecache.getlines(code.co_filename, tb.tb_frame.f_globals)
     if at is None or None in at:
         return ""
     start, end, column, end_column = at  # the columns count UTF-8 bytes
+    lines = linecache.getlines(code.co_filename, tb.tb_frame.f_globals)
     if not code.co_firstlineno <= start <= end <= len(lines):
         return ""
     span = [line.encode() for line in lines[start - 1 : end]]
