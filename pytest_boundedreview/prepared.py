@@ -3,6 +3,8 @@ frozen, the base's rules and the waivers."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -62,9 +64,28 @@ def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
             names = baseconfig.blob_names(repo, base_commit, rootdir)
             return [*names, *waiver_blobs(tree, settings, base_commit)]
 
-        # read beside the diff, remembered for the reads of the rules and the waivers
-        target = freeze(repo, settings.target, settings.base, at_head=at_head, blobs=blobs)
-        rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
+        def frozen(use: baseconfig.Chosen) -> tuple[Target, baseconfig.Ruled]:
+            # read beside the diff, remembered for the reads of the rules and the waivers
+            target = freeze(repo, use.target, use.base, at_head=at_head, blobs=blobs)
+            return target, baseconfig.rule(
+                repo, target.base_commit, settings, path, rootdir, overrides
+            )
+
+        def governed(rules: baseconfig.Ruled) -> baseconfig.Chosen:
+            return baseconfig.Chosen(rules.settings.base, rules.settings.target)
+
+        head = at_head[0] if at_head else None
+        ahead = baseconfig.chosen(repo, settings, overrides, rootdir, head, os.environ)
+        use = ahead or baseconfig.Chosen(settings.base, settings.target)
+        target, rules = frozen(use)
+        if ahead is None and governed(rules) != use:  # the base names another base or target
+            use = governed(rules)
+            target, rules = frozen(use)
+        if governed(rules) != use:  # the base and target the freeze used hold
+            held = dataclasses.replace(rules.settings, base=use.base, target=use.target)
+            rules = dataclasses.replace(rules, settings=held)
+        if rules.settings.state_dir != settings.state_dir:  # the base's, checked as the change's
+            approver(repo, collection(config))(rules.settings)
         waivers = load_waivers(repo, target.tree, rules.settings, target.base_commit)
     except FatalError as exc:
         raise pytest.UsageError(f"bounded-review: {exc}") from None
