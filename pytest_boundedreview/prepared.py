@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,9 +43,12 @@ def collection(config: pytest.Config) -> Collection:
     return from_session(config.rootpath, ini("testpaths"), ini("norecursedirs"), source)
 
 
-def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
-    """The session's repository, settings and frozen change; a ``pytest.UsageError`` naming
-    what is wrong when they cannot be read."""
+def prepare(
+    config: pytest.Config, option_keys: list[str], environ: Mapping[str, str] | None = None
+) -> Prepared:
+    """The session's repository, settings and frozen change (its base named by the CI
+    variables of ``environ``, the environment the session started with); a
+    ``pytest.UsageError`` naming what is wrong when they cannot be read."""
     rootdir = Path(config.rootpath)
     try:
         repo, at_head = git.open_at_head(rootdir)
@@ -66,7 +69,7 @@ def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
 
         def frozen(use: baseconfig.Chosen) -> tuple[Target, baseconfig.Ruled]:
             # read beside the diff, remembered for the reads of the rules and the waivers
-            target = freeze(repo, use.target, use.base, at_head=at_head, blobs=blobs)
+            target = freeze(repo, use.target, use.base, environ, at_head=at_head, blobs=blobs)
             return target, baseconfig.rule(
                 repo, target.base_commit, settings, path, rootdir, overrides
             )
@@ -75,7 +78,9 @@ def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
             return baseconfig.Chosen(rules.settings.base, rules.settings.target)
 
         head = at_head[0] if at_head else None
-        ahead = baseconfig.chosen(repo, settings, overrides, rootdir, head, os.environ)
+        ahead = baseconfig.chosen(
+            repo, settings, overrides, rootdir, head, os.environ if environ is None else environ
+        )
         use = ahead or baseconfig.Chosen(settings.base, settings.target)
         target, rules = frozen(use)
         if ahead is None and governed(rules) != use:  # the base names another base or target

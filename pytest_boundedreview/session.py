@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -36,8 +37,13 @@ SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 class BoundedReview:
     """The controller-side state of one bounded-review session."""
 
-    def __init__(self, config: pytest.Config, prepared: Prepared) -> None:
+    def __init__(
+        self, config: pytest.Config, prepared: Prepared, environ: Mapping[str, str] | None = None
+    ) -> None:
         self.config = config
+        # The environment the session started with, before the project's code ran (see
+        # plugin.py): what the processes the review starts are given.
+        self.environ = dict(os.environ) if environ is None else environ
         self.settings = settings = prepared.settings
         self.repo = repo = prepared.repo
         self.target = target = prepared.target
@@ -45,7 +51,7 @@ class BoundedReview:
         self.rules = prepared.rules
         self.collector = OutcomeCollector(repo.root)
         self.deselections = Deselections(repo.root)
-        self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
+        self._env_addopts = self.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
         self._announced = False
         self._workflow: list[str] = []
@@ -60,6 +66,7 @@ class BoundedReview:
             lambda: self._project,
             self._state(),
             self._progress,
+            self.environ,
         )
 
     @functools.cached_property
@@ -218,6 +225,7 @@ class BoundedReview:
                 self.repo, self.target.base_commit, self.settings, self.waivers
             ),
             rules=self.rules,
+            environ=self.environ,
         )
 
     def _counts(self) -> Counts:
@@ -355,7 +363,9 @@ class BoundedReview:
             self.report = build(evidence)
             path = self.settings.report_file(self._state())
             settings = self.settings
-            self._workflow = publish(self.report, path, settings.markdown, settings.sarif)
+            self._workflow = publish(
+                self.report, path, settings.markdown, settings.sarif, self.environ
+            )
         except FatalError as exc:
             self._progress(f"error: {exc}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

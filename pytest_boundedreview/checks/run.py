@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..baseline.childenv import child_env
@@ -37,18 +37,25 @@ class Ran:
     problem: str = ""
 
 
-def _env() -> dict[str, str]:
-    env = child_env()
+def _env(environ: Mapping[str, str] | None) -> dict[str, str]:
+    env = child_env(environ=environ)
     # Tools installed next to this interpreter (a virtualenv's bin/) come first.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
 
-def run_once(check: CheckConfig, root: Path, scope: Scope | None = None) -> Ran:
+def run_once(
+    check: CheckConfig,
+    root: Path,
+    scope: Scope | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Ran:
     """Run ``check`` with ``root`` as working directory and read its findings (``scope``: the
-    change's added lines, at head, so a new duplicate is the one the change added)."""
+    change's added lines, at head, so a new duplicate is the one the change added;
+    ``environ``: the session's environment as it started, else the process's)."""
     cap = SARIF_MAX_BYTES if check.format == "sarif" else OUTPUT_CAP  # big repos, big logs
-    out = subproc.run(check.command, cwd=root, env=_env(), timeout=check.timeout, cap=cap)
+    env = _env(environ)
+    out = subproc.run(check.command, cwd=root, env=env, timeout=check.timeout, cap=cap)
     if out.start_error:
         return Ran(None, True, f"could not start: {out.start_error}")
     if out.timed_out:
@@ -107,14 +114,16 @@ def run_all(
     progress: Callable[[str], None],
     scope: Scope | None = None,
     reuse: bool = False,
+    environ: Mapping[str, str] | None = None,
 ) -> list[CheckResult]:
     """Every configured check, classified against the base (run in a kept base checkout
-    with ``reuse``, as the base re-runs are: see target/kept.py)."""
+    with ``reuse``, as the base re-runs are: see target/kept.py), at both in ``environ``
+    (the session's environment as it started: not what the change's code set since)."""
     results: dict[str, CheckResult] = {}
     heads: dict[str, Ran] = {}
     for check in checks:
         progress(f"check {check.name}: running at head")
-        ran = run_once(check, repo.root, scope)
+        ran = run_once(check, repo.root, scope, environ)
         if ran.findings is None:
             results[check.name] = CheckResult(
                 name=check.name, required=check.required, status="not-run", detail=ran.problem
@@ -129,7 +138,7 @@ def run_all(
             with place(repo, base_commit) as checkout:
                 for check in needing_base:
                     progress(f"check {check.name}: running at base {base_commit[:12]}")
-                    bases[check.name] = run_once(check, checkout)
+                    bases[check.name] = run_once(check, checkout, environ=environ)
         except GitError as exc:
             for check in needing_base:
                 bases[check.name] = Ran(None, True, f"base unreachable: {exc}")
