@@ -20,8 +20,10 @@ from is then known. One checked by its source's time and size (what Python's imp
 says nothing of the bytes: a pyc compiled from the change's bytes, whose file was then given
 back the base's with the same size and time, matches it. Proving such a pyc the base's means
 compiling the base's bytes and comparing, which costs what giving it saves: it is not given,
-and the re-run compiles that module itself. Writes go to the copy only (never with ``sys.pycache_prefix``
-set, which would put them elsewhere), and a pyc the copy already holds for its bytes is kept.
+and the re-run compiles that module itself.
+
+Writes go to the copy only (never with ``sys.pycache_prefix`` set, which would put them
+elsewhere), and a pyc the copy already holds for its bytes is kept.
 Loaded on its own by ``redirect.py``, this file imports only the standard library (pytest's
 rewriting is asked of pytest, once it is there).
 """

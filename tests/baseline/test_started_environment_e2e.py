@@ -9,7 +9,9 @@ from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
 
 # limit() is 5, unless APP_MODE says lenient: then the base answers as the broken change does.
-APP = "import os\n\n\ndef limit():\n    return 10 if os.environ.get('APP_MODE') == 'lenient' else 5\n"
+APP = (
+    "import os\n\n\ndef limit():\n    return 10 if os.environ.get('APP_MODE') == 'lenient' else 5\n"
+)
 BROKEN = APP.replace("else 5", "else 10")
 TEST = "from app import limit\n\n\ndef test_limit():\n    assert limit() == 5\n"
 LENIENT = "import os\n\nos.environ['APP_MODE'] = 'lenient'\n"
@@ -17,7 +19,10 @@ LENIENT = "import os\n\nos.environ['APP_MODE'] = 'lenient'\n"
 # Where the change sets the variable, each imported before the tests run.
 SETTERS = {
     "conftest": {"app.py": BROKEN, "conftest.py": LENIENT},
-    "test-module": {"app.py": BROKEN, "test_setup.py": LENIENT + "\n\ndef test_setup():\n    pass\n"},
+    "test-module": {
+        "app.py": BROKEN,
+        "test_setup.py": LENIENT + "\n\ndef test_setup():\n    pass\n",
+    },
     "package-code": {"app.py": LENIENT + APP},
 }
 
@@ -111,3 +116,36 @@ def test_a_variable_the_session_started_with_reaches_the_base(
     assert ids(report, "pre_existing") == ["test_app.py::test_limit"]
     assert report["gate"]["review_clean"] == "yes"
     assert result.ret == 0
+
+
+CHECK = (
+    "import sys\n\nfrom app import limit\n\n"
+    "if limit() != 5:\n    print(f'limit is {limit()}')\n    sys.exit(1)\n"
+)
+CHECKED = '[[tool.bounded-review.checks]]\nname = "limit"\ncommand = ["python", "check.py"]\n'
+
+
+def test_a_check_command_at_the_base_gets_the_environment_the_session_started_with(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    """The check finds the change's broken limit at head; given what the change's conftest
+    set, the base would find it too, and the finding would be pre-existing."""
+    project.commit(
+        {
+            "app.py": APP,
+            "check.py": CHECK,
+            "test_ok.py": "def test_ok():\n    pass\n",
+            "pyproject.toml": CHECKED,
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": BROKEN, "conftest.py": LENIENT}, "break limit, and say lenient")
+    with project.untouched():
+        result, report = review(pytester)
+    [check] = report["checks"]
+    assert check["status"] == "fail"
+    assert [f["rule"] for f in check["target_related"]] == ["limit:exit"]
+    assert check["pre_existing"] == []
+    assert report["gate"]["review_clean"] == "no"
+    assert result.ret == 1
