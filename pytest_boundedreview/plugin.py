@@ -94,10 +94,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # Imported here: plain pytest runs without the flag never pay for the engine's imports.
     from .baseline.outcomes import SignatureStamp
     from .baseline.signature import checkout_root
+    from .core.redaction import Redactor
 
-    # Signatures are taken where tests run: here, or on each xdist worker.
+    # Signatures are taken where tests run: here, or on each xdist worker, scrubbed of the
+    # secrets of the environment as it is before any test runs.
     root = checkout_root(Path(config.rootpath))
-    config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
+    stamp = SignatureStamp(root, Redactor(os.environ))
+    config.pluginmanager.register(stamp, "bounded-review-stamp")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
         from .baseline.onworkers import asked

@@ -19,6 +19,7 @@ from .baseline.wholeness import Session as SessionView
 from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
+from .core.redaction import Redactor
 from .core.selecting import Selection
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
@@ -49,7 +50,7 @@ class BoundedReview:
         self.target = target = prepared.target
         self.waivers = prepared.waivers
         self.rules = prepared.rules
-        self.collector = OutcomeCollector(repo.root)
+        self.collector = OutcomeCollector(repo.root, Redactor(os.environ))
         self.deselections = Deselections(repo.root)
         self._env_addopts = self.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None

@@ -47,10 +47,10 @@ def environment_digest() -> str:
 
 
 # Answers of base runs that imported the base's code only (see basefirst.py), with the
-# signatures of signature.py as it folds messages and finds the failing frame now, and the ids
-# of tests the base did not collect told apart (classify.py): answers cached before that are
-# not read.
-ANSWERS = "base-code-only; signatures 5; unlisted ids"
+# signatures of signature.py as it scrubs and folds messages and finds the failing frame now,
+# and the ids of tests the base did not collect told apart (classify.py): answers cached before
+# that are not read.
+ANSWERS = "base-code-only; signatures 6; unlisted ids"
 
 
 # Options that change what pytest prints or writes, never a test's outcome: a run that differs

@@ -224,7 +224,8 @@ class SessionReruns:
         try:
             if isinstance(begun, BaseException):
                 raise begun
-            return conclude(begun or self._begin(), self._progress)
+            concluded = conclude(begun or self._begin(), self._progress)
+            return concluded.scrubbed(self.collector.redact)
         finally:  # its answers are in; the checks' base runs need its kept checkout free,
             # while without them the child stays for the lanes' reproductions at the base
             self._at_base.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -10,6 +11,7 @@ from pathlib import Path
 from ..baseline.childenv import child_env
 from ..core import subproc
 from ..core.errors import GitError
+from ..core.redaction import Redactor
 from ..core.tables import CheckConfig
 from ..models.finding import CheckFinding
 from ..models.record import record
@@ -52,9 +54,14 @@ def run_once(
 ) -> Ran:
     """Run ``check`` with ``root`` as working directory and read its findings (``scope``: the
     change's added lines, at head, so a new duplicate is the one the change added;
-    ``environ``: the session's environment as it started, else the process's)."""
+    ``environ``: the session's environment as it started, else the process's).
+
+    What the check says is scrubbed of the secrets of the environment it ran with before its
+    findings are fingerprinted: the same text at base and head, so they still match, and a
+    rotated secret does not make a finding new."""
     cap = SARIF_MAX_BYTES if check.format == "sarif" else OUTPUT_CAP  # big repos, big logs
     env = _env(environ)
+    redact = Redactor(env)  # compiled only if there is something to scrub
     out = subproc.run(check.command, cwd=root, env=env, timeout=check.timeout, cap=cap)
     if out.start_error:
         return Ran(None, True, f"could not start: {out.start_error}")
@@ -70,11 +77,13 @@ def run_once(
         elif check.format == "gnu":
             raw = parse_gnu(out.stdout.decode("utf-8", "replace"), root)
     except CheckOutputError as exc:
-        return Ran(None, True, str(exc))
+        return Ran(None, True, redact(str(exc)))
     if failed and not raw:  # a failure without findings is one finding: the check failed
         tail = (out.stderr or out.stdout).decode("utf-8", "replace").strip().splitlines()
-        message = f"exit {out.returncode}" + (f": {tail[-1][:200]}" if tail else "")
+        message = f"exit {out.returncode}" + (f": {redact(tail[-1])[:200]}" if tail else "")
         raw = [RawFinding(rule=f"{check.name}:exit", path=None, line=None, message=message)]
+    else:  # a passing check's empty answer is never looked at
+        raw = [dataclasses.replace(f, message=redact(f.message)) for f in raw]
     added = (lambda path, line: scope.is_added(path, line)) if scope is not None else None
     return Ran(fingerprinted(raw, root, added), failed or bool(raw))
 
