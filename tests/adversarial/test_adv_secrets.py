@@ -24,7 +24,7 @@ KEY = f"-----BEGIN RSA PRIVATE KEY-----\\n{KEY_BODY}\\n-----END RSA PRIVATE KEY-
 # What must not appear anywhere the review writes: each secret, and pieces of each that
 # survive the digits and hex runs a signature folds.
 LEAKS = (SECRET, "hunter2", "Horse-Battery", GHP, "ghp_a1B2", "c3D4e5", AWS, "IOSFODNN", KEY_BODY)
-LEAKS += ("MIIEow", "secretbody")
+LEAKS += ("MIIEow", "secretbody", "hunt", "Battery")
 
 ENV = {
     "MY_SERVICE_PASSWORD": SECRET,
@@ -81,7 +81,8 @@ def test_param(password):
 
 
 def test_old():
-    assert app.legacy(SECRET) == "fine", f"legacy for {{GHP}}: {{app.legacy(SECRET)}}"
+    assert app.legacy(SECRET) == "fine"  # pytest shortens the value: 'broken hunte...ttery'
+
 
 
 def test_harmless_old():
@@ -89,8 +90,20 @@ def test_harmless_old():
     assert flag == "false", f"flag {{flag}} key file {{path}} mode {{mode}}"
 
 
+def test_sub(subtests):
+    with subtests.test(msg="as", password=SECRET):
+        assert app.login(SECRET) == "ok"
+
+
 def test_fine():
     pass
+"""
+
+# A file that fails to import, the same at base and head.
+BROKEN = f"""\
+import os
+
+raise RuntimeError("cannot connect with " + os.environ["MY_SERVICE_PASSWORD"] + " {AWS}")
 """
 
 LANE = """\
@@ -125,7 +138,8 @@ def setup(project: GitRepo, tmp_path: Path) -> Path:
         f'name = "audit"\ncommand = {json.dumps([sys.executable, "-c", AUDIT])}\n'
     )
     files = {"pyproject.toml": config, "app.py": APP_BASE, "test_client.py": TESTS}
-    project.commit({**files, "tokens.py": f"GHP = {GHP!r}\n"}, "base")
+    files |= {"tokens.py": f"GHP = {GHP!r}\n", "test_broken.py": BROKEN}
+    project.commit(files, "base")
     project.git("checkout", "--quiet", "-b", "feature")
     project.commit({"app.py": APP_HEAD}, "change")
     return packets
@@ -194,13 +208,22 @@ def test_secrets_in_failures_reach_no_output_and_failures_classify_as_before(
         "test_client.py::test_client",
         "test_client.py::test_literal",
         "test_client.py::test_param[[secret: MY_SERVICE_PASSWORD]]",
+        "test_client.py::test_sub",
     ]
-    assert sorted(old) == ["test_client.py::test_harmless_old", "test_client.py::test_old"]
+    assert sorted(old) == [
+        "test_broken.py",
+        "test_client.py::test_harmless_old",
+        "test_client.py::test_old",
+    ]
     client = new["test_client.py::test_client"]["signature"]
     for replaced in ("MY_SERVICE_PASSWORD", "github-token", "aws-access-key-id", "private-key"):
         assert f"[secret: {replaced}]" in client, client
     assert "[secret: github-token]" in new["test_client.py::test_literal"]["signature"]
     assert new["test_client.py::test_literal"]["reason"] == "passes at base"
+    sub = new["test_client.py::test_sub"]["signature"]
+    assert sub.startswith("[as password=[secret: MY_SERVICE_PASSWORD]]: AssertionError"), sub
+    broken = old["test_broken.py"]["signature"]
+    assert "[secret: MY_SERVICE_PASSWORD] [secret: aws-access-key-id]" in broken, broken
     # Ordinary text stays: short values and paths of secret-looking variables.
     harmless = old["test_client.py::test_harmless_old"]["signature"]
     assert "flag true key file /etc/app/key.pem mode N" in harmless, harmless
