@@ -97,10 +97,12 @@ def pytest_configure(config: pytest.Config) -> None:
     from .core.redaction import Redactor
 
     # Signatures are taken where tests run: here, or on each xdist worker, scrubbed of the
-    # secrets of the environment as it is before any test runs.
+    # secrets of the environment the session started with (a worker's, as it started).
     root = checkout_root(Path(config.rootpath))
-    stamp = SignatureStamp(root, Redactor(os.environ))
-    config.pluginmanager.register(stamp, "bounded-review-stamp")
+    environ = _STARTED.get(config.pluginmanager)
+    environ = os.environ.copy() if environ is None else environ
+    redactor = Redactor(environ)
+    config.pluginmanager.register(SignatureStamp(root, redactor), "bounded-review-stamp")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
         from .baseline.onworkers import asked
@@ -118,9 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import BoundedReview
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]
-    environ = _STARTED.get(config.pluginmanager)
-    environ = os.environ.copy() if environ is None else environ
-    session = BoundedReview(config, prepare(config, keys, environ), environ)
+    session = BoundedReview(config, prepare(config, keys, environ), environ, redactor)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
     config.pluginmanager.register(session.deselections, "bounded-review-deselected")

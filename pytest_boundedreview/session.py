@@ -19,7 +19,7 @@ from .baseline.wholeness import Session as SessionView
 from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
-from .core.redaction import Redactor
+from .core.redaction import Redact, Redactor
 from .core.selecting import Selection
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
@@ -39,7 +39,11 @@ class BoundedReview:
     """The controller-side state of one bounded-review session."""
 
     def __init__(
-        self, config: pytest.Config, prepared: Prepared, environ: Mapping[str, str] | None = None
+        self,
+        config: pytest.Config,
+        prepared: Prepared,
+        environ: Mapping[str, str] | None = None,
+        redact: Redact | None = None,
     ) -> None:
         self.config = config
         # The environment the session started with, before the project's code ran (see
@@ -50,7 +54,8 @@ class BoundedReview:
         self.target = target = prepared.target
         self.waivers = prepared.waivers
         self.rules = prepared.rules
-        self.collector = OutcomeCollector(repo.root, Redactor(os.environ))
+        # The stamp's redactor (plugin.py): failures scrubbed of the started environment's secrets.
+        self.collector = OutcomeCollector(repo.root, redact or Redactor(self.environ))
         self.deselections = Deselections(repo.root)
         self._env_addopts = self.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None

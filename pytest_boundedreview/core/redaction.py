@@ -27,6 +27,7 @@ class TokenFormat:
     label: str
     pattern: str
     cut: str
+    marks: tuple[str, ...]  # one of them is in every match: no mark, no pattern run
     extends: str = ""
 
 
@@ -41,17 +42,37 @@ TOKEN_FORMATS = (
         "private-key",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----",
         r"-----BEGIN (?:[A-Z0-9]+ )*PRIV[A-Z ]*",
+        ("-----BEGIN ",),
         _KEY_BODY,
     ),
-    TokenFormat("aws-access-key-id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b", r"\b(?:AKIA|ASIA)[0-9A-Z]*"),
-    TokenFormat("github-token", r"\bgh[pousr]_[A-Za-z0-9]{36,}\b", r"\bgh[pousr]_[A-Za-z0-9]*"),
-    TokenFormat("github-token", r"\bgithub_pat_[A-Za-z0-9_]{40,}\b", r"\bgithub_pat_[A-Za-z0-9_]*"),
     TokenFormat(
-        "slack-token", r"\bxox[baprse]-[A-Za-z0-9-]{10,}\b", r"\bxox[baprse]-[A-Za-z0-9-]*"
+        "aws-access-key-id",
+        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        r"\b(?:AKIA|ASIA)[0-9A-Z]*",
+        ("AKIA", "ASIA"),
+    ),
+    TokenFormat(
+        "github-token",
+        r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
+        r"\bgh[pousr]_[A-Za-z0-9]*",
+        tuple(f"gh{kind}_" for kind in "pousr"),
+    ),
+    TokenFormat(
+        "github-token",
+        r"\bgithub_pat_[A-Za-z0-9_]{40,}\b",
+        r"\bgithub_pat_[A-Za-z0-9_]*",
+        ("github_pat_",),
+    ),
+    TokenFormat(
+        "slack-token",
+        r"\bxox[baprse]-[A-Za-z0-9-]{10,}\b",
+        r"\bxox[baprse]-[A-Za-z0-9-]*",
+        tuple(f"xox{kind}-" for kind in "baprse"),
     ),
 )
 # What the built-in ``secrets`` scan matches on an added line.
 SCAN_PATTERN = "|".join(f.pattern for f in TOKEN_FORMATS)
+_MARKS = tuple(mark for form in TOKEN_FORMATS for mark in form.marks)
 _CUT = r"\.{3,}[\w+/=-]*"  # pytest's "..." and what is left of the end after it
 
 # A variable is secret when a word of its name says so (``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_
@@ -126,7 +147,10 @@ class Redactor:
         """``text`` with every secret replaced by ``[secret: <what it was>]``."""
         if not text:
             return text
-        text = self._pattern.sub(self._label, text)
+        # Substring searches first: most failure text holds no secret, and then the pattern
+        # (which tries every alternative at every position) is not run.
+        if any(value in text for value, _ in self._values) or any(m in text for m in _MARKS):
+            text = self._pattern.sub(self._label, text)
         if "..." in text and self._values:
             text = "".join(self._pieces(text))
         return text
@@ -139,11 +163,11 @@ class Redactor:
             if cut.start() < start:  # inside a piece already replaced
                 continue
             before = text[start : cut.start()]
-            name, size = self._longest(before, ends=True)
+            name, size = self._longest(before[-_MAX_PIECE:], ends=True)
             yield before[: len(before) - size] + (f"[secret: {name}]" if size else "")
             yield cut.group()
             start = cut.end()
-            name, size = self._longest(text[start:], ends=False)
+            name, size = self._longest(text[start : start + _MAX_PIECE], ends=False)
             if size:
                 yield f"[secret: {name}]"
                 start += size
@@ -155,9 +179,18 @@ class Redactor:
         ("", 0) for none."""
         best = ("", 0)
         for value, name in self._values:
-            stop = max(MIN_PIECE - 1, best[1])  # only a longer piece than the best so far
-            for size in range(min(len(value), len(text), _MAX_PIECE), stop, -1):
-                if text.endswith(value[:size]) if ends else text.startswith(value[-size:]):
-                    best = (name, size)
-                    break
+            size = _overlap(text, value) if ends else _overlap(value, text)
+            if size >= MIN_PIECE and size > best[1]:
+                best = (name, size)
         return best
+
+
+def _overlap(left: str, right: str) -> int:
+    """The length of the longest end of ``left`` that is a start of ``right``: tried only
+    where ``left`` holds ``right``'s first character, longest first."""
+    at = max(0, len(left) - len(right))
+    while (at := left.find(right[0], at)) != -1:
+        if right.startswith(left[at:]):
+            return len(left) - at
+        at += 1
+    return 0

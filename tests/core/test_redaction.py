@@ -118,10 +118,16 @@ def test_a_token_a_variable_holds_is_named_by_the_variable() -> None:
     assert Redactor({"GITHUB_TOKEN": GHP})(f"t={GHP}") == "t=[secret: GITHUB_TOKEN]"
 
 
-def test_nothing_is_compiled_until_a_text_is_scrubbed() -> None:
+def test_the_pattern_is_compiled_only_for_text_that_may_hold_a_secret() -> None:
+    """Made with the session, a redactor only copies the environment; text without a value or
+    a format's mark is never run through the pattern."""
     redact = Redactor(ENV)
     assert "_pattern" not in vars(redact)
     assert redact("") == ""
+    assert (
+        redact("AssertionError: assert 'refused' == 'ok'")
+        == "AssertionError: assert 'refused' == 'ok'"
+    )
     assert "_pattern" not in vars(redact)
-    redact("text")
+    assert redact(f"t={GHP}") == "t=[secret: github-token]"
     assert "_pattern" in vars(redact)
