@@ -26,11 +26,11 @@ class Classification:
     listed: frozenset[str] | None = None
 
     def scrubbed(self, redact: Redact) -> Classification:
-        """This classification as the report and the reviewers receive it: each failure's node
-        id (a parametrize id can hold a secret), reason and base signature, and the
-        limitations, scrubbed by ``redact``. Signatures were scrubbed where they were taken,
-        before base and head were compared; node ids only here, after every re-run and match
-        used them as they are."""
+        """This classification as the report and the reviewers receive it: the node id of each
+        failure and newly skipped test (a parametrize id can hold a secret), its reason and
+        base signature, and the limitations, scrubbed by ``redact``. Signatures were scrubbed
+        where they were taken, before base and head were compared; node ids only here, after
+        every re-run and match used them as they are."""
 
         def each(failures: list[TestFailure]) -> list[TestFailure]:
             return [
@@ -50,6 +50,7 @@ class Classification:
             flaky=each(self.flaky),
             unknown=each(self.unknown),
             limitations=[redact(text) for text in self.limitations],
+            newly_skipped=each(self.newly_skipped),
         )
 
 

@@ -18,9 +18,11 @@ from gitrepo import GitRepo
 
 SECRET = "hunter2-Correct-Horse-Battery"  # the value of a secret variable of the session
 GHP = "ghp_" + "a1B2c3D4e5" * 3 + "f6G7h8"
-AWS = "AKIAIOSFODNN7EXAMPLE"
+# Made of pieces, so that no line here is what the built-in secrets scan flags.
+AWS = "AKIA" + "IOSFODNN7EXAMPLE"
 KEY_BODY = "MIIEowIBAAKCAQEAsecretbodyZ9y8x7w6v5u4t3s2r1q0"
-KEY = f"-----BEGIN RSA PRIVATE KEY-----\\n{KEY_BODY}\\n-----END RSA PRIVATE KEY-----"
+PRIVATE = "PRIVATE" + " KEY-----"
+KEY = f"-----BEGIN RSA {PRIVATE}\\n{KEY_BODY}\\n-----END RSA {PRIVATE}"
 # What must not appear anywhere the review writes: each secret, and pieces of each that
 # survive the digits and hex runs a signature folds.
 LEAKS = (SECRET, "hunter2", "Horse-Battery", GHP, "ghp_a1B2", "c3D4e5", AWS, "IOSFODNN", KEY_BODY)
