@@ -246,12 +246,16 @@ def test_secrets_in_failures_reach_no_output_and_failures_classify_as_before(
         assert by_id(again["tests"][bucket]) == by_id(report["tests"][bucket])
 
 
+STRICT = ("--bounded-review-no-lanes", "-W", "error", "--strict-config", "--strict-markers")
+STRICT += ("-p", "no:cacheprovider")
+
+
 def test_ordinary_failures_and_passing_runs_are_unchanged_by_secret_variables(
     pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
 ) -> None:
     """Harmless: with no secret in any failure, the session's secret variables change nothing
     (the report with them is the report without them), and a pre-existing failure alone is
-    still clean."""
+    still clean, under a strict configuration."""
     project.commit(
         {
             "pyproject.toml": "[tool.bounded-review]\n",
@@ -270,7 +274,7 @@ def test_ordinary_failures_and_passing_runs_are_unchanged_by_secret_variables(
     runs = []
     for env in ({**ENV, "GITHUB_TOKEN": GHP}, {"USE_TOKEN": "true"}):
         with project.untouched():
-            code, report, outputs = review(pytester, tmp_path, "--bounded-review-no-lanes", env=env)
+            code, report, outputs = review(pytester, tmp_path, *STRICT, env=env)
         assert not leaks(outputs)
         assert code == 0
         assert report["gate"] == {"review_clean": "yes", "reasons": []}
