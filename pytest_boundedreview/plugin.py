@@ -81,10 +81,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # Imported here: plain pytest runs without the flag never pay for the engine's imports.
     from .baseline.outcomes import SignatureStamp
     from .baseline.signature import checkout_root
+    from .baseline.witness import Witness
 
-    # Signatures are taken where tests run: here, or on each xdist worker.
+    # Signatures are taken, and calls witnessed, where tests run: here, or on each xdist worker.
     root = checkout_root(Path(config.rootpath))
     config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
+    witness = Witness(root)
+    config.pluginmanager.register(witness, "bounded-review-witness")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
         from .baseline.onworkers import asked
@@ -102,9 +105,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import BoundedReview
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]
-    session = BoundedReview(config, prepare(config, keys))
+    session = BoundedReview(config, prepare(config, keys), witness)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
+    config.pluginmanager.register(session.witnessed, "bounded-review-witnessed")
     config.pluginmanager.register(session.deselections, "bounded-review-deselected")
     config.pluginmanager.register(session.reruns, "bounded-review-reruns")
     config.pluginmanager.register(session.reruns.workers, "bounded-review-worker-answers")
@@ -116,6 +120,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is not None:
         session.reruns.close()
         config.pluginmanager.unregister(session.collector)
+        config.pluginmanager.unregister(session.witnessed)
         config.pluginmanager.unregister(session.deselections)
         config.pluginmanager.unregister(session.reruns)
         config.pluginmanager.unregister(session.reruns.workers)

@@ -15,6 +15,8 @@ from .baseline.outcomes import COMPLETED, OutcomeCollector
 from .baseline.sessionreruns import SessionReruns
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
+from .baseline.witness import Witness
+from .baseline.witnessed import Witnessed
 from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
@@ -27,6 +29,7 @@ from .target.livetree import untested_reason
 
 if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
     # full garbage collection of the tests' run would walk its functions and classes
+    from .checks.diverged import Verdict
     from .report.build import Evidence
     from .review.phase import Counts, Review
 
@@ -36,7 +39,7 @@ SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 class BoundedReview:
     """The controller-side state of one bounded-review session."""
 
-    def __init__(self, config: pytest.Config, prepared: Prepared) -> None:
+    def __init__(self, config: pytest.Config, prepared: Prepared, witness: Witness) -> None:
         self.config = config
         self.settings = settings = prepared.settings
         self.repo = repo = prepared.repo
@@ -44,6 +47,7 @@ class BoundedReview:
         self.waivers = prepared.waivers
         self.rules = prepared.rules
         self.collector = OutcomeCollector(repo.root)
+        self.witnessed = Witnessed(witness, repo.root)
         self.deselections = Deselections(repo.root)
         self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
@@ -227,6 +231,21 @@ class BoundedReview:
         deselected = len(self._whole.run_deselected)
         return Counts(len(collector.passed), len(collector.failed), deselected)
 
+    @functools.cached_property
+    def _observed(self) -> Verdict:
+        """Tests reported otherwise than their calls went, and whose code did it."""
+        from .checks.diverged import judged
+
+        collector = self.collector
+        diverged = self.witnessed.diverged(collector.passed, collector.skipped, collector.failing)
+        if not diverged:
+            from .checks.diverged import Verdict
+
+            return Verdict()
+        found = self.witnessed.suspects(self.config)
+        target = self.target
+        return judged(diverged, found, self.repo, target.files, target.base_commit)
+
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
         from .checks.skipped import newly_skipped
@@ -237,8 +256,10 @@ class BoundedReview:
         limitations += self._ignored_code()
         narrowed, removed = asking.narrowed(tests, collector, self.deselections)
         limitations += removed
+        observed = self._observed
+        limitations += observed.limitations
         if self.settings.shard:  # no checks, scans or lanes: the merge step runs them once
-            held = [*self._untested(), *([stopped] if stopped else [])]
+            held = [*self._untested(), *([stopped] if stopped else []), *self._shard_held()]
             gate = Gate(review_clean="indeterminate", reasons=held)
             evidence = self.review.evidence(
                 gate, self._counts(), tests, [*limitations, *tests.limitations]
@@ -247,8 +268,26 @@ class BoundedReview:
         partial = "; ".join(filter(None, [self._partial(), narrowed])) or None
         found = newly_skipped(tests.newly_skipped, self.settings.scans.skip_added, asking.change)
         return self.review.judge(
-            self._counts(), tests, limitations, stopped, deterministic=found, partial=partial
+            self._counts(),
+            tests,
+            limitations,
+            stopped,
+            deterministic=[*found, *observed.findings],
+            partial=partial,
+            unsettled=observed.undecided,
         )
+
+    def _shard_held(self) -> list[str]:
+        """What a shard's own tests show that the merge cannot see again: tests reported
+        otherwise than they ran that the change's code or no known code explains."""
+        if self.target.empty:
+            return []
+        observed = self._observed
+        blamed = [f"{f.path}: {f.evidence}" for f in observed.findings]
+        return [
+            *(f"tests reported otherwise than they ran, in {b}" for b in blamed),
+            *observed.undecided,
+        ]
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
         def undecided(reason: str) -> Evidence:
@@ -285,6 +324,7 @@ class BoundedReview:
         stopped = self._stopped(session) if ran else None
         complete = ran and not (interrupted or stopped or self.config.option.collectonly)
         complete = complete and not self.target.untested
+        complete = complete and not (ran and self._shard_held())
         shard = ShardInfo(
             rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
             args=self.reruns.replayable(),
