@@ -96,11 +96,11 @@ def _project(file: str, root: Path) -> bool:
 
 
 @functools.cache
-def runs_through_obj(cls: type, root: Path) -> bool:
-    """Whether a test class runs its test function through ``item.obj`` as pytest's does:
-    its ``runtest`` is pytest's, or not an installed plugin's (the project's code must then
-    call the test it is given)."""
-    found = _code_file(getattr(cls, "runtest", None))
+def runs_through_obj(runtest: object) -> bool:
+    """Whether a test class whose ``runtest`` is this runs its test function through
+    ``item.obj`` as pytest's does: it is pytest's, or not an installed plugin's (the
+    project's code must then call the test it is given)."""
+    found = _code_file(runtest)
     if found is None:
         return True
     own = _code_file(pytest.Function.runtest)

@@ -47,12 +47,15 @@ def _raised(exc: BaseException) -> str:
     return RAISED + type(exc).__name__
 
 
-def _watchable(item: pytest.Item, root: Path) -> bool:
+def _watchable(item: pytest.Item) -> bool:
     """Whether ``item``'s test function can be wrapped without changing what runs it."""
     if not isinstance(item, pytest.Function) or _unittest_case(item):
         return False
-    if not suspects.runs_through_obj(type(item), root):  # an installed plugin's own runtest
-        return False
+    try:
+        if not suspects.runs_through_obj(type(item).runtest):  # an installed plugin's own
+            return False
+    except TypeError:  # a runtest that cannot be a key: no plugin's, so the project's
+        pass
     test = item.obj
     if not (inspect.isfunction(test) or inspect.ismethod(test)):
         return False
@@ -101,9 +104,9 @@ class Witness:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        seen, root = self._seen, self.root
+        seen = self._seen
         for item in session.items:
-            if _watchable(item, root):
+            if _watchable(item):
                 assert isinstance(item, pytest.Function)
                 item.obj = _watched(item.obj, item.nodeid, seen)
                 item.stash[WATCHED] = True
