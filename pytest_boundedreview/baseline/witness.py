@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import unittest
 from collections.abc import Callable, Generator
 from pathlib import Path
+from types import FunctionType, MethodType
 
 import pytest
 
@@ -47,9 +49,15 @@ def _raised(exc: BaseException) -> str:
     return RAISED + type(exc).__name__
 
 
-def _watchable(item: pytest.Item) -> bool:
-    """Whether ``item``'s test function can be wrapped without changing what runs it."""
-    if not isinstance(item, pytest.Function) or _unittest_case(item):
+# Code of a coroutine, generator or async generator function: not a plain call.
+_NOT_PLAIN = inspect.CO_COROUTINE | inspect.CO_ITERABLE_COROUTINE | inspect.CO_GENERATOR
+_NOT_PLAIN |= inspect.CO_ASYNC_GENERATOR
+
+
+def _watchable(item: pytest.Item, cases: tuple[type, ...]) -> bool:
+    """Whether ``item``'s test function can be wrapped without changing what runs it
+    (``cases``: the item classes unittest runs)."""
+    if not isinstance(item, pytest.Function) or isinstance(item, cases):
         return False
     try:
         if not suspects.runs_through_obj(type(item).runtest):  # an installed plugin's own
@@ -57,16 +65,18 @@ def _watchable(item: pytest.Item) -> bool:
     except TypeError:  # a runtest that cannot be a key: no plugin's, so the project's
         pass
     test = item.obj
-    if not (inspect.isfunction(test) or inspect.ismethod(test)):
+    kind = type(test)
+    function = test.__func__ if kind is MethodType else test if kind is FunctionType else None
+    if function is None or function.__code__.co_flags & _NOT_PLAIN:
         return False
-    kinds = (inspect.iscoroutinefunction, inspect.isasyncgenfunction, inspect.isgeneratorfunction)
-    return not any(kind(test) for kind in kinds) and not getattr(test, "_is_coroutine", False)
+    # marked as coroutine functions by hand (inspect.markcoroutinefunction, older asyncio)
+    return not (hasattr(function, "_is_coroutine_marker") or hasattr(function, "_is_coroutine"))
 
 
-def _unittest_case(item: pytest.Item) -> bool:
-    from _pytest.unittest import TestCaseFunction  # loaded by pytest itself
-
-    return isinstance(item, TestCaseFunction)
+def _unittest_cases() -> tuple[type, ...]:
+    module = sys.modules.get("_pytest.unittest")  # loaded with pytest unless turned off
+    case = getattr(module, "TestCaseFunction", None)
+    return (case,) if isinstance(case, type) else ()
 
 
 def _watched(
@@ -104,9 +114,9 @@ class Witness:
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
-        seen = self._seen
+        seen, cases = self._seen, _unittest_cases()
         for item in session.items:
-            if _watchable(item):
+            if _watchable(item, cases):
                 assert isinstance(item, pytest.Function)
                 item.obj = _watched(item.obj, item.nodeid, seen)
                 item.stash[WATCHED] = True
