@@ -6,6 +6,8 @@ unittest cases, Hypothesis and async tests under a plugin are no finding."""
 
 from __future__ import annotations
 
+import json
+import sys
 from typing import Any
 
 import pytest
@@ -301,3 +303,32 @@ def test_a_divergence_no_code_of_the_project_explains_is_indeterminate(
     assert reason.startswith("1 test(s) reported otherwise than they ran, and no code of the ")
     assert "tests/test_a.py::test_ok (reported passed, but it raised AssertionError)" in reason
     assert status == 1
+
+
+def test_a_shard_whose_tests_were_reported_otherwise_is_incomplete_and_its_merge_undecided(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path_factory: Any
+) -> None:
+    out = tmp_path_factory.mktemp("reports")
+    setup(project)
+    project.commit({"app.py": BROKEN_APP, "tests/conftest.py": MAKEREPORT_ALIASED}, "pass anyway")
+    with project.untouched():
+        shard = pytester.runpytest_subprocess(
+            "-p", "no:randomly", "--bounded-review", "--bounded-review-base=main",
+            "--bounded-review-shard", f"--bounded-review-report={out / 'shard.json'}",
+        )  # fmt: skip
+        assert shard.ret == 0  # a shard records; the merge gates
+        recorded = json.loads((out / "shard.json").read_text())
+        assert recorded["shard"]["complete"] is False
+        assert "tests reported otherwise than they ran, in tests/conftest.py" in " ".join(
+            recorded["gate"]["reasons"]
+        )
+        merged = pytester.run(
+            sys.executable, "-m", "pytest_boundedreview", "merge", out / "shard.json",
+            f"--report={out / 'final.json'}",
+        )  # fmt: skip
+    final = json.loads((out / "final.json").read_text())
+    assert final["gate"]["review_clean"] == "indeterminate"
+    assert final["gate"]["reasons"][0].startswith(
+        "shard shard.json is incomplete: tests reported otherwise than they ran, in tests/"
+    )
+    assert merged.ret == 2
