@@ -332,3 +332,24 @@ def test_a_shard_whose_tests_were_reported_otherwise_is_incomplete_and_its_merge
         "shard shard.json is incomplete: tests reported otherwise than they ran, in tests/"
     )
     assert merged.ret == 2
+
+
+STRICT = ("-W", "error", "--strict-config", "--strict-markers", "-p", "no:cacheprovider")
+
+
+@pytest.mark.parametrize(
+    "extra", [pytest.param(STRICT, id="strict"), pytest.param(("-p", "no:xdist"), id="no xdist")]
+)
+def test_under_strict_options_only_the_rewritten_test_is_named(
+    pytester: pytest.Pytester, project: GitRepo, extra: tuple[str, ...]
+) -> None:
+    setup(project, files=LEGITIMATE)
+    project.commit({"app.py": BROKEN_APP, "tests/conftest.py": MAKEREPORT_ALIASED}, "pass anyway")
+    status, report = reviewed(pytester, project, *extra, env=PLUGINS)
+    [found] = observed(report)
+    assert found["evidence"].startswith(
+        "observed in the session: tests/test_a.py::test_ok (reported passed, but it raised "
+        "AssertionError). In tests/conftest.py:"
+    )
+    assert report["gate"]["review_clean"] == "no"
+    assert status == 1
