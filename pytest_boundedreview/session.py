@@ -234,17 +234,11 @@ class BoundedReview:
     @functools.cached_property
     def _observed(self) -> Verdict:
         """Tests reported otherwise than their calls went, and whose code did it."""
-        from .checks.diverged import judged
+        from .checks.diverged import observed
 
-        collector = self.collector
-        diverged = self.witnessed.diverged(collector.passed, collector.skipped, collector.failing)
-        if not diverged:
-            from .checks.diverged import Verdict
-
-            return Verdict()
-        found = self.witnessed.suspects(self.config)
-        target = self.target
-        return judged(diverged, found, self.repo, target.files, target.base_commit)
+        collector, witnessed = self.collector, self.witnessed
+        diverged = witnessed.diverged(collector.passed, collector.skipped, collector.failing)
+        return observed(diverged, lambda: witnessed.suspects(self.config), self.repo, self.target)
 
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
@@ -278,16 +272,8 @@ class BoundedReview:
         )
 
     def _shard_held(self) -> list[str]:
-        """What a shard's own tests show that the merge cannot see again: tests reported
-        otherwise than they ran that the change's code or no known code explains."""
-        if self.target.empty:
-            return []
-        observed = self._observed
-        blamed = [f"{f.path}: {f.evidence}" for f in observed.findings]
-        return [
-            *(f"tests reported otherwise than they ran, in {b}" for b in blamed),
-            *observed.undecided,
-        ]
+        """What a shard's tests show that its merge cannot see again (see diverged.py)."""
+        return [] if self.target.empty else self._observed.held()
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
         def undecided(reason: str) -> Evidence:

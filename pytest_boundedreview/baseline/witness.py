@@ -118,7 +118,10 @@ class Witness:
         for item in session.items:
             if _watchable(item, cases):
                 assert isinstance(item, pytest.Function)
-                item.obj = _watched(item.obj, item.nodeid, seen)
+                try:
+                    item.obj = _watched(item.obj, item.nodeid, seen)
+                except AttributeError:  # a test class whose obj cannot be set: not observed
+                    continue
                 item.stash[WATCHED] = True
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)

@@ -15,7 +15,7 @@ class's ``runtest``, pytest functions replaced):
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,7 @@ from ..target import git
 if TYPE_CHECKING:
     from ..baseline.suspects import Suspect
     from ..models.finding import ReportFinding
+    from ..target.freeze import Target
 
 RULE = "outcome_observed"
 SHOWN = 3  # tests named in a message; the rest are counted
@@ -38,6 +39,11 @@ class Verdict:
     findings: Sequence[ReportFinding] = ()
     limitations: Sequence[str] = ()
     undecided: Sequence[str] = ()  # each keeps the gate from "yes"
+
+    def held(self) -> list[str]:
+        """What keeps a shard incomplete: its merge sees neither the findings nor the rest."""
+        blamed = [f"in {f.path}: {f.evidence}" for f in self.findings]
+        return [f"tests reported otherwise than they ran, {b}" for b in blamed] + [*self.undecided]
 
 
 def _tests(diverged: Mapping[str, str]) -> str:
@@ -81,6 +87,18 @@ def _finding(path: str, found: list[tuple[int, str]], diverged: Mapping[str, str
         verification="deterministic",
         note=f"scan: {RULE}",
     )
+
+
+def observed(
+    diverged: Mapping[str, str],
+    suspects: Callable[[], Sequence[Suspect]],
+    repo: git.Repo,
+    target: Target,
+) -> Verdict:
+    """:func:`judged` for a session's target; ``suspects`` is asked only for a difference."""
+    if not diverged:
+        return Verdict()
+    return judged(diverged, suspects(), repo, target.files, target.base_commit)
 
 
 def judged(
