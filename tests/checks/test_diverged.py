@@ -61,4 +61,5 @@ def test_code_the_base_does_not_hold_or_no_code_at_all_is_undecided(repo: GitRep
     verdict = judged(DIVERGED, [], open_repo(repo.path), ["README.md"], base)
     [why] = verdict.undecided
     assert "no code of the project's that runs or reports tests explains it" in why
-    assert verdict.findings == () and verdict.limitations == ()
+    assert verdict.findings == ()
+    assert verdict.limitations == ()
