@@ -94,15 +94,19 @@ def pytest_configure(config: pytest.Config) -> None:
     # Imported here: plain pytest runs without the flag never pay for the engine's imports.
     from .baseline.outcomes import SignatureStamp
     from .baseline.signature import checkout_root
+    from .baseline.witness import Witness
     from .core.redaction import Redactor
 
-    # Signatures are taken where tests run: here, or on each xdist worker, scrubbed of the
-    # secrets of the environment the session started with (a worker's, as it started).
+    # Signatures are taken, and calls witnessed, where tests run: here, or on each xdist worker;
+    # signatures scrubbed of the secrets of the environment the session started with (a
+    # worker's, as it started).
     root = checkout_root(Path(config.rootpath))
     environ = _STARTED.get(config.pluginmanager)
     environ = os.environ.copy() if environ is None else environ
     redactor = Redactor(environ)
     config.pluginmanager.register(SignatureStamp(root, redactor), "bounded-review-stamp")
+    witness = Witness(root)
+    config.pluginmanager.register(witness, "bounded-review-witness")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
         from .baseline.onworkers import asked
@@ -120,9 +124,10 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import BoundedReview
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]
-    session = BoundedReview(config, prepare(config, keys, environ), environ, redactor)
+    session = BoundedReview(config, prepare(config, keys, environ), witness, environ, redactor)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
+    config.pluginmanager.register(session.witnessed, "bounded-review-witnessed")
     config.pluginmanager.register(session.deselections, "bounded-review-deselected")
     config.pluginmanager.register(session.reruns, "bounded-review-reruns")
     config.pluginmanager.register(session.reruns.workers, "bounded-review-worker-answers")
@@ -134,6 +139,7 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     if session is not None:
         session.reruns.close()
         config.pluginmanager.unregister(session.collector)
+        config.pluginmanager.unregister(session.witnessed)
         config.pluginmanager.unregister(session.deselections)
         config.pluginmanager.unregister(session.reruns)
         config.pluginmanager.unregister(session.reruns.workers)

@@ -16,6 +16,8 @@ from .baseline.outcomes import COMPLETED, OutcomeCollector
 from .baseline.sessionreruns import SessionReruns
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
+from .baseline.witness import Witness
+from .baseline.witnessed import Witnessed
 from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
@@ -29,6 +31,7 @@ from .target.livetree import untested_reason
 
 if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
     # full garbage collection of the tests' run would walk its functions and classes
+    from .checks.diverged import Verdict
     from .report.build import Evidence
     from .review.phase import Counts, Review
 
@@ -42,6 +45,7 @@ class BoundedReview:
         self,
         config: pytest.Config,
         prepared: Prepared,
+        witness: Witness,
         environ: Mapping[str, str] | None = None,
         redact: Redact | None = None,
     ) -> None:
@@ -56,6 +60,7 @@ class BoundedReview:
         self.rules = prepared.rules
         # The stamp's redactor (plugin.py): failures scrubbed of the started environment's secrets.
         self.collector = OutcomeCollector(repo.root, redact or Redactor(self.environ))
+        self.witnessed = Witnessed(witness, repo.root)
         self.deselections = Deselections(repo.root)
         self._env_addopts = self.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
@@ -241,6 +246,15 @@ class BoundedReview:
         deselected = len(self._whole.run_deselected)
         return Counts(len(collector.passed), len(collector.failed), deselected)
 
+    @functools.cached_property
+    def _observed(self) -> Verdict:
+        """Tests reported otherwise than their calls went, and whose code did it."""
+        from .checks.diverged import observed
+
+        collector, witnessed = self.collector, self.witnessed
+        diverged = witnessed.diverged(collector.passed, collector.skipped, collector.failing)
+        return observed(diverged, lambda: witnessed.suspects(self.config), self.repo, self.target)
+
     def _classified(self, session: pytest.Session, exitstatus: int) -> Evidence:
         """Everything established about a completed session over a non-empty target."""
         from .checks.skipped import newly_skipped
@@ -251,8 +265,10 @@ class BoundedReview:
         limitations += self._ignored_code()
         narrowed, removed = asking.narrowed(tests, collector, self.deselections)
         limitations += removed
+        observed = self._observed
+        limitations += observed.limitations
         if self.settings.shard:  # no checks, scans or lanes: the merge step runs them once
-            held = [*self._untested(), *([stopped] if stopped else [])]
+            held = [*self._untested(), *([stopped] if stopped else []), *self._shard_held()]
             gate = Gate(review_clean="indeterminate", reasons=held)
             evidence = self.review.evidence(
                 gate, self._counts(), tests, [*limitations, *tests.limitations]
@@ -261,8 +277,18 @@ class BoundedReview:
         partial = "; ".join(filter(None, [self._partial(), narrowed])) or None
         found = newly_skipped(tests.newly_skipped, self.settings.scans.skip_added, asking.change)
         return self.review.judge(
-            self._counts(), tests, limitations, stopped, deterministic=found, partial=partial
+            self._counts(),
+            tests,
+            limitations,
+            stopped,
+            deterministic=[*found, *observed.findings],
+            partial=partial,
+            unsettled=observed.undecided,
         )
+
+    def _shard_held(self) -> list[str]:
+        """What a shard's tests show that its merge cannot see again (see diverged.py)."""
+        return [] if self.target.empty else self._observed.held()
 
     def _judge(self, session: pytest.Session, exitstatus: int) -> Evidence:
         def undecided(reason: str) -> Evidence:
@@ -299,6 +325,7 @@ class BoundedReview:
         stopped = self._stopped(session) if ran else None
         complete = ran and not (interrupted or stopped or self.config.option.collectonly)
         complete = complete and not self.target.untested
+        complete = complete and not (ran and self._shard_held())
         shard = ShardInfo(
             rootdir=Path(self.config.rootpath).relative_to(self.repo.root).as_posix(),
             args=self.reruns.replayable(),

@@ -101,11 +101,14 @@ class Review:
         stopped: str | None,
         deterministic: Sequence[ReportFinding] = (),
         partial: str | None = None,
+        unsettled: Sequence[str] = (),
     ) -> Evidence:
         """Everything established about the change, given its classified tests (and findings
-        established by construction, such as a plan's checks)."""
+        established by construction, such as a plan's checks); ``unsettled`` names what the
+        session could not establish, each keeping the gate from ``yes``."""
         settings, target = self.settings, self.target
         held = [stopped] if stopped else []  # what keeps the gate from "yes", in order
+        held += unsettled
         if target.untested:  # the session ran other code than the snapshot holds
             held.insert(0, untested_reason(target.kind, target.untested))
         if partial and settings.allow_partial:  # accepted, and still said

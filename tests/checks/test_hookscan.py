@@ -67,8 +67,12 @@ def test_a_hook_that_turns_failures_into_passes_blocks(
     )
     code, report = review(pytester)
     assert report["tests"]["failed"] == 0  # the hook did hide it from pytest
-    assert notes(report) == [("conftest.py", "blocking", "scan: report_hooks")]
-    (finding,) = report["findings"]["blocking"]
+    # by its name, and by what it did (tests/baseline/test_observed_outcomes_e2e.py)
+    assert notes(report) == [
+        ("conftest.py", "blocking", "scan: outcome_observed"),
+        ("conftest.py", "blocking", "scan: report_hooks"),
+    ]
+    finding = report["findings"]["blocking"][1]
     assert "adds pytest_runtest_makereport" in finding["failure_mode"]
     assert report["gate"]["review_clean"] == "no"
     assert code == 1
