@@ -18,8 +18,10 @@ from ..models.report import (
     CheckResult,
     Findings,
     Gate,
+    Invocation,
     LaneReport,
     LoopInfo,
+    Reduction,
     Report,
     RiskInfo,
     RiskReason,
@@ -68,6 +70,7 @@ class Evidence:
     unfinished: str | None = None  # why the session did not run its tests to the end
     waived: Sequence[WaivedFinding] = ()  # out of the gate by a waiver, still reported
     waiver_notes: Sequence[WaiverNote] = ()  # waivers that did not apply
+    reduced: Sequence[Reduction] = ()  # options that made the review less than its rules ask
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -207,4 +210,5 @@ def build(ev: Evidence) -> Report:
         next_action=_next_action(ev),
         shard=ev.shard,
         suite=ev.suite,
+        invocation=Invocation(state_dir=ev.settings.state_dir, reduced=list(ev.reduced)),
     )
