@@ -41,6 +41,10 @@ if TYPE_CHECKING:
     from ..models.waiver import WaivedFinding, WaiverNote
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
+LESS = (
+    "less than the rules of this repository ask, so bounded-review gate and the agent's stop "
+    "hook do not accept this review"
+)
 
 
 @record(frozen=True)
@@ -206,7 +210,11 @@ def build(ev: Evidence) -> Report:
             if ev.target.kind == "plan"
             else ("yes" if ev.committed else "no"),
         ),
-        limitations=[*ev.limitations, *([NO_LANES] if ev.lanes is None else [])],
+        limitations=[
+            *ev.limitations,
+            *([NO_LANES] if ev.lanes is None else []),
+            *(f"{r.described()}: {LESS}" for r in ev.reduced),
+        ],
         next_action=_next_action(ev),
         shard=ev.shard,
         suite=ev.suite,

@@ -28,7 +28,7 @@ _OWN_STARTS = (
     b"<!-- bounded-review -->",
 )
 _SARIF_START = b'{\n  "$schema": "https://json.schemastore.org/sarif-2.1.0.json"'
-_SARIF_TOOL = b'"name": "bounded-review"'
+_SARIF_TOOL = b'"informationUri": "https://pypi.org/project/pytest-boundedreview/"'
 _HEAD_BYTES = 1024
 FIX = (
     "leave the key unset (the JSON report goes to the state folder), or name a new file "
