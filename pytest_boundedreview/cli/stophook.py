@@ -247,6 +247,7 @@ def _claimed_less(report: ReportView, seen: Seen) -> str | None:
 def decide(seen: Seen, counter: Counter) -> Answer:
     """The answer for what the hook sees, given what it answered before in this session."""
     report, why = _of_this_tree(seen)
+    less = None
     if report is not None and report.review_clean == "yes":
         less = _claimed_less(report, seen)
         if less is None:
@@ -265,7 +266,10 @@ def decide(seen: Seen, counter: Counter) -> Answer:
     counter.blocks += 1
     counter.last = pair
     if seen.review_only:
-        return Answer(True, f"Run `{seen.review}` and report its state to the user; do not edit.")
+        ask = f"Run `{seen.review}` and report its state to the user; do not edit."
+        return Answer(
+            True, f"The last review of this tree does not count ({less}). {ask}" if less else ask
+        )
     if report is None:
         return Answer(
             True,
