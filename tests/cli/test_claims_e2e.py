@@ -24,6 +24,7 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
 # A change of a normal size: the automatic risk tier is standard, not economy.
 CALC = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(8))
 STAGED = "pytest --bounded-review --bounded-review-target=staged"
+REVIEW = [sys.executable, "-m", "pytest", "-q", *STAGED.split()[1:]]
 
 
 def make(path: Path, lanes: bool) -> GitRepo:
@@ -35,7 +36,7 @@ def make(path: Path, lanes: bool) -> GitRepo:
         script = path.parent / "lane.py"
         script.write_text(LANE)
         command = json.dumps([sys.executable, str(script)])
-        table += f'[[tool.bounded-review.lanes]]\nname = "bot"\nlens = "correctness"\n'
+        table += '[[tool.bounded-review.lanes]]\nname = "bot"\nlens = "correctness"\n'
         table += f"command = {command}\n"
     repo.commit(
         {
@@ -61,15 +62,7 @@ def review(repo: GitRepo, *options: str) -> dict[str, Any]:
     user's tree, index and stash untouched."""
     with repo.untouched():
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pytest",
-                "-q",
-                "--bounded-review",
-                "--bounded-review-target=staged",
-            ]
-            + list(options),
+            [*REVIEW, *options],
             cwd=repo.path,
             env=clean_env(),
             capture_output=True,
