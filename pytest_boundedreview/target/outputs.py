@@ -63,7 +63,9 @@ def problem(repo: git.Repo, path: Path, state: Path) -> str | None:
     except (OSError, RuntimeError) as exc:  # a loop of symbolic links
         return f"cannot be resolved ({exc})"
     root = repo.root.resolve()
-    if not real.is_relative_to(root) or real == root:
+    if real == root:
+        return "is the repository root"
+    if not real.is_relative_to(root):
         where = "" if real == named else f" (through a symbolic link or '..', at {real})"
         return f"is outside the repository's working tree {root}{where}"
     relative = real.relative_to(root)
