@@ -212,8 +212,8 @@ def build(ev: Evidence) -> Report:
         ),
         limitations=[
             *ev.limitations,
-            *([NO_LANES] if ev.lanes is None else []),
             *(f"{r.described()}: {LESS}" for r in ev.reduced),
+            *([NO_LANES] if ev.lanes is None else []),
         ],
         next_action=_next_action(ev),
         shard=ev.shard,

@@ -313,7 +313,10 @@ def test_overlapping_or_empty_shards_never_merge_into_yes(
     report = _json(repo.path / STATE / "final.json")
     assert "no shard ran a test" in report["gate"]["reasons"]
     assert any("deselected" in lim for lim in report["limitations"])
-    assert not any("no reviewer lanes ran" in lim for lim in report["limitations"][:-1])
+    said = [lim for lim in report["limitations"] if "no reviewer lanes ran" in lim]
+    assert said == ["no reviewer lanes ran (--bounded-review-no-lanes): the gate is deterministic"]
+    # merge's --no-lanes where a lane is configured: not the whole review the rules ask
+    assert [r["key"] for r in report["invocation"]["reduced"]] == ["no_lanes"]
 
 
 def test_failures_with_nothing_to_review_keep_the_merge_from_yes(
