@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,6 +30,14 @@ _FLAG_OPTIONS: tuple[tuple[str, str], ...] = (
 )
 SESSION_KEY: pytest.StashKey[BoundedReview] = pytest.StashKey()
 
+# The environment each session started with, taken as this plugin is registered: before
+# conftest files, the project's modules and the tests run, any of which may set variables (the
+# change's among them). What the review starts (re-runs at the base and at head, check
+# commands) and how it resolves the base are given this, never what the change's code left.
+_STARTED: weakref.WeakKeyDictionary[pytest.PytestPluginManager, dict[str, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
 
 def _flag(key: str) -> str:
     return "--bounded-review-" + key.replace("_", "-")
@@ -53,6 +63,9 @@ def _engine_not_rewritten(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginManager) -> None:
+    # Called as the plugin is registered (from its entry point, -p or PYTEST_PLUGINS): the
+    # earliest point of each session, before pytest loads the initial conftest files.
+    _STARTED[pluginmanager] = os.environ.copy()
     _engine_not_rewritten(pluginmanager)
     group = parser.getgroup("bounded-review", "bounded review (a finite evidence gate)")
     group.addoption(
@@ -81,10 +94,15 @@ def pytest_configure(config: pytest.Config) -> None:
     # Imported here: plain pytest runs without the flag never pay for the engine's imports.
     from .baseline.outcomes import SignatureStamp
     from .baseline.signature import checkout_root
+    from .core.redaction import Redactor
 
-    # Signatures are taken where tests run: here, or on each xdist worker.
+    # Signatures are taken where tests run: here, or on each xdist worker, scrubbed of the
+    # secrets of the environment the session started with (a worker's, as it started).
     root = checkout_root(Path(config.rootpath))
-    config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
+    environ = _STARTED.get(config.pluginmanager)
+    environ = os.environ.copy() if environ is None else environ
+    redactor = Redactor(environ)
+    config.pluginmanager.register(SignatureStamp(root, redactor), "bounded-review-stamp")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
         from .baseline.onworkers import asked
@@ -102,7 +120,7 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import BoundedReview
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]
-    session = BoundedReview(config, prepare(config, keys))
+    session = BoundedReview(config, prepare(config, keys, environ), environ, redactor)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
     config.pluginmanager.register(session.deselections, "bounded-review-deselected")

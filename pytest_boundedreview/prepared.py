@@ -3,7 +3,9 @@ frozen, the base's rules and the waivers."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -41,9 +43,12 @@ def collection(config: pytest.Config) -> Collection:
     return from_session(config.rootpath, ini("testpaths"), ini("norecursedirs"), source)
 
 
-def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
-    """The session's repository, settings and frozen change; a ``pytest.UsageError`` naming
-    what is wrong when they cannot be read."""
+def prepare(
+    config: pytest.Config, option_keys: list[str], environ: Mapping[str, str] | None = None
+) -> Prepared:
+    """The session's repository, settings and frozen change (its base named by the CI
+    variables of ``environ``, the environment the session started with); a
+    ``pytest.UsageError`` naming what is wrong when they cannot be read."""
     rootdir = Path(config.rootpath)
     try:
         repo, at_head = git.open_at_head(rootdir)
@@ -62,9 +67,30 @@ def prepare(config: pytest.Config, option_keys: list[str]) -> Prepared:
             names = baseconfig.blob_names(repo, base_commit, rootdir)
             return [*names, *waiver_blobs(tree, settings, base_commit)]
 
-        # read beside the diff, remembered for the reads of the rules and the waivers
-        target = freeze(repo, settings.target, settings.base, at_head=at_head, blobs=blobs)
-        rules = baseconfig.rule(repo, target.base_commit, settings, path, rootdir, overrides)
+        def frozen(use: baseconfig.Chosen) -> tuple[Target, baseconfig.Ruled]:
+            # read beside the diff, remembered for the reads of the rules and the waivers
+            target = freeze(repo, use.target, use.base, environ, at_head=at_head, blobs=blobs)
+            return target, baseconfig.rule(
+                repo, target.base_commit, settings, path, rootdir, overrides
+            )
+
+        def governed(rules: baseconfig.Ruled) -> baseconfig.Chosen:
+            return baseconfig.Chosen(rules.settings.base, rules.settings.target)
+
+        head = at_head[0] if at_head else None
+        ahead = baseconfig.chosen(
+            repo, settings, overrides, rootdir, head, os.environ if environ is None else environ
+        )
+        use = ahead or baseconfig.Chosen(settings.base, settings.target)
+        target, rules = frozen(use)
+        if ahead is None and governed(rules) != use:  # the base names another base or target
+            use = governed(rules)
+            target, rules = frozen(use)
+        if governed(rules) != use:  # the base and target the freeze used hold
+            held = dataclasses.replace(rules.settings, base=use.base, target=use.target)
+            rules = dataclasses.replace(rules, settings=held)
+        if rules.settings.state_dir != settings.state_dir:  # the base's, checked as the change's
+            approver(repo, collection(config))(rules.settings)
         waivers = load_waivers(repo, target.tree, rules.settings, target.base_commit)
     except FatalError as exc:
         raise pytest.UsageError(f"bounded-review: {exc}") from None

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,7 @@ from .baseline.wholeness import Session as SessionView
 from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
+from .core.redaction import Redact, Redactor
 from .core.selecting import Selection
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
@@ -36,16 +38,26 @@ SHARD_GATE = "a shard report: `bounded-review merge` gates the combined shards"
 class BoundedReview:
     """The controller-side state of one bounded-review session."""
 
-    def __init__(self, config: pytest.Config, prepared: Prepared) -> None:
+    def __init__(
+        self,
+        config: pytest.Config,
+        prepared: Prepared,
+        environ: Mapping[str, str] | None = None,
+        redact: Redact | None = None,
+    ) -> None:
         self.config = config
+        # The environment the session started with, before the project's code ran (see
+        # plugin.py): what the processes the review starts are given.
+        self.environ = dict(os.environ) if environ is None else environ
         self.settings = settings = prepared.settings
         self.repo = repo = prepared.repo
         self.target = target = prepared.target
         self.waivers = prepared.waivers
         self.rules = prepared.rules
-        self.collector = OutcomeCollector(repo.root)
+        # The stamp's redactor (plugin.py): failures scrubbed of the started environment's secrets.
+        self.collector = OutcomeCollector(repo.root, redact or Redactor(self.environ))
         self.deselections = Deselections(repo.root)
-        self._env_addopts = os.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
+        self._env_addopts = self.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
         self._announced = False
         self._workflow: list[str] = []
@@ -60,6 +72,7 @@ class BoundedReview:
             lambda: self._project,
             self._state(),
             self._progress,
+            self.environ,
         )
 
     @functools.cached_property
@@ -218,6 +231,7 @@ class BoundedReview:
                 self.repo, self.target.base_commit, self.settings, self.waivers
             ),
             rules=self.rules,
+            environ=self.environ,
         )
 
     def _counts(self) -> Counts:
@@ -355,7 +369,9 @@ class BoundedReview:
             self.report = build(evidence)
             path = self.settings.report_file(self._state())
             settings = self.settings
-            self._workflow = publish(self.report, path, settings.markdown, settings.sarif)
+            self._workflow = publish(
+                self.report, path, settings.markdown, settings.sarif, self.environ
+            )
         except FatalError as exc:
             self._progress(f"error: {exc}")
             session.exitstatus = pytest.ExitCode.INTERNAL_ERROR

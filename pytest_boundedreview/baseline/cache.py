@@ -1,7 +1,8 @@
 """Base re-run results cached under the state folder.
 
-The key is the base commit, the Python version, the installed distributions, the replayed
-options, how the checkout was made ready (``base_setup``, the compiled modules copied in) and
+The key is the base commit, the Python version, the installed distributions, the environment
+the base run is given (the session's as it started), the replayed options, how the checkout was
+made ready (``base_setup``, the compiled modules copied in) and
 what the answers rest on: with all of those equal, a test's outcome at the base is
 already known. A cache file that cannot be read or parsed, or whose digest does not match what
 it holds, is ignored (and later replaced), never trusted.
@@ -46,10 +47,10 @@ def environment_digest() -> str:
 
 
 # Answers of base runs that imported the base's code only (see basefirst.py), with the
-# signatures of signature.py as it folds messages and finds the failing frame now, and the ids
-# of tests the base did not collect told apart (classify.py): answers cached before that are
-# not read.
-ANSWERS = "base-code-only; signatures 5; unlisted ids"
+# signatures of signature.py as it scrubs and folds messages and finds the failing frame now,
+# and the ids of tests the base did not collect told apart (classify.py): answers cached before
+# that are not read.
+ANSWERS = "base-code-only; signatures 6; unlisted ids"
 
 
 # Options that change what pytest prints or writes, never a test's outcome: a run that differs
@@ -119,12 +120,36 @@ def _short(arg: str) -> tuple[str, bool]:
     return ("-" + flags if flags else ""), False
 
 
-def cache_path(state: Path, base_commit: str, args: Sequence[str], prepared: str = "") -> Path:
+# The shell's note of the last command run and of the folder before this one: they change
+# between commands, and no test's outcome rests on them.
+_SHELL_NOTES = frozenset({"_", "OLDPWD"})
+
+
+def variables_digest(environ: Mapping[str, str]) -> str:
+    """A digest of the environment variables a base run is given (``environ``, the session's
+    as it started; git's own ``GIT_*`` are never passed on)."""
+    kept = sorted(
+        (k, v)
+        for k, v in environ.items()
+        if k not in _SHELL_NOTES and (not k.startswith("GIT_") or k.startswith("GIT_CONFIG"))
+    )
+    return hashlib.sha256(json.dumps(kept).encode()).hexdigest()
+
+
+def cache_path(
+    state: Path,
+    base_commit: str,
+    args: Sequence[str],
+    prepared: str = "",
+    environ: Mapping[str, str] | None = None,
+) -> Path:
     """The cache file of base answers for ``base_commit`` run with ``args`` (but the options
     that only change what is reported) in a checkout made ready as ``prepared`` says (the
-    set-up command and the compiled modules copied in, see artefacts.py)."""
+    set-up command and the compiled modules copied in, see artefacts.py), given the
+    environment ``environ`` (else the process's)."""
     outcome = outcome_args(args)
-    key = json.dumps([base_commit, environment_digest(), outcome, ANSWERS, prepared])
+    variables = variables_digest(os.environ if environ is None else environ)
+    key = json.dumps([base_commit, environment_digest(), variables, outcome, ANSWERS, prepared])
     return state / FOLDER / f"base-{hashlib.sha256(key.encode()).hexdigest()[:32]}.json"
 
 

@@ -5,8 +5,9 @@ review phase without the machinery that runs tests at the base."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import field
+from dataclasses import field, replace
 
+from ..core.redaction import Redact
 from ..models import TestFailure
 from ..models.record import record
 
@@ -23,6 +24,34 @@ class Classification:
     # The tests the base collects from the paths listed; None when it was not asked or
     # could not tell.
     listed: frozenset[str] | None = None
+
+    def scrubbed(self, redact: Redact) -> Classification:
+        """This classification as the report and the reviewers receive it: the node id of each
+        failure and newly skipped test (a parametrize id can hold a secret), its reason and
+        base signature, and the limitations, scrubbed by ``redact``. Signatures were scrubbed
+        where they were taken, before base and head were compared; node ids only here, after
+        every re-run and match used them as they are."""
+
+        def each(failures: list[TestFailure]) -> list[TestFailure]:
+            return [
+                replace(
+                    f,
+                    nodeid=redact(f.nodeid),
+                    reason=redact(f.reason) if f.reason else f.reason,
+                    base_signature=redact(f.base_signature) if f.base_signature else None,
+                )
+                for f in failures
+            ]
+
+        return replace(
+            self,
+            target_related=each(self.target_related),
+            pre_existing=each(self.pre_existing),
+            flaky=each(self.flaky),
+            unknown=each(self.unknown),
+            limitations=[redact(text) for text in self.limitations],
+            newly_skipped=each(self.newly_skipped),
+        )
 
 
 @record(frozen=True)

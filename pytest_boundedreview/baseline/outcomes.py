@@ -4,6 +4,10 @@
 failing report with its signature; the stamp travels with the report to the controller.
 :class:`OutcomeCollector` runs on the controller only and keeps, per node id, every failing
 phase and subtest. Neither writes anything.
+
+Both scrub what they take from a failure with a redactor of the environment the process had
+when they were made (before any test changed it): the same secrets at head, on a worker and in
+a re-run at the base, so a signature compares the same on both sides.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from ..core.redaction import Redact
 from ..models.record import record
 from . import signature
 
@@ -41,8 +46,9 @@ class NodeOutcome:
 class SignatureStamp:
     """Stamps failing test reports with their signature, where the exception is still alive."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, redact: Redact) -> None:
         self.root = root
+        self.redact = redact
 
     @pytest.hookimpl(wrapper=True)
     def pytest_runtest_makereport(
@@ -52,9 +58,10 @@ class SignatureStamp:
         if report.outcome == "failed" and not item.stash.get(RERUNNING, False):
             if call.excinfo is not None:
                 test = getattr(item, "obj", None) if isinstance(item, pytest.Function) else None
-                stamp = signature.from_excinfo(call.excinfo, self.root, test)
+                stamp = signature.from_excinfo(call.excinfo, self.root, test, redact=self.redact)
             else:  # e.g. a strict xfail that passed
-                stamp = "Failed: " + signature.normalise_message(str(report.longrepr), self.root)
+                longrepr = str(report.longrepr)
+                stamp = "Failed: " + signature.normalise_message(longrepr, self.root, self.redact)
             setattr(report, STAMP, stamp)
         return report
 
@@ -75,8 +82,9 @@ def _plain(value: object) -> str:
     return text
 
 
-def _label(report: pytest.TestReport | pytest.CollectReport) -> str:
-    """Which part of a test failed: the phase (unless the call) and the subtest, if any."""
+def _label(report: pytest.TestReport | pytest.CollectReport, redact: Redact) -> str:
+    """Which part of a test failed: the phase (unless the call) and the subtest, if any (its
+    message and arguments scrubbed by ``redact``)."""
     parts = []
     when = getattr(report, "when", "collect")
     if when != "call":
@@ -84,7 +92,8 @@ def _label(report: pytest.TestReport | pytest.CollectReport) -> str:
     context = getattr(report, "context", None)  # subtest reports carry their context
     if context is not None:
         kwargs = ", ".join(f"{k}={_plain(v)}" for k, v in sorted(context.kwargs.items()))
-        parts.append(f"[{context.msg or ''}{' ' if context.msg and kwargs else ''}{kwargs}]")
+        said = f"{context.msg or ''}{' ' if context.msg and kwargs else ''}{kwargs}"
+        parts.append(f"[{redact(said)}]")
     return (" ".join(parts) + ": ") if parts else ""
 
 
@@ -93,8 +102,9 @@ class OutcomeCollector:
     an object of its own; every other test is a string in a set. A passing test's three reports
     take the shortest path: this runs for every report of every test."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, redact: Redact) -> None:
         self.root = root
+        self.redact = redact
         self.seen: set[str] = set()  # every node id a report named
         self.passed_calls: set[str] = set()  # tests whose call phase passed (outside subtests)
         self.failing: dict[str, NodeOutcome] = {}
@@ -145,9 +155,9 @@ class OutcomeCollector:
             self.skipped.add(nodeid)
         if report.failed:
             stamp = getattr(report, STAMP, None) or signature.normalise_message(
-                str(report.longrepr), self.root
+                str(report.longrepr), self.root, self.redact
             )
-            self._fail(nodeid, _label(report) + stamp)
+            self._fail(nodeid, _label(report, self.redact) + stamp)
 
     def pytest_collectreport(self, report: pytest.CollectReport) -> None:
         if report.outcome != "passed" and self.on_unpassed is not None:
@@ -156,8 +166,9 @@ class OutcomeCollector:
             self.skipped_modules.add(report.nodeid)  # a file skipped whole at collection
         if report.failed:
             self.seen.add(report.nodeid)
-            stamp = signature.from_text(str(report.longrepr), report.nodeid, self.root)
-            self._fail(report.nodeid, _label(report) + stamp)
+            longrepr = str(report.longrepr)
+            stamp = signature.from_text(longrepr, report.nodeid, self.root, self.redact)
+            self._fail(report.nodeid, _label(report, self.redact) + stamp)
 
     @property
     def failed(self) -> list[NodeOutcome]:

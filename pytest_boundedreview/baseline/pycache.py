@@ -11,12 +11,19 @@ Earlier versions check the file's time instead, and nothing is given then.
 
 The same holds for the other modules the re-run imports from the copy (the project's own
 code): :func:`give_compiled`, called by ``redirect.py`` as each is found, gives the copy the
-working tree's compiled module of a file with the same bytes, rewritten to be checked by that
-hash, which Python then loads for the copy's file.
+working tree's compiled module of a file with the same bytes when that module is checked by
+its source's hash (PEP 552: ``py_compile``/``compileall`` with ``--invalidation-mode``, or
+``SOURCE_DATE_EPOCH`` set), which Python then loads for the copy's file.
 
-The re-run trusts the working tree's cache as the session's own run did: the session loaded
-the same pyc for the same bytes. Writes go to the copy only (never with ``sys.pycache_prefix``
-set, which would put them elsewhere), and a pyc the copy already holds for its bytes is kept.
+A pyc is given only when its header holds the hash of the copy's bytes: what it was compiled
+from is then known. One checked by its source's time and size (what Python's import writes)
+says nothing of the bytes: a pyc compiled from the change's bytes, whose file was then given
+back the base's with the same size and time, matches it. Proving such a pyc the base's means
+compiling the base's bytes and comparing, which costs what giving it saves: it is not given,
+and the re-run compiles that module itself.
+
+Writes go to the copy only (never with ``sys.pycache_prefix`` set, which would put them
+elsewhere), and a pyc the copy already holds for its bytes is kept.
 Loaded on its own by ``redirect.py``, this file imports only the standard library (pytest's
 rewriting is asked of pytest, once it is there).
 """
@@ -80,14 +87,9 @@ def give_compiled(live: str, copy: str, relative: str) -> bool:
             return False
         with open(here, "rb") as file:
             data = file.read()
-        same = _matches(data, theirs, digest)
-        if same and not data[4] & 1:  # checked by the working tree's file's time and size:
-            # its bytes must be the copy's too, and the pyc written after the second its time
-            # names (a file edited again within that second, to the same size, would pass for
-            # the bytes the pyc was made from).
-            with open(theirs, "rb") as file:
-                settled = (int(os.stat(theirs).st_mtime) + 1) * 1_000_000_000
-                same = file.read() == source and os.stat(here).st_mtime_ns >= settled
+        # Compiled from the copy's bytes, as its header's hash of them says; one checked by
+        # time and size is no proof of its bytes (see above).
+        same = _by_hash(data) and _matches(data, theirs, digest)
     except (OSError, ValueError, NotImplementedError):
         # A file missing or unreadable, or an interpreter with no bytecode file
         # (cache_from_source raises the last two): nothing to give.
@@ -173,13 +175,18 @@ def _current(pyc: Path, source: Path, digest: bytes) -> bool:
         return False
 
 
+def _by_hash(pyc: bytes) -> bool:
+    """Whether the header of ``pyc`` (its bytes) is checked by its source's hash (PEP 552)."""
+    return pyc[4:8] in (b"\x01\x00\x00\x00", _CHECKED_HASH)
+
+
 def _matches(pyc: bytes, source: str, digest: bytes) -> bool:
     """Whether the header of ``pyc`` (its bytes) is current for ``source``, whose bytes hash
     to ``digest``, as this interpreter checks it: by that hash or by the file's time and size
     (PEP 552)."""
     if pyc[:4] != importlib.util.MAGIC_NUMBER:  # (a torn header matches nothing below)
         return False
-    if pyc[4:8] in (b"\x01\x00\x00\x00", _CHECKED_HASH):
+    if _by_hash(pyc):
         return pyc[8:16] == digest
     return pyc[4:8] == bytes(4) and pyc[8:16] == _stamp(source)
 

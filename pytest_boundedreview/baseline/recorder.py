@@ -30,6 +30,7 @@ from typing import Any
 
 import pytest
 
+from ..core.redaction import Redactor
 from . import basefirst, pycache
 from .outcomes import OutcomeCollector, SignatureStamp
 from .signature import checkout_root
@@ -123,7 +124,7 @@ def _within(nodeid: str, paths: tuple[str, ...]) -> bool:
 
 
 class Recorder:
-    def __init__(self, folder: Path, root: Path, waiting: bool) -> None:
+    def __init__(self, folder: Path, root: Path, waiting: bool, redactor: Redactor) -> None:
         self.folder = folder
         self.waiting = waiting
         self.wanted: set[str] = set()
@@ -132,7 +133,7 @@ class Recorder:
         self.found: set[str] = set()
         self.listed: list[str] = []
         self._only: list[Path] | None = None  # while listing: the paths the listing keeps
-        self.collector = OutcomeCollector(root)
+        self.collector = OutcomeCollector(root, redactor)
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_collection(self, session: pytest.Session) -> None:
@@ -217,8 +218,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if not folder:
         return
     root = checkout_root(config.rootpath)
-    config.pluginmanager.register(SignatureStamp(root), "bounded-review-stamp")
+    # The session's environment, as the re-run was given it: the same secrets are scrubbed
+    # here as in the session, so its signatures compare with the session's.
+    redactor = Redactor(os.environ)
+    config.pluginmanager.register(SignatureStamp(root, redactor), "bounded-review-stamp")
     if not hasattr(config, "workerinput"):  # workers stamp; the controller records
-        recorder = Recorder(Path(folder), root, config.getoption("bounded_review_wait"))
+        waiting = config.getoption("bounded_review_wait")
+        recorder = Recorder(Path(folder), root, waiting, redactor)
         config.pluginmanager.register(recorder.collector, "bounded-review-collector")
         config.pluginmanager.register(recorder, "bounded-review-recorder")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Literal
 
 from ..core import subproc, tempdirs
+from ..core.redaction import Redactor
 from ..models.record import record
 from . import artefacts, basefirst, recorder
 from .artefacts import Preparation
@@ -118,14 +119,16 @@ class PendingRerun:
                 detail = f"base_setup {shlex.join(setup)} did not finish within {self._timeout:g}s"
             return RerunResult(status="timeout", detail=detail)
         failed_setup = artefacts.setup_failure(self._folder)
-        if failed_setup is not None:
-            return RerunResult(status="setup", detail=failed_setup)
+        if failed_setup is not None:  # the set-up command's output, scrubbed as the child's
+            return RerunResult(status="setup", detail=Redactor(os.environ)(failed_setup))
         result_file = self._folder / recorder.RESULT
         ended = outcome.done_early or outcome.returncode in (0, 1, 5)
         if not ended or not result_file.exists():
             tail = (outcome.stderr or outcome.stdout).decode("utf-8", "replace").strip()
             tail = outcome.start_error or "\n".join(tail.splitlines()[-5:])
-            return RerunResult(status="error", detail=f"exit {outcome.returncode}: {tail}")
+            # What the tests printed last: scrubbed like their failures, wherever it is shown.
+            detail = Redactor(os.environ)(f"exit {outcome.returncode}: {tail}")
+            return RerunResult(status="error", detail=detail)
         data = json.loads(result_file.read_text(encoding="utf-8"))
         live = basefirst.read(self._folder) if self._in_copy else ()
         if live is None:

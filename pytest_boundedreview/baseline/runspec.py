@@ -59,10 +59,11 @@ class BaselineRun:
         return self.worked_out["preparation"]
 
     def cache_file(self) -> Path:
-        """Where the base answers of this run are cached (see cache.py)."""
+        """Where the base answers of this run are cached (see cache.py): keyed by the
+        environment its base re-runs are given."""
         assert self.base_commit is not None
         stamp = self.preparation.stamp
-        return basecache.cache_path(self.state, self.base_commit, self.args, stamp)
+        return basecache.cache_path(self.state, self.base_commit, self.args, stamp, self.environ)
 
     @classmethod
     def configured(

@@ -11,7 +11,7 @@ import contextlib
 import dataclasses
 import functools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -47,6 +47,7 @@ class SessionReruns:
         project: Callable[[], Project],
         state: Path,
         progress: Callable[[str], None],
+        environ: Mapping[str, str] | None = None,
     ) -> None:
         self.config, self.settings, self.repo, self.target = config, settings, repo, target
         self.collector = collector
@@ -58,7 +59,10 @@ class SessionReruns:
         self.workers = WorkerAnswers(self._head_reruns_cap(), settings.base_timeout)
         self._items: list[pytest.Item] = []  # the session's tests, once it has finished
         self._collected: dict[str, pytest.Item] = {}  # the session's tests, by node id
-        self._environ: dict[str, str] | None = None  # as the test loop started
+        # The environment the session started with, before conftest files, the project's
+        # modules (the change's among them) and the tests could set variables: the same for
+        # every re-run, at the base and at head (see _base_run).
+        self._environ = dict(os.environ if environ is None else environ)
         self._early: EarlyBase | None = None  # the base re-run started at the first cache miss
         self._head: EarlyHead | None = None  # a re-run at head in a new process, started early
         self._begun: Begun | BaseException | None = None  # the classification, under way
@@ -109,10 +113,10 @@ class SessionReruns:
 
     def _base_run(self) -> BaselineRun:
         """How to re-run tests at the base as this session ran them, in the environment it
-        had before its tests ran (a failing test's monkeypatching is still in place when its
-        report arrives; a collection error comes before the tests: then the process's)."""
-        environ = self._environ if self._environ is not None else dict(os.environ)
-        return dataclasses.replace(self._base, environ=environ)
+        started with. Not the process's now: the change's conftest files and modules, imported
+        by then, may have set variables that make the base behave as the change does; a fresh
+        process at head is the session's own start again, and imports them itself."""
+        return dataclasses.replace(self._base, environ=self._environ)
 
     def baseline_run(self) -> BaselineRun:
         """How to re-run tests as this session ran them, at head and at the base."""
@@ -160,7 +164,6 @@ class SessionReruns:
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtestloop(self) -> None:
-        self._environ = dict(os.environ)  # before any test changes it
         for key in self.asking.listing_keys():  # the base lists its collection while tests run
             self._need(key)
 
@@ -221,7 +224,8 @@ class SessionReruns:
         try:
             if isinstance(begun, BaseException):
                 raise begun
-            return conclude(begun or self._begin(), self._progress)
+            concluded = conclude(begun or self._begin(), self._progress)
+            return concluded.scrubbed(self.collector.redact)
         finally:  # its answers are in; the checks' base runs need its kept checkout free,
             # while without them the child stays for the lanes' reproductions at the base
             self._at_base.close()

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..core.redaction import Redact
 from .statements import expression, statement
 
 if TYPE_CHECKING:
@@ -66,10 +67,12 @@ def _library_roots() -> list[str]:
     return sorted({paths["purelib"], paths["stdlib"], sys.prefix}, key=len, reverse=True)
 
 
-def normalise_message(message: str, root: Path) -> str:
-    """First line of ``message`` with the checkout path, temp paths, addresses and numbers
-    folded."""
-    text = message.strip().splitlines()[0] if message.strip() else ""
+def normalise_message(message: str, root: Path, redact: Redact) -> str:
+    """First line of ``message`` with its secrets scrubbed (``redact``), then the checkout
+    path, temp paths, addresses and numbers folded. Scrubbed first: folding digits and hex runs
+    would leave pieces of a token no format recognises, and base and head must compare the same
+    scrubbed text."""
+    text = redact(message.strip().splitlines()[0]) if message.strip() else ""
     for prefix in {str(root), str(root.resolve())}:
         text = text.replace(prefix, "<root>")
     text = _rx(_TEMP).sub("<tmp>", text)
@@ -149,7 +152,7 @@ def checkout_root(rootdir: Path) -> Path:
     return rootdir
 
 
-def _doctest(value: BaseException, root: Path) -> str | None:
+def _doctest(value: BaseException, root: Path, redact: Redact) -> str | None:
     """Doctest failures all raise from pytest's runner: name the failing example instead. Its
     source is code, so it is kept as written (whitespace folded) rather than number-folded."""
     doctest = sys.modules.get("doctest")  # a doctest failure was raised by a loaded doctest
@@ -158,37 +161,42 @@ def _doctest(value: BaseException, root: Path) -> str | None:
     failures = getattr(value, "failures", None)  # MultipleDoctestFailures
     for failure in failures if isinstance(failures, list) else [value]:
         if isinstance(failure, doctest.DocTestFailure):
-            got = normalise_message(failure.got, root)
-            source = " ".join(failure.example.source.split())
+            got = normalise_message(failure.got, root, redact)
+            source = redact(" ".join(failure.example.source.split()))
             return f"DocTestFailure: {source} -> {got} @ {failure.test.name}"
         if isinstance(failure, doctest.UnexpectedException):
             error = failure.exc_info[1]
-            message = normalise_message(str(error), root)
-            source = " ".join(failure.example.source.split())
+            message = normalise_message(str(error), root, redact)
+            source = redact(" ".join(failure.example.source.split()))
             return f"{type(error).__name__}: {message} in {source} @ {failure.test.name}"
     return None
 
 
 def from_excinfo(
-    excinfo: pytest.ExceptionInfo[BaseException], root: Path, test: object = None
+    excinfo: pytest.ExceptionInfo[BaseException],
+    root: Path,
+    test: object = None,
+    *,
+    redact: Redact,
 ) -> str:
     """The signature of a raised exception; ``test`` is the test function that raised it, if
-    known: where it called into the failing frame (when that is another) is part of it."""
-    if (special := _doctest(excinfo.value, root)) is not None:
+    known: where it called into the failing frame (when that is another) is part of it. Every
+    text it holds from the failure (message, explanation, source) is scrubbed by ``redact``."""
+    if (special := _doctest(excinfo.value, root, redact)) is not None:
         return special
     typename = type(excinfo.value).__name__
     text = str(excinfo.value)
-    message = normalise_message(text, root)
+    message = normalise_message(text, root, redact)
     frames = _shown(excinfo)
     if not frames:
         return f"{typename}: {message} @ ?"
     frame = f"{location(frames[-1].path, root)}::{frames[-1].name}"
     try:
-        called = _called_from(excinfo, frames, test, root)
+        called = _called_from(excinfo, frames, test, root, redact)
     except Exception:  # a signature never breaks the session: the call is left out
         called = ""
-    failing = f"{frame}{_said(statement(frames[-1]))}{called}"
-    return f"{typename}: {message}{_explained(text, root)} @ {failing}"
+    failing = f"{frame}{_said(statement(frames[-1]), redact)}{called}"
+    return f"{typename}: {message}{_explained(text, root, redact)} @ {failing}"
 
 
 def _shown(excinfo: pytest.ExceptionInfo[BaseException]) -> list[TracebackEntry]:
@@ -206,6 +214,7 @@ def _called_from(
     frames: list[TracebackEntry],
     test: object,
     root: Path,
+    redact: Redact,
 ) -> str:
     """Where the test's own function called into the failing frame, when that is another
     (a helper's assertion, a library's ``raise``): `` <- file::test :: call`` with the call's
@@ -225,7 +234,7 @@ def _called_from(
     text = expression(called)
     if text is None:  # no positions (Python 3.10): the statement the call is in
         text = next((statement(e) for e in frames if e.frame.raw is called.tb_frame), "")
-    return f" <- {location(code.co_filename, root)}::{code.co_name}{_said(text)}"
+    return f" <- {location(code.co_filename, root)}::{code.co_name}{_said(text, redact)}"
 
 
 def _code_of(test: object) -> CodeType | None:
@@ -243,25 +252,26 @@ def _code_of(test: object) -> CodeType | None:
     return code if isinstance(code, CodeType) else None
 
 
-def _said(text: str) -> str:
-    """Source text as a signature holds it: `` :: text``, cut short; "" for none."""
-    return f" :: {text[:MAX_MESSAGE]}" if text else ""
+def _said(text: str, redact: Redact) -> str:
+    """Source text as a signature holds it, scrubbed: `` :: text``, cut short; "" for
+    none."""
+    return f" :: {redact(text)[:MAX_MESSAGE]}" if text else ""
 
 
-def _explained(text: str, root: Path) -> str:
+def _explained(text: str, root: Path, redact: Redact) -> str:
     """pytest's explanation of a failed assertion, its ``where`` lines (numbers folded): which
     call gave the value, so two assertions of one shape stay apart."""
     where = [line for line in text.splitlines()[1:] if line.lstrip(" +").startswith("where ")]
-    return "".join(f" / {normalise_message(line, root)}" for line in where[:MAX_WHERE])
+    return "".join(f" / {normalise_message(line, root, redact)}" for line in where[:MAX_WHERE])
 
 
-def from_text(longrepr: str, path: str, root: Path) -> str:
+def from_text(longrepr: str, path: str, root: Path, redact: Redact) -> str:
     """The signature of a failure known only by its text (collection errors): the last
-    ``E   Type: message`` line, and the collected file."""
+    ``E   Type: message`` line (scrubbed by ``redact``), and the collected file."""
     errors = [line[1:].strip() for line in longrepr.splitlines() if line.startswith("E ")]
     last = errors[-1] if errors else (longrepr.strip().splitlines() or ["?"])[-1]
     typename, _, message = last.partition(": ")
     if not _ or not typename.replace(".", "").isidentifier():
         typename, message = "CollectError", last
-    folded = normalise_message(message, root)
+    folded = normalise_message(message, root, redact)
     return f"{typename}: {folded} @ {path}::<module>"

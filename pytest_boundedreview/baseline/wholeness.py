@@ -8,9 +8,10 @@ repository root's, when it collects the session's rootdir), its ``testpaths`` (o
 local plugins the change does not touch, and the declared ``suite`` of
 ``[tool.bounded-review]``. A run is partial only when it ran less than that: test files its
 paths or ignores left out, tests deselected by what was given for this run (the command line,
-``PYTEST_ADDOPTS``, ``--lf``, an option a conftest acts on, a conftest the change touches), or a
+``PYTEST_ADDOPTS``, ``--lf``, an option a conftest acts on, a conftest the change touches), a
 configuration changed at invocation (``-o addopts=...``, ``-c``, ``--rootdir``,
-``-p no:doctest``)."""
+``-p no:doctest``), or the project's outcome configuration weakened at invocation (``-W ignore``
+where it makes warnings errors, ``-p no:`` of a plugin it loads: ``core/outcomes.py``)."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from ..core.outcomes import PLUGINS, weakening
 from ..core.pytestini import DEFAULT_NORECURSEDIRS, words
 from ..core.selecting import Selection, paths, scan
 from ..models.record import record
@@ -183,6 +185,23 @@ def _reconfigured(session: Session, into: Wholeness) -> None:
         if given.option == "--rootdir" and session.absolute(given.value, "") == session.rootdir:
             continue
         into.partial.append(f"the configuration was changed at invocation ({given})")
+    project = {**session.project.options, PLUGINS: _conftest_plugins(session)}
+    for origin, tokens in session.selection.origins:
+        for given, why in weakening(tokens, origin, project):
+            into.partial.append(
+                f"the project's outcome configuration was weakened ({given}: {why})"
+            )
+
+
+def _conftest_plugins(session: Session) -> list[str]:
+    """The plugins the conftest files the session loaded name in ``pytest_plugins``."""
+    named: list[str] = []
+    for plugin in session.config.pluginmanager.get_plugins():
+        file = getattr(plugin, "__file__", None)
+        if isinstance(file, str) and os.path.basename(file) == "conftest.py":
+            value = getattr(plugin, "pytest_plugins", ())
+            named += [value] if isinstance(value, str) else _list(value)
+    return named
 
 
 def _deselected(session: Session, into: Wholeness) -> None:

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..baseline.childenv import child_env
 from ..core import subproc
 from ..core.errors import GitError
+from ..core.redaction import Redactor
 from ..core.tables import CheckConfig
 from ..models.finding import CheckFinding
 from ..models.record import record
@@ -37,18 +39,30 @@ class Ran:
     problem: str = ""
 
 
-def _env() -> dict[str, str]:
-    env = child_env()
+def _env(environ: Mapping[str, str] | None) -> dict[str, str]:
+    env = child_env(environ=environ)
     # Tools installed next to this interpreter (a virtualenv's bin/) come first.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     return env
 
 
-def run_once(check: CheckConfig, root: Path, scope: Scope | None = None) -> Ran:
+def run_once(
+    check: CheckConfig,
+    root: Path,
+    scope: Scope | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Ran:
     """Run ``check`` with ``root`` as working directory and read its findings (``scope``: the
-    change's added lines, at head, so a new duplicate is the one the change added)."""
+    change's added lines, at head, so a new duplicate is the one the change added;
+    ``environ``: the session's environment as it started, else the process's).
+
+    What the check says is scrubbed of the secrets of the environment it ran with before its
+    findings are fingerprinted: the same text at base and head, so they still match, and a
+    rotated secret does not make a finding new."""
     cap = SARIF_MAX_BYTES if check.format == "sarif" else OUTPUT_CAP  # big repos, big logs
-    out = subproc.run(check.command, cwd=root, env=_env(), timeout=check.timeout, cap=cap)
+    env = _env(environ)
+    redact = Redactor(env)  # compiled only if there is something to scrub
+    out = subproc.run(check.command, cwd=root, env=env, timeout=check.timeout, cap=cap)
     if out.start_error:
         return Ran(None, True, f"could not start: {out.start_error}")
     if out.timed_out:
@@ -63,11 +77,13 @@ def run_once(check: CheckConfig, root: Path, scope: Scope | None = None) -> Ran:
         elif check.format == "gnu":
             raw = parse_gnu(out.stdout.decode("utf-8", "replace"), root)
     except CheckOutputError as exc:
-        return Ran(None, True, str(exc))
+        return Ran(None, True, redact(str(exc)))
     if failed and not raw:  # a failure without findings is one finding: the check failed
         tail = (out.stderr or out.stdout).decode("utf-8", "replace").strip().splitlines()
-        message = f"exit {out.returncode}" + (f": {tail[-1][:200]}" if tail else "")
+        message = f"exit {out.returncode}" + (f": {redact(tail[-1])[:200]}" if tail else "")
         raw = [RawFinding(rule=f"{check.name}:exit", path=None, line=None, message=message)]
+    else:  # a passing check's empty answer is never looked at
+        raw = [dataclasses.replace(f, message=redact(f.message)) for f in raw]
     added = (lambda path, line: scope.is_added(path, line)) if scope is not None else None
     return Ran(fingerprinted(raw, root, added), failed or bool(raw))
 
@@ -107,14 +123,16 @@ def run_all(
     progress: Callable[[str], None],
     scope: Scope | None = None,
     reuse: bool = False,
+    environ: Mapping[str, str] | None = None,
 ) -> list[CheckResult]:
     """Every configured check, classified against the base (run in a kept base checkout
-    with ``reuse``, as the base re-runs are: see target/kept.py)."""
+    with ``reuse``, as the base re-runs are: see target/kept.py), at both in ``environ``
+    (the session's environment as it started: not what the change's code set since)."""
     results: dict[str, CheckResult] = {}
     heads: dict[str, Ran] = {}
     for check in checks:
         progress(f"check {check.name}: running at head")
-        ran = run_once(check, repo.root, scope)
+        ran = run_once(check, repo.root, scope, environ)
         if ran.findings is None:
             results[check.name] = CheckResult(
                 name=check.name, required=check.required, status="not-run", detail=ran.problem
@@ -129,7 +147,7 @@ def run_all(
             with place(repo, base_commit) as checkout:
                 for check in needing_base:
                     progress(f"check {check.name}: running at base {base_commit[:12]}")
-                    bases[check.name] = run_once(check, checkout)
+                    bases[check.name] = run_once(check, checkout, environ=environ)
         except GitError as exc:
             for check in needing_base:
                 bases[check.name] = Ran(None, True, f"base unreachable: {exc}")

@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from ..core.fingerprint import finding_fingerprint
+from ..core.redaction import SCAN_PATTERN
 from ..models.record import record
 from ..target import git
 from ..target.freeze import Target
@@ -45,11 +46,7 @@ LINE_RULES = (
     LineRule(
         "secrets",
         "security",
-        re.compile(
-            r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----|\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"
-            r"|\bgh[pousr]_[A-Za-z0-9]{36,}\b|\bgithub_pat_[A-Za-z0-9_]{40,}\b"
-            r"|\bxox[baprse]-[A-Za-z0-9-]{10,}\b"
-        ),
+        re.compile(SCAN_PATTERN),  # the formats failures are scrubbed of, too
         "a private key or access token is added to the repository",
         "remove it, rotate the credential, and load it from the environment or a secret store",
         show_text=False,

@@ -3,10 +3,12 @@ review at once, but a change that relaxes them is reviewed under the base's valu
 proposes applies after merge.
 
 :data:`RULES` is the one table: each key that can relax the gate, and how its two values are
-compared. A key outside it (where reports go, timeouts, the loop's drift rules) takes the
-change's value. Ceilings of lane attempts (``max_repair_loops``, ``max_retries``) relax when
-raised: each round or retry is one more draw at a clean verdict, while a lower ceiling only
-stops the review sooner, which never makes the gate ``yes``.
+compared; the keys that choose where the session writes and how it exits are the base's
+whatever the change says (:data:`BASE_ONLY`). Every other key of the table is in
+:data:`NOT_RULED`, with the reason it needs no rule. Ceilings of lane attempts
+(``max_repair_loops``, ``max_retries``) relax when raised: each round or retry is one more draw
+at a clean verdict, while a lower ceiling only stops the review sooner, which never makes the
+gate ``yes``.
 """
 
 from __future__ import annotations
@@ -192,6 +194,40 @@ RULES: dict[str, Rule] = {
     "risk_rules": _unchanged("changes what makes a change strict"),
     "selection": _unchanged("changes which lanes a change's size selects"),
     "blocked_plugins": _fewer,
+    "mode": _ordered(lambda v: 0 if v == "review-and-fix" else 1, "allows repair rounds"),
+    "max_base_reruns": _ordered(
+        lambda v: -v, "raises the failures re-run at the base before they are `unknown`"
+    ),
+    "instructions": _unchanged("changes what reviewers are given as the project's instructions"),
+    "routing": _unchanged("changes which models review"),
+    "loop": _unchanged("changes what counts as drift or as a systemic repair"),
+}
+
+# Keys the change never chooses for its own review: what is reviewed, where the session writes,
+# how it exits, whether its loop starts anew.
+# ``base`` and ``target`` choose the base itself: when the working tree names either, they are
+# read first where the change cannot reach (target/baseconfig.py, ``chosen``).
+BASE_ONLY = {
+    "base": "reviews against another base",
+    "target": "reviews another target",
+    "state_dir": "moves the state folder (the loop's ledger, the base cache)",
+    "shard": "records a shard only, whose session exits 0 without a gate",
+    "report": "moves the report",
+    "markdown": "writes the Markdown report elsewhere",
+    "sarif": "writes the SARIF log elsewhere",
+    "reset": "starts a new loop at every run, which its ceilings never stop",
+}
+RULES.update({key: _unchanged(why) for key, why in BASE_ONLY.items()})
+
+# Every other key of the table, and why the change's value cannot relax its own review.
+NOT_RULED = {
+    "base_setup": "the base checkout runs the base's value (baseline/artefacts.py)",
+    "full": "a full round dispatches every lane, more than a delta round",
+    "base_timeout": "a re-run past it is `unknown`, which blocks",
+    "reuse_base_checkout": "only where base checkouts wait between runs, keyed by base commit",
+    "plan": "read by plan reviews only, which have no base",
+    "review_command": "only what the agent hook asks the agent to run: the hook accepts no "
+    "report but one of the review the rules call for",
 }
 
 

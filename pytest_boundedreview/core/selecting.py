@@ -115,6 +115,8 @@ class Selection:
     declared: tuple[Given, ...] = ()
     reconfigured: tuple[Given, ...] = ()  # given at invocation: see :func:`reconfiguring`
     invocation: tuple[str, ...] = ()  # every token given at invocation
+    # the same tokens by where they were given: PYTEST_ADDOPTS, then the command line
+    origins: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def of(
@@ -142,6 +144,7 @@ class Selection:
             tuple(scan(declared, "declared suite")),
             tuple(reconfigured),
             (*from_env, *map(str, command_line)),
+            (("PYTEST_ADDOPTS", tuple(from_env)), ("command line", tuple(map(str, command_line)))),
         )
 
     def effective(self, option: str) -> Given | None:

@@ -4,7 +4,7 @@ round of the loop, and the gate. Shared by the pytest session and ``bounded-revi
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -67,6 +67,7 @@ class Review:
     added_waivers: Sequence[Waiver] = ()  # those of them the change itself adds
     reset_hint: str = "--bounded-review-reset"  # how the user starts a new loop
     rules: Ruled | None = None  # what the change proposes for its own rules, if it does
+    environ: Mapping[str, str] | None = None  # the session's as it started (else the process's)
 
     def evidence(
         self,
@@ -135,6 +136,7 @@ class Review:
                 self.progress,
                 target.scope,
                 reuse=settings.reuse_base_checkout,
+                environ=self.environ,
             )
         findings = [*deterministic, *scan(target, self.repo, dataclasses.asdict(settings.scans))]
         findings += self.rules.findings() if self.rules else []

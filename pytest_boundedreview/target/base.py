@@ -71,6 +71,21 @@ def pr_base(
     return name, merge_base_of(repo, require(repo, name, named_by), head)
 
 
+def unconfigured_base(repo: git.Repo, env: Mapping[str, str], head: str) -> str | None:
+    """The merge base of ``head`` with the base named without any configuration (a CI
+    variable, the branch's upstream, ``origin/HEAD``), or ``None`` when none of them resolves:
+    a commit the change under review cannot move."""
+    named = named_base(None, env, REQUESTED)
+    try:
+        name = named[0] if named else _upstream(repo) or "origin/HEAD"
+    except BaseRefError:  # an upstream that is gone
+        return None
+    if name.startswith("-"):
+        return None
+    proc = git.run(["merge-base", f"{name}^{{commit}}", head], repo.root, check=False)
+    return git.decode(proc.stdout).strip() or None if proc.returncode == 0 else None
+
+
 def _upstream(repo: git.Repo) -> str | None:
     """The current branch's configured upstream, if any (even when its ref is gone)."""
     branch = repo.branch()

@@ -3,9 +3,11 @@ read from git without touching the working tree, against the change's own.
 
 A change that relaxes a key of :data:`~pytest_boundedreview.core.baserules.RULES` is reviewed
 under the base's value, and the report lists what it proposes as an advisory finding; a change
-that tightens one applies at once. A first configuration (none at the base) applies as written;
-a base configuration this version cannot read or validate gives way to the change's, with a
-limitation that says so. When the two tables are equal, the base's is not validated again.
+that tightens one applies at once. A first configuration (none at the base) is held to the
+defaults, which are then the base's rules; a base configuration this version cannot read or
+validate gives way to the change's, with a limitation that says so. When the two tables are
+equal, the base's is not validated again. The base and the target kind, which choose the base
+commit itself, are read ahead where the change cannot reach (:func:`chosen`).
 """
 
 from __future__ import annotations
@@ -15,13 +17,15 @@ import re
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 from ..core.baserules import REDUCING, Proposal, configured_values, govern
 from ..core.config import Settings
 from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml, toml
 from ..models.record import record
 from . import git
+from .base import unconfigured_base
+from .freeze import RequestedKind
 
 if TYPE_CHECKING:
     from ..models.finding import ReportFinding
@@ -89,6 +93,40 @@ def base_table(
     return None, None, None
 
 
+@record(frozen=True)
+class Chosen:
+    """The base and target kind a review is frozen with."""
+
+    base: str | None
+    target: RequestedKind
+
+
+def chosen(
+    repo: git.Repo,
+    settings: Settings,
+    overrides: Mapping[str, object],
+    start: Path,
+    head: str | None,
+    env: Mapping[str, str],
+) -> Chosen | None:
+    """The base and target the review is frozen with when the working tree's table names
+    either and no option does: the configuration's at a commit the change cannot move (the
+    merge base with the base named without configuration, else HEAD). ``None`` when the
+    working tree names neither: the freeze takes the options and defaults, and :func:`rule`
+    holds them to the base commit's table."""
+    named = [key for key in ("base", "target") if key not in overrides]
+    if all(getattr(settings, key) == getattr(Settings, key) for key in named):
+        return None
+    reference = (unconfigured_base(repo, env, head) or head) if head else None
+    table = (base_table(repo, reference, start)[1] if reference else None) or {}
+    base = overrides.get("base", table.get("base"))
+    target = overrides.get("target", table.get("target"))
+    return Chosen(
+        base if isinstance(base, str) else None,
+        cast("RequestedKind", target) if target in get_args(RequestedKind) else "auto",
+    )
+
+
 def rule(
     repo: git.Repo,
     base_commit: str | None,
@@ -103,7 +141,10 @@ def rule(
     ruled = _rule(repo, base_commit, head, head_path, start, given)
     if not given.keys() & REDUCING:  # the usual run: no table read again
         return ruled
-    base = None if base_commit is None else base_table(repo, base_commit, start)[1]
+    base = None
+    if base_commit is not None:  # a first configuration is held to the defaults, as in _rule
+        _, table, broken = base_table(repo, base_commit, start)
+        base = (table or {}) if broken is None else None
     configured = configured_values(given, _table(head_path), base)
     return dataclasses.replace(ruled, configured=configured)
 
@@ -121,15 +162,16 @@ def _rule(
         return Ruled(head, path=where)
     head_table = _table(head_path)
     name, table, broken = base_table(repo, base_commit, start)
-    if name is None or (table is not None and table == head_table):
-        return Ruled(head, path=where)  # a first configuration, or the same one
-    if broken is not None or table is None:
+    if broken is not None:
         why = f"the base's {name} cannot be read ({broken}): the change's configuration applies"
         return Ruled(head, path=where, limitations=[why])
+    if (table or {}) == head_table:
+        return Ruled(head, path=where)  # the base's own configuration, or none on either side
     try:
         from ..models.plain import validate_data
 
-        base = validate_data(Settings, {**table, **given})
+        # a first configuration is held to the defaults, as the base's rules
+        base = validate_data(Settings, {**(table or {}), **given})
     except ValueError as exc:  # pydantic's ValidationError is one
         first = str(exc).strip().splitlines()
         detail = first[1].strip() if len(first) > 1 else (first[0] if first else "invalid")

@@ -19,6 +19,7 @@ from ..models.record import record
 from . import git
 from .base import REQUESTED, named_base, pr_base, require
 from .livetree import differences, dirty_submodules, unflag
+from .recorded import Converted
 from .scope import Scope, parse_scope
 
 TargetKind = Literal["pr", "local-diff", "staged", "plan"]
@@ -256,9 +257,11 @@ def freeze(
     diff: tuple[str, str] | None = None
     named = named_base(base, env, base_origin)
     ahead = _ahead(repo, requested, named, (head, head_tree), blobs)
+    converted = None
     try:
         advance = None if ahead is None else ahead.advance
         live_tree = tree = tree_via_temp_index(repo, add_all=True, between=advance)
+        converted = Converted(repo, live_tree)  # asked beside the rest
         if requested == "staged":
             kind, tree = (
                 "staged",
@@ -281,10 +284,13 @@ def freeze(
             else:
                 base_name, base_commit = pr_base(repo, base, env, base_origin, head)
         raw, patch = diff or _diff_beside(repo, base_commit, tree, blobs)
+        # what git records of a file may not be its bytes on disk (a clean filter, ...)
+        untested = differences(repo, tree, live_tree) + converted.unlike()
     finally:
-        if ahead is not None:
-            ahead.cancel()
-    untested = differences(repo, tree, live_tree) + dirty_submodules(repo)
+        for started in (ahead, converted):
+            if started is not None:
+                started.cancel()
+    untested += dirty_submodules(repo)
     return Target(
         kind=kind,
         base=base_name,

@@ -115,13 +115,25 @@ _TO_MATCH = {
     "staged": "stage them, or set them aside (git stash push --keep-index --include-untracked)",
     "pr": "commit them, or set them aside (git stash push --include-untracked)",
 }
+# A file git converts as it records it (recorded.py), and what makes its bytes the recorded ones.
+CONVERTED = "recorded with other bytes than on disk"
+_UNCONVERT = (
+    "a file recorded with other bytes than on disk is converted by git as it records it "
+    "(git check-attr filter ident working-tree-encoding -- PATH says by which attribute, and "
+    "git config --get-regexp '^filter[.]' by which filter): take the attribute off that file "
+    "(in .gitattributes, .git/info/attributes or core.attributesFile), or write the file as "
+    "git records it"
+)
 
 
 def untested_reason(kind: str, paths: tuple[str, ...]) -> str:
     """Why a review of the ``kind`` snapshot does not vouch for what the session tested."""
     shown = ", ".join(paths[:10]) + (f" and {len(paths) - 10} more" if len(paths) > 10 else "")
-    fix = _TO_MATCH.get(kind, "make them match")
+    converted = any(path.endswith(f"({CONVERTED})") for path in paths)
+    moved = not all(path.endswith(f"({CONVERTED})") for path in paths)
+    fixes = [_TO_MATCH.get(kind, "make them match")] if moved else []
+    fixes += [_UNCONVERT] if converted else []
     return (
         f"the tree tested is not the tree reviewed: the working tree differs from the {kind} "
-        f"snapshot in {shown}; {fix}, then run the review again"
+        f"snapshot in {shown}; {'; '.join(fixes)}, then run the review again"
     )

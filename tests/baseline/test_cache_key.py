@@ -42,3 +42,15 @@ def test_a_reporting_option_keeps_the_cache_file_and_an_outcome_option_does_not(
     assert cache_path(tmp_path, "c" * 40, ["-p", "no:randomly", "-q", "-rA", "--tb=no"]) == plain
     assert cache_path(tmp_path, "c" * 40, ["-p", "no:randomly", "-W", "error"]) != plain
     assert cache_path(tmp_path, "c" * 40, ["-p", "no:randomly", "-x"]) != plain
+
+
+def test_the_key_is_the_environment_the_base_run_is_given(tmp_path: Path) -> None:
+    """Another value of a variable is another base run; the shell's notes of the last command
+    and folder, and git's variables (never passed on), are not."""
+    environ = {"PATH": "/usr/bin", "APP_MODE": "strict", "_": "/usr/bin/pytest", "OLDPWD": "/a"}
+    plain = cache_path(tmp_path, "c" * 40, [], "", environ)
+    assert cache_path(tmp_path, "c" * 40, [], "", {**environ, "APP_MODE": "lenient"}) != plain
+    assert cache_path(tmp_path, "c" * 40, [], "", {**environ, "NEW": "1"}) != plain
+    assert cache_path(tmp_path, "c" * 40, [], "", {**environ, "GIT_CONFIG_COUNT": "1"}) != plain
+    others = {**environ, "_": "/usr/bin/env", "OLDPWD": "/b", "GIT_DIR": "/x/.git"}
+    assert cache_path(tmp_path, "c" * 40, [], "", others) == plain

@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from pytest_boundedreview.baseline.outcomes import NodeOutcome, OutcomeCollector
+from pytest_boundedreview.core.redaction import Redactor
 
 TESTS = """\
 import pytest
@@ -41,7 +42,7 @@ def test_subtest(subtests):
 
 def test_only_failing_tests_get_an_object(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(test_mod=TESTS)
-    collector = OutcomeCollector(pytester.path)
+    collector = OutcomeCollector(pytester.path, Redactor({}))
     pytester.inline_run("-p", "no:cacheprovider", plugins=[collector])
 
     assert sorted(collector.failing) == [
@@ -69,7 +70,7 @@ def test_every_report_that_did_not_pass_is_told_first(pytester: pytest.Pytester)
     before the collector notes it, and of no report that passed; the sets a passing test's
     reports fill are the same whichever path a report takes."""
     pytester.makepyfile(test_mod=TESTS, test_broken="import nowhere_to_be_found\n")
-    collector = OutcomeCollector(pytester.path)
+    collector = OutcomeCollector(pytester.path, Redactor({}))
     told: list[tuple[str, str, str, bool]] = []
 
     def listener(report: pytest.TestReport | pytest.CollectReport) -> None:

@@ -207,6 +207,8 @@ def test_a_kept_base_checkout_gets_the_unchanged_files_bytecode_and_classifies_t
     for name in ("helper.py", "calc.py"):  # sources older than their bytecode, as usual
         settle(pytester.path / name, 0)
     run_pytest(pytester.path)  # the working tree's bytecode, as after a plain run
+    # helper.py's compiled module checked by its source's hash: proof of the bytes it is of
+    compileall(pytester.path, "helper.py")
     with project.untouched():
         result, report = review(pytester)
     assert result.ret == 1
@@ -241,8 +243,16 @@ def settle(file: Path, seconds: float) -> None:
 
 
 def compile_in(folder: Path, module: str) -> Path:
+    """``module``'s compiled module, as Python's import writes it (checked by time)."""
     assert python(folder, "-c", f"import {module}").returncode == 0
     return Path(importlib.util.cache_from_source(str(folder / f"{module}.py")))
+
+
+def compileall(folder: Path, name: str) -> Path:
+    """``name``'s compiled module checked by its source's hash (``compileall``)."""
+    argv = ["-m", "compileall", "-q", "-f", "--invalidation-mode", "checked-hash", name]
+    assert python(folder, *argv).returncode == 0
+    return Path(importlib.util.cache_from_source(str(folder / name)))
 
 
 def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads(
@@ -254,8 +264,7 @@ def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads
         (folder / "edited.py").write_text("VALUE = 1\n")
     (live / "edited.py").write_text("VALUE = 2\n")
     for module in ("same", "edited"):
-        settle(live / f"{module}.py", 0)
-        compile_in(live, module)
+        compileall(live, f"{module}.py")
     assert pycache.give_compiled(str(live), str(copy), "same.py")
     assert not pycache.give_compiled(str(live), str(copy), "edited.py")  # other bytes
     assert not pycache.give_compiled(str(live), str(copy), "missing.py")
@@ -268,30 +277,36 @@ def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
-def test_a_compiled_module_its_file_may_have_changed_since_is_not_given(
-    trees: tuple[Path, Path],
-) -> None:
-    """A pyc checked by time and size, written in the second its file's time names: the file
-    may have been edited again within that second, to the same size, and the pyc not be its
-    bytes' (edited after the pyc was made, the file has a later time, which Python sees)."""
+def test_a_compiled_module_checked_by_time_is_never_given(trees: tuple[Path, Path]) -> None:
+    """A pyc checked by its file's time and size says nothing of the bytes it was compiled
+    from: compiled from other bytes, its file given back the copy's bytes with the same size
+    and time, it still matches. Only one whose header holds the hash of the copy's bytes is
+    given."""
     live, copy = trees
     (live / "value.py").write_text("VALUE = 2\n")
     settle(live / "value.py", 0)
     pyc = compile_in(live, "value")
     for folder in (live, copy):
         (folder / "value.py").write_text("VALUE = 1\n")  # the same size
-    settle(live / "value.py", 0.25)  # edited within the same second: the same stamp
-    settle(pyc, 0.5)  # and the pyc made in that second too
+    settle(live / "value.py", 0)  # and the same time: the stale pyc matches its file
+    settle(pyc, 5)  # written well after the second its file's time names
     assert not pycache.give_compiled(str(live), str(copy), "value.py")
     assert not Path(importlib.util.cache_from_source(str(copy / "value.py"))).exists()
-    # The same pyc of a file whose bytes it was made from, once its second had passed: given.
-    for folder in (live, copy):
-        (folder / "value.py").write_text("VALUE = 2\n")
-    settle(live / "value.py", 0.25)
-    settle(pyc, 1.0)
-    assert pycache.give_compiled(str(live), str(copy), "value.py")
-    # A torn pyc (its header cut short) is not given, and raises nothing.
+    shown = python(copy, "-c", "import value; print(value.VALUE)").stdout.split()
+    assert shown == ["1"]
     Path(importlib.util.cache_from_source(str(copy / "value.py"))).unlink()
+    # A current one, of the very bytes: not given either (nothing proves it).
+    pyc.unlink()
+    assert compile_in(live, "value").read_bytes()[4:8] == b"\x00\x00\x00\x00"
+    assert not pycache.give_compiled(str(live), str(copy), "value.py")
+    # One checked by the hash of these bytes: given.
+    pyc = compileall(live, "value.py")
+    assert pycache.give_compiled(str(live), str(copy), "value.py")
+    # One checked by the hash of other bytes, and a torn one: not given, and nothing raised.
+    Path(importlib.util.cache_from_source(str(copy / "value.py"))).unlink()
+    (live / "value.py").write_text("VALUE = 3\n")
+    compileall(live, "value.py")
+    assert not pycache.give_compiled(str(live), str(copy), "value.py")
     pyc.write_bytes(importlib.util.MAGIC_NUMBER)
     assert not pycache.give_compiled(str(live), str(copy), "value.py")
 

@@ -14,8 +14,10 @@ from pytest_boundedreview.baseline.signature import (
     location,
     normalise_message,
 )
+from pytest_boundedreview.core.redaction import Redactor
 
 ROOT = Path("/work/checkout")
+PLAIN = Redactor({})  # no secret variables: only the token formats are scrubbed
 
 
 @pytest.mark.parametrize(
@@ -33,7 +35,7 @@ ROOT = Path("/work/checkout")
     ],
 )
 def test_normalise_message(message: str, expected: str) -> None:
-    assert normalise_message(message, ROOT) == expected
+    assert normalise_message(message, ROOT, PLAIN) == expected
 
 
 # pytest shortens a repr in the middle, keeping as many characters of its start whatever it
@@ -53,8 +55,8 @@ SHORTENED = [
 
 @pytest.mark.parametrize(("one", "other"), SHORTENED)
 def test_a_shortened_repr_folds_whatever_address_it_shows(one: str, other: str) -> None:
-    assert "x7f" not in normalise_message(one, ROOT)
-    assert normalise_message(one, ROOT) == normalise_message(other, ROOT)
+    assert "x7f" not in normalise_message(one, ROOT, PLAIN)
+    assert normalise_message(one, ROOT, PLAIN) == normalise_message(other, ROOT, PLAIN)
 
 
 class AThingWithALongName:
@@ -69,7 +71,7 @@ def test_a_real_shortened_repr_keeps_its_start() -> None:
     from _pytest._io.saferepr import saferepr
 
     def shown(thing: object) -> str:
-        return normalise_message(f"assert [{saferepr(thing, maxsize=50)}] == []", ROOT)
+        return normalise_message(f"assert [{saferepr(thing, maxsize=50)}] == []", ROOT, PLAIN)
 
     assert {shown(AThingWithALongName()) for _ in range(5)} == {
         "assert [<test_signature.AThingW...>] == []"
@@ -93,7 +95,7 @@ def test_a_real_shortened_repr_keeps_its_start() -> None:
     ],
 )
 def test_the_order_of_a_sets_elements_does_not_matter(one: str, other: str) -> None:
-    assert normalise_message(one, ROOT) == normalise_message(other, ROOT)
+    assert normalise_message(one, ROOT, PLAIN) == normalise_message(other, ROOT, PLAIN)
 
 
 @pytest.mark.parametrize(
@@ -107,11 +109,13 @@ def test_the_order_of_a_sets_elements_does_not_matter(one: str, other: str) -> N
     ],
 )
 def test_other_elements_are_another_failure(one: str, other: str) -> None:
-    assert normalise_message(one, ROOT) != normalise_message(other, ROOT)
+    assert normalise_message(one, ROOT, PLAIN) != normalise_message(other, ROOT, PLAIN)
 
 
 def test_a_set_shortened_by_pytest_is_one_token() -> None:
-    assert normalise_message("assert {'a', 'b', ...'y', 'z'} == x", ROOT) == "assert {...} == x"
+    assert (
+        normalise_message("assert {'a', 'b', ...'y', 'z'} == x", ROOT, PLAIN) == "assert {...} == x"
+    )
 
 
 def test_location_is_relative_to_the_checkout() -> None:
@@ -127,7 +131,7 @@ def test_from_excinfo_names_type_message_and_frame() -> None:
     with pytest.raises(ValueError, match="bad value") as info:
         failing()
     here = Path(__file__).parent
-    assert from_excinfo(info, here) == (
+    assert from_excinfo(info, here, redact=PLAIN) == (
         "ValueError: bad value N at <addr> @ test_signature.py::failing"
         ' :: raise ValueError("bad value 42 at 0xdeadbeef")'
     )
@@ -145,7 +149,7 @@ def test_an_assertion_is_told_apart_by_its_statement_and_where_lines() -> None:
     for x in (1, 5):
         with pytest.raises(AssertionError) as info:
             check(x)
-        signatures.append(from_excinfo(info, root))
+        signatures.append(from_excinfo(info, root, redact=PLAIN))
     # the numbers differ, the statement does not: one failure, wherever it ran
     assert signatures[0] == signatures[1]
     assert signatures[0].endswith(":: assert value(x) == 3")
@@ -158,7 +162,7 @@ def _check(got: int, want: int) -> None:
 def _signed(test: Callable[[], None]) -> str:
     with pytest.raises(AssertionError) as info:
         test()
-    return from_excinfo(info, Path(__file__).parent, test)
+    return from_excinfo(info, Path(__file__).parent, test, redact=PLAIN)
 
 
 def test_a_helpers_failure_names_where_the_test_called_it() -> None:
@@ -267,18 +271,19 @@ def test_no_call_site_when_the_test_fails_itself_or_is_not_in_the_traceback() ->
     assert " <- " not in _signed(fails_itself)
     with pytest.raises(AssertionError) as info:
         _check(2, 3)
-    assert " <- " not in from_excinfo(info, Path(__file__).parent, elsewhere)
-    assert " <- " not in from_excinfo(info, Path(__file__).parent, "not a function")
+    assert " <- " not in from_excinfo(info, Path(__file__).parent, elsewhere, redact=PLAIN)
+    assert " <- " not in from_excinfo(info, Path(__file__).parent, "not a function", redact=PLAIN)
 
 
 def test_same_failure_in_two_checkouts_has_one_signature() -> None:
     text = "E   ModuleNotFoundError: No module named 'x'\n"
-    assert from_text(text, "t.py", Path("/a")) == from_text(text, "t.py", Path("/b"))
-    assert from_text(text, "t.py", ROOT) == (
+    assert from_text(text, "t.py", Path("/a"), PLAIN) == from_text(text, "t.py", Path("/b"), PLAIN)
+    assert from_text(text, "t.py", ROOT, PLAIN) == (
         "ModuleNotFoundError: No module named 'x' @ t.py::<module>"
     )
     assert (
-        from_text("something odd", "t.py", ROOT) == "CollectError: something odd @ t.py::<module>"
+        from_text("something odd", "t.py", ROOT, PLAIN)
+        == "CollectError: something odd @ t.py::<module>"
     )
 
 
@@ -381,7 +386,7 @@ def test_a_failure_leaves_no_parse_of_its_file_behind() -> None:
         failing()
     gc.collect()
     before = sum(isinstance(o, ast.AST) for o in gc.get_objects())
-    signature = from_excinfo(info, Path(__file__).parent)
+    signature = from_excinfo(info, Path(__file__).parent, redact=PLAIN)
     gc.collect()
     after = sum(isinstance(o, ast.AST) for o in gc.get_objects())
     assert signature.endswith(':: raise ValueError("bad")')
@@ -401,5 +406,5 @@ def test_a_test_that_cannot_be_looked_into_leaves_its_call_out() -> None:
     hostile = Hostile()
     with pytest.raises(AssertionError) as info:
         hostile()
-    signature = from_excinfo(info, Path(__file__).parent, hostile)
+    signature = from_excinfo(info, Path(__file__).parent, hostile, redact=PLAIN)
     assert signature.endswith("test_signature.py::_check :: assert got == want")

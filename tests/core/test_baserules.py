@@ -3,11 +3,12 @@ keeps the base's and is proposed; the tightening one applies at once."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 import pytest
 
-from pytest_boundedreview.core.baserules import RULES, govern
+from pytest_boundedreview.core.baserules import BASE_ONLY, NOT_RULED, RULES, govern
 from pytest_boundedreview.core.config import Settings
 from pytest_boundedreview.core.tables import CheckConfig, RiskRules, ScanConfig, SelectionConfig
 from pytest_boundedreview.models.plain import validate_data
@@ -45,6 +46,20 @@ CASES: dict[str, tuple[Any, Any, Any]] = {
             {"name": "s", "lens": "x", "command": ["s"]},
         ],
     ),
+    "mode": ("review-only", "review-and-fix", "review-only"),
+    "max_base_reruns": (50, 100, 10),
+    "instructions": (["AGENTS.md"], [], ["AGENTS.md"]),
+    "routing": ({}, {"routine": ["small-model"]}, {}),
+    "loop": ({}, {"systemic_share": 0.9}, {}),
+    # chosen by the base whatever the change says: the "tightening" value is the base's own
+    "base": ("main", "HEAD", "main"),
+    "target": ("pr", "staged", "pr"),
+    "state_dir": (".bounded-review", ".elsewhere", ".bounded-review"),
+    "shard": (False, True, False),
+    "report": (None, "out.json", None),
+    "markdown": (None, "out.md", None),
+    "sarif": (None, "out.sarif", None),
+    "reset": (False, True, False),
 }
 
 
@@ -54,6 +69,14 @@ def settings(**values: Any) -> Settings:
 
 def test_every_rule_has_a_case() -> None:
     assert set(RULES) == set(CASES)
+
+
+def test_every_key_of_the_table_has_a_decision() -> None:
+    """A new key fails here until it is given a rule, or a reason it needs none."""
+    keys = {field.name for field in dataclasses.fields(Settings)}
+    assert set(RULES) | set(NOT_RULED) == keys
+    assert not set(RULES) & set(NOT_RULED)
+    assert set(BASE_ONLY) <= set(RULES)
 
 
 @pytest.mark.parametrize("key", sorted(CASES))
@@ -97,6 +120,6 @@ def test_unordered_tables_hold_whole() -> None:
 
 
 def test_keys_outside_the_table_take_the_change_s_value() -> None:
-    governed = govern(settings(), settings(base_timeout=5, instructions=[]))
-    assert (governed.settings.base_timeout, governed.settings.instructions) == (5, [])
+    governed = govern(settings(), settings(base_timeout=5, full=True))
+    assert (governed.settings.base_timeout, governed.settings.full) == (5, True)
     assert governed.proposals == []

@@ -132,9 +132,9 @@ def test_a_session_without_a_toml_file_loads_no_toml_parser(
     result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
     assert result.ret == 0
     assert (pytester.path / "toml.txt").read_text() == "False"
-    (pytester.path / "pyproject.toml").write_text('[tool.bounded-review]\nbase = "nowhere"\n')
+    project.commit({"pyproject.toml": '[tool.bounded-review]\nbase = "nowhere"\n'}, "base")
     result = pytester.runpytest_subprocess("--bounded-review")
-    assert result.ret == 4  # its base is read, and named in the error
+    assert result.ret == 4  # its base (committed: nothing else names one) is read, and named
     result.stderr.fnmatch_lines(["*nowhere*"])
 
 

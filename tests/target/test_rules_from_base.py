@@ -1,7 +1,7 @@
 """Rules come from the base, on real sessions: a change that relaxes ``[tool.bounded-review]``
 is reviewed under the base's value and the report lists what it proposes; a change that
-tightens it applies at once; a first configuration applies as written; a harmless edit of the
-configuration changes nothing."""
+tightens it applies at once; a first configuration is held to the defaults; a harmless edit of
+the configuration changes nothing."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def test_tightening_applies_at_once(pytester: pytest.Pytester, project: GitRepo)
     assert proposed(report) == []
 
 
-def test_a_first_configuration_applies_as_written(
+def test_a_first_configuration_is_held_to_the_defaults(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
     setup(project, None)
@@ -164,7 +164,19 @@ def test_a_first_configuration_applies_as_written(
         **{"key.pem": PRIVATE_KEY},
     )
     report = review(pytester)
+    assert report["gate"]["review_clean"] == "no"
+    assert notes(report, "blocking") == ["scan: secrets"]
+    assert proposed(report) == ["no_lanes", "scans.secrets"]
+
+
+def test_a_first_configuration_that_only_adds_applies_at_once(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    setup(project, None)
+    change(project, CHECK + '[tool.bounded-review.scans]\ndebugger = "blocking"\n')
+    report = review(pytester, "--bounded-review-no-lanes")
     assert report["gate"]["review_clean"] == "yes"
+    assert [(c["name"], c["status"]) for c in report["checks"]] == [("ok", "pass")]
     assert report["findings"]["blocking"] == report["findings"]["advisory"] == []
 
 
@@ -174,7 +186,7 @@ def test_a_harmless_edit_of_the_configuration_is_clean(
     setup(project, "no_lanes = true\n" + CHECK)
     change(
         project,
-        "# reviewed by the team\nno_lanes = true\ninstructions = []\n" + CHECK,
+        "# reviewed by the team\nno_lanes = true\nbase_timeout = 600\n" + CHECK,
         **{"app.py": "OK = True\n"},
     )
     report = review(pytester)
