@@ -160,7 +160,11 @@ def test_an_ignored_path_from_the_configuration_is_written(
 ) -> None:
     (pytester.path / "notes.txt").unlink()
     table = '[tool.bounded-review]\nbase = "main"\nreport = "out/report.json"\n'
+    # the user's own configuration, at the base: where reports go is never the change's
+    change.git("checkout", "--quiet", "main")
     commit_only(change, "pyproject.toml", table)
+    change.git("checkout", "--quiet", "feature")
+    change.git("merge", "--quiet", "--no-edit", "main")
     with change.untouched():
         result = pytester.runpytest_subprocess("--bounded-review")
     assert result.ret == 0, result.stdout.str() + result.stderr.str()
