@@ -3,9 +3,9 @@ checked before anything is written: inside the repository's working tree, outsid
 no path git tracks (compared case-insensitively: on such a file system ``SRC/App.py`` is
 ``src/app.py``), and where a file already is, one the tool wrote before (or an empty one).
 
-The working tree's configuration file may be the change's: without these rules a change could write
-its own git hook (``sarif = ".git/hooks/pre-commit"``), rewrite the code under review, or put a
-file anywhere the user can write. An existing file the tool did not write is refused whether
+The working tree's configuration file may be the change's: without these rules a change could
+write its own git hook (``sarif = ".git/hooks/pre-commit"``), rewrite the code under review, or
+put a file anywhere the user can write. An existing file the tool did not write is refused whether
 git tracks it, shows it as untracked or ignores it: it is the user's work, a ``.env`` or part of
 the change under review, and the tool cannot tell which. Its own earlier output is recognised by
 how every format begins, so a run repeated with the same options writes again.
