@@ -6,10 +6,10 @@
 #
 #   BOUNDED_REVIEW_BASE         the base revision (empty: as a session would choose)
 #   BOUNDED_REVIEW_PYTEST_ARGS  more pytest arguments, split on blanks
-#   BOUNDED_REVIEW_SARIF        where the SARIF log goes (default: the runner's temporary folder,
-#                               else the state folder; never the work tree)
+#   BOUNDED_REVIEW_SARIF        where the SARIF log goes (default: the state folder, which git
+#                               ignores; outputs are written inside the repository only)
 set -u
-sarif="${BOUNDED_REVIEW_SARIF:-${RUNNER_TEMP:-.bounded-review}/bounded-review.sarif}"
+sarif="${BOUNDED_REVIEW_SARIF:-.bounded-review/bounded-review.sarif}"
 set -- run --sarif "$sarif"
 if [ -n "${BOUNDED_REVIEW_BASE:-}" ]; then
     set -- "$@" --base "$BOUNDED_REVIEW_BASE"

@@ -10,8 +10,10 @@ from pytest_boundedreview.models.report import (
     CheckResult,
     Findings,
     Gate,
+    Invocation,
     LaneReport,
     LoopInfo,
+    Reduction,
     Report,
     RiskInfo,
     RiskReason,
@@ -153,6 +155,18 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
             "next_action": text,
             "usage": Usage(input_tokens=1200, output_tokens=80, cost_usd=0.0123, turns=3),
             "suite": SuiteInfo(defined_by=[text], left_out=[text], left_out_total=3),
+            "invocation": Invocation(
+                state_dir=".bounded-review",
+                reduced=[
+                    Reduction(
+                        key="no_lanes",
+                        option="--bounded-review-no-lanes",
+                        configured="false",
+                        used="true",
+                        why=text,
+                    )
+                ],
+            ),
             "shard": ShardInfo(
                 rootdir=".",
                 args=["-q"],

@@ -38,7 +38,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     from .paths import default_state_folder
 
     repo = git.open_repo(Path.cwd())
-    report = Path(args.report) if args.report else default_state_folder() / "report.json"
+    state = default_state_folder()
+    report = Path(args.report) if args.report else state / "report.json"
     pushed = None
     if args.pushed_refs is not None:
         from ..target.push import parse
@@ -56,12 +57,26 @@ def cmd_gate(args: argparse.Namespace) -> int:
         return resolve_base(repo, settings.base, os.environ, "the `base` setting")
 
     status, why = gatecheck.check(
-        repo, report, args.stage, pushed=pushed, remote=args.remote, configured=configured
+        repo,
+        report,
+        args.stage,
+        pushed=pushed,
+        remote=args.remote,
+        configured=configured,
+        state_dir=_relative_to(state, repo.root),
     )
     out = sys.stdout if status == 0 else sys.stderr
     for line in why.splitlines():
         print(f"bounded-review gate: {terminal(line)}", file=out)
     return status
+
+
+def _relative_to(folder: Path, root: Path) -> str | None:
+    """``folder`` as ``state_dir`` spells it, from the repository root (``None`` outside)."""
+    try:
+        return folder.relative_to(root).as_posix()
+    except ValueError:
+        return None
 
 
 def _pushed_refs_file(name: str) -> str:

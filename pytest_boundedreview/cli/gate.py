@@ -78,17 +78,54 @@ def accepted(path: Path, report: Report, what: str) -> str:
     )
 
 
-def verdict(path: Path, report: Report, what: str) -> Verdict:
-    """The report's own gate, for a report already shown to be of ``what``."""
+def verdict(path: Path, report: Report, what: str, fix: str, state_dir: str | None) -> Verdict:
+    """The report's own gate, for a report already shown to be of ``what``; a ``yes`` only
+    for the whole review its rules ask (``fix``: the command that gives one)."""
     gate, revision = report.gate.review_clean, report.target.revision
     if gate == "yes":
+        less = claimed_less(path, report, what, state_dir)
+        if less is not None:
+            return EXIT_INDETERMINATE, f"{less}; {fix}"
         return EXIT_CLEAN, accepted(path, report, what)
     status = EXIT_NOT_CLEAN if gate == "no" else EXIT_INDETERMINATE
     word = "not clean" if gate == "no" else "indeterminate"
     return status, f"the review of {revision} ({path}) is {word}: {report.next_action}"
 
 
-def check_commit(repo: git.Repo, path: Path, report: Report, env: Mapping[str, str]) -> Verdict:
+def claimed_less(path: Path, report: Report, what: str, state_dir: str | None) -> str | None:
+    """Why a clean report of ``what`` is less than the review its rules ask, or ``None``: it
+    does not say what it ran under (an earlier version), an option of its invocation reduced
+    it where lanes are configured, or its loop was kept in another state folder than
+    ``state_dir`` (the one this repository's configuration names)."""
+    ran = report.invocation
+    if ran is None:
+        return (
+            f"the report {path} does not record what its review ran under (written by an "
+            f"earlier version), so it cannot be shown to be the whole review of {what}"
+        )
+    if ran.reduced:
+        options = "; ".join(reduction.described() for reduction in ran.reduced)
+        return (
+            f"the review {path} of {what} ran with {options}: less than the rules of this "
+            "repository ask, so it does not count (leave out "
+            f"{', '.join(reduction.option for reduction in ran.reduced)})"
+        )
+    if state_dir is not None and Path(ran.state_dir) != Path(state_dir):
+        return (
+            f"the review {path} of {what} kept its loop in the state folder {ran.state_dir!r}, "
+            f"not {state_dir!r} (this repository's `state_dir`): its rounds and repair loops "
+            "are not this repository's"
+        )
+    return None
+
+
+def check_commit(
+    repo: git.Repo,
+    path: Path,
+    report: Report,
+    env: Mapping[str, str],
+    state_dir: str | None = None,
+) -> Verdict:
     """A commit: the report must be of the staged tree, reviewed against the HEAD commit the
     commit goes on (none on an unborn branch): a review of the same tree against another base
     (an older commit, a stash) is not a review of what this commit adds."""
@@ -118,7 +155,7 @@ def check_commit(repo: git.Repo, path: Path, report: Report, env: Mapping[str, s
             f"run {REVIEW_STAGED}"
         )
         return EXIT_INDETERMINATE, why
-    return verdict(path, report, what)
+    return verdict(path, report, what, f"run {REVIEW_STAGED}", state_dir)
 
 
 def review_command(repo: git.Repo, pushed: PushRange) -> str:
@@ -129,7 +166,9 @@ def review_command(repo: git.Repo, pushed: PushRange) -> str:
     return f"run {command}"
 
 
-def check_range(repo: git.Repo, path: Path, report: Report, pushed: PushRange) -> Verdict:
+def check_range(
+    repo: git.Repo, path: Path, report: Report, pushed: PushRange, state_dir: str | None = None
+) -> Verdict:
     """One pushed ref: the report must be of the tree it sends, against its range's base."""
     target, ref = report.target, pushed.ref
     revision, fix = f"tree:{pushed.tree}", review_command(repo, pushed)
@@ -153,7 +192,7 @@ def check_range(repo: git.Repo, path: Path, report: Report, pushed: PushRange) -
             f"{fix}"
         )
         return EXIT_INDETERMINATE, why
-    return verdict(path, report, what)
+    return verdict(path, report, what, fix, state_dir)
 
 
 def check_push(
@@ -161,11 +200,12 @@ def check_push(
     path: Path,
     report: Report,
     pushed: Sequence[PushRange],
+    state_dir: str | None = None,
 ) -> Verdict:
     """A push: every pushed ref with something new must be covered by the report."""
     lines = []
     for one in pushed:
-        status, why = check_range(repo, path, report, one)
+        status, why = check_range(repo, path, report, one, state_dir)
         if status != EXIT_CLEAN:
             return status, why
         lines.append(why)
@@ -180,15 +220,19 @@ def check(
     pushed: list[PushedRef] | None = None,
     remote: str | None = None,
     configured: Callable[[], tuple[str, str]] | None = None,
+    state_dir: str | None = None,
 ) -> Verdict:
     """The exit status and what to say: why not, or which review was accepted. ``pushed``:
     git's pre-push lines, when given; ``configured``: the review base (name, commit) for a
-    ref the remote does not have yet."""
+    ref the remote does not have yet; ``state_dir``: the state folder a clean review must
+    have kept its loop in (``None``: not compared)."""
     env = os.environ if env is None else env
     stage = stage_of(stage, env, pushed is not None)
     if stage != "pre-push":
         found = read(report)
-        return found if isinstance(found, tuple) else check_commit(repo, report, found, env)
+        if isinstance(found, tuple):
+            return found
+        return check_commit(repo, report, found, env, state_dir)
     note = None
     if pushed is None:
         pushed = from_pre_commit(repo, env)
@@ -203,7 +247,7 @@ def check(
     elif isinstance(found := read(report), tuple):
         status, why = found
     else:
-        status, why = check_push(repo, report, found, carried)
+        status, why = check_push(repo, report, found, carried, state_dir)
     return (status, f"{why}\n{note}") if status == EXIT_CLEAN and note else (status, why)
 
 

@@ -207,6 +207,13 @@ def gate(folder: Path) -> dict[str, Any]:
     found = seen.of_this_tree
     if found is None:
         return {**answer, "gate": "not-reviewed", "reasons": [_not_reviewed(seen)]}
+    if found.gate.review_clean == "yes":  # only the whole review counts, as for the hooks
+        from .gate import claimed_less
+
+        where = seen.where
+        less = claimed_less(where.report, found, seen.tree, where.settings.state_dir)
+        if less is not None:
+            return {**answer, "gate": "not-reviewed", "reasons": [f"{less}; run {REVIEW}"]}
     return {
         **answer,
         "gate": found.gate.review_clean,

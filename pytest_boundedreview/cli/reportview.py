@@ -41,6 +41,9 @@ class ReportView:
     max_repair_loops: int
     blockers: tuple[Blocker, ...]
     target_related: tuple[tuple[str, str], ...]  # (node id, reason)
+    # what the review ran under: None where the report does not say (an earlier version)
+    state_dir: str | None = None
+    reduced: tuple[str, ...] | None = None  # each option that made it less than its rules ask
 
 
 class Unusable(ValueError):
@@ -89,6 +92,7 @@ def parse(raw: bytes) -> ReportView:
         (_get(item, "nodeid", str), _get(item, "reason", str))
         for item in _get(data, "tests.target_related", list)
     )
+    state_dir, reduced = _invocation(data)
     base_commit = _get(data, "target", dict).get("base_commit")
     if base_commit is not None and not isinstance(base_commit, str):
         raise Unusable("`target.base_commit` is not a string")
@@ -103,7 +107,22 @@ def parse(raw: bytes) -> ReportView:
         max_repair_loops=_get(data, "budget.max_repair_loops", int),
         blockers=blockers,
         target_related=related,
+        state_dir=state_dir,
+        reduced=reduced,
     )
+
+
+def _invocation(data: Any) -> tuple[str | None, tuple[str, ...] | None]:
+    """The state folder and the reducing options the report records, ``(None, None)`` when
+    it records none (a report of an earlier version)."""
+    if not isinstance(data, dict) or data.get("invocation") is None:
+        return None, None
+    reduced = tuple(
+        f"{_get(item, 'option', str)}={_get(item, 'used', str)} where the rules give "
+        f"{_get(item, 'configured', str)} ({_get(item, 'why', str)})"
+        for item in _get(data, "invocation.reduced", list)
+    )
+    return _get(data, "invocation.state_dir", str), reduced
 
 
 def read(path: Path) -> ReportView | str:

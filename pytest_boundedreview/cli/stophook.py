@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.statefile import write_atomic
+from ..core.statepath import DEFAULT_STATE_DIR
 from ..models.record import record
 from . import reportview
 from .agentprotocol import (
@@ -154,6 +155,7 @@ class Seen:
     review_only: bool
     review: str = REVIEW  # the command that reviews this tree
     base_commit: str | None = None  # the base a review of it must be against, when known
+    state_dir: str = DEFAULT_STATE_DIR  # where a review of it keeps its loop
 
 
 def _ceiling(settings: Settings) -> int:
@@ -181,8 +183,9 @@ def _look(where: Where, base_commit: str | None, untested: tuple[str, ...]) -> S
     if untested:  # the tree records a submodule's commit, not what its checkout holds
         report = f"{'; '.join(untested)}: commit there first, then review"
     review = _review_command(settings)
+    review_only = settings.mode == "review-only"
     return Seen(
-        where.tree, report, digest, ceiling, settings.mode == "review-only", review, base_commit
+        where.tree, report, digest, ceiling, review_only, review, base_commit, settings.state_dir
     )
 
 
@@ -223,11 +226,33 @@ def _of_this_tree(seen: Seen) -> tuple[ReportView | None, str]:
     return found, ""
 
 
+def _claimed_less(report: ReportView, seen: Seen) -> str | None:
+    """Why a clean report of this tree is less than the review its rules ask, or ``None``
+    (the commit gate's rule, ``gate.claimed_less``)."""
+    if report.reduced is None or report.state_dir is None:
+        return "the last report does not record what its review ran under (an earlier version)"
+    if report.reduced:
+        return (
+            f"the last report ran with {'; '.join(report.reduced)}: less than the rules of this "
+            "repository ask"
+        )
+    if Path(report.state_dir) != Path(seen.state_dir):
+        return (
+            f"the last report kept its loop in the state folder {report.state_dir!r}, not "
+            f"{seen.state_dir!r}"
+        )
+    return None
+
+
 def decide(seen: Seen, counter: Counter) -> Answer:
     """The answer for what the hook sees, given what it answered before in this session."""
     report, why = _of_this_tree(seen)
+    less = None
     if report is not None and report.review_clean == "yes":
-        return Answer(False)
+        less = _claimed_less(report, seen)
+        if less is None:
+            return Answer(False)
+        report, why = None, less
     state = _state_of(report) if report is not None else "not reviewed"
     if report is not None and (
         report.loop_status in ("deadlock", "drift") or report.repair_loops_used >= seen.ceiling
@@ -241,7 +266,10 @@ def decide(seen: Seen, counter: Counter) -> Answer:
     counter.blocks += 1
     counter.last = pair
     if seen.review_only:
-        return Answer(True, f"Run `{seen.review}` and report its state to the user; do not edit.")
+        ask = f"Run `{seen.review}` and report its state to the user; do not edit."
+        return Answer(
+            True, f"The last review of this tree does not count ({less}). {ask}" if less else ask
+        )
     if report is None:
         return Answer(
             True,

@@ -254,3 +254,34 @@ def govern(base: Settings, head: Settings) -> Governed:
     if not changes:
         return Governed(head, proposals)
     return Governed(dataclasses.replace(head, **changes), proposals)
+
+
+# The options that can make a review less than its rules ask, with the values each may take:
+# lanes switched off, a lower risk tier (fewer lanes), repair rounds that re-review only what
+# changed. (``shard`` needs none: a shard's report is never clean.)
+REDUCING: dict[str, tuple[object, ...]] = {
+    "no_lanes": (False, True),
+    "risk": ("auto", "economy", "standard", "strict"),
+    "mode": ("review-only", "review-and-fix"),
+}
+
+
+def _raw(table: dict[str, Any] | None, key: str) -> object:
+    """``key`` of a raw table, or the default where it is unset or not one of its values."""
+    values = REDUCING[key]
+    value = (table or {}).get(key, values[0])
+    return value if type(value) is type(values[0]) and value in values else values[0]
+
+
+def configured_values(
+    given: dict[str, object], head: dict[str, Any], base: dict[str, Any] | None
+) -> dict[str, object]:
+    """The value the rules give (the change's table, held to the base's where :data:`RULES`
+    says so), without the command line, of each key of :data:`REDUCING` in ``given``."""
+    found = {}
+    for key in given.keys() & REDUCING.keys():
+        value = _raw(head, key)
+        if base is not None and key in RULES:
+            value = RULES[key](key, _raw(base, key), value)[0]
+        found[key] = value
+    return found

@@ -202,6 +202,32 @@ class ShardInfo:
 
 
 @plain
+class Reduction:
+    """An option of the invocation that made the review less than the rules of the repository
+    ask, where they configure lanes: the key, its option, the value the rules give, the one
+    used, and what it left out."""
+
+    key: str  # "no_lanes", "risk", "mode"
+    option: str  # "--bounded-review-no-lanes"
+    configured: str
+    used: str
+    why: str
+
+    def described(self) -> str:
+        """The option, for people: what was used, what the rules give, and what it left out."""
+        return f"{self.option}={self.used} where the rules give {self.configured} ({self.why})"
+
+
+@plain
+class Invocation:
+    """What a review ran under that its settings do not show: the state folder its loop was
+    kept in, and each option that made it less than its rules ask (none: the whole review)."""
+
+    state_dir: str
+    reduced: list[Reduction] = field(default_factory=list)
+
+
+@plain
 class Report:
     """Everything one review established, and what it did not look at."""
 
@@ -226,3 +252,5 @@ class Report:
     waivers: list[WaiverNote] = field(default_factory=list)  # waivers that did not apply
     shard: ShardInfo | None = None  # set on a shard's report only
     suite: SuiteInfo | None = None  # what defined the suite (a session's report)
+    # None: a report of an earlier version, which the gate and the stop hook do not accept
+    invocation: Invocation | None = None

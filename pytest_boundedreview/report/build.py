@@ -18,8 +18,10 @@ from ..models.report import (
     CheckResult,
     Findings,
     Gate,
+    Invocation,
     LaneReport,
     LoopInfo,
+    Reduction,
     Report,
     RiskInfo,
     RiskReason,
@@ -39,6 +41,10 @@ if TYPE_CHECKING:
     from ..models.waiver import WaivedFinding, WaiverNote
 
 NO_LANES = "no reviewer lanes ran: this is the deterministic gate only (tests, checks, scans)"
+LESS = (
+    "less than the rules of this repository ask, so bounded-review gate and the agent's stop "
+    "hook do not accept this review"
+)
 
 
 @record(frozen=True)
@@ -68,6 +74,7 @@ class Evidence:
     unfinished: str | None = None  # why the session did not run its tests to the end
     waived: Sequence[WaivedFinding] = ()  # out of the gate by a waiver, still reported
     waiver_notes: Sequence[WaiverNote] = ()  # waivers that did not apply
+    reduced: Sequence[Reduction] = ()  # options that made the review less than its rules ask
 
 
 def _local_verification(ev: Evidence) -> str:
@@ -203,8 +210,13 @@ def build(ev: Evidence) -> Report:
             if ev.target.kind == "plan"
             else ("yes" if ev.committed else "no"),
         ),
-        limitations=[*ev.limitations, *([NO_LANES] if ev.lanes is None else [])],
+        limitations=[
+            *ev.limitations,
+            *(f"{r.described()}: {LESS}" for r in ev.reduced),
+            *([NO_LANES] if ev.lanes is None else []),
+        ],
         next_action=_next_action(ev),
         shard=ev.shard,
         suite=ev.suite,
+        invocation=Invocation(state_dir=ev.settings.state_dir, reduced=list(ev.reduced)),
     )

@@ -14,7 +14,7 @@ from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..gate import decide, unbacked_revisions
 from ..models.record import record
-from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, RiskReason
+from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, Reduction, RiskReason
 from ..report.build import Evidence
 from ..target import git
 from ..target.baseconfig import Ruled
@@ -91,7 +91,20 @@ class Review:
             limitations=[*(self.rules.limitations if self.rules else ()), *limitations],
             lanes=lanes,
             risk=self.risk,
+            reduced=self._reduced(),
         )
+
+    def _reduced(self) -> list[Reduction]:
+        """The options that made this review less than its rules ask, where lanes are
+        configured (asked only when such an option was given)."""
+        if self.rules is None or not self.rules.configured:
+            return []
+        from ..report.claims import reductions
+        from .possible import lanes_offered
+
+        if not lanes_offered(self.settings, self.plugins, self.state):
+            return []
+        return reductions(self.rules.configured, self.settings, self.target, self.risk[0])
 
     def judge(
         self,

@@ -28,6 +28,13 @@ def phase_needed(settings: Settings, plugins: Sequence[object], state: Path) -> 
     as it may hold blockers of an unchanged snapshot or a stopped loop."""
     if settings.lanes or any((state / "loops").glob("*")):
         return True
+    return lanes_offered(settings, plugins, state)
+
+
+def lanes_offered(settings: Settings, plugins: Sequence[object], state: Path) -> bool:
+    """Whether a lane is configured or a plugin could offer one (see :func:`phase_needed`)."""
+    if settings.lanes:
+        return True
     if any(any(a.startswith("boundedreview_") for a in dir(p)) for p in plugins):
         return True
     blocked = set(settings.blocked_plugins)

@@ -12,13 +12,14 @@ commit itself, are read ahead where the change cannot reach (:func:`chosen`).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Mapping
 from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
-from ..core.baserules import Proposal, govern
+from ..core.baserules import REDUCING, Proposal, configured_values, govern
 from ..core.config import Settings
 from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml, toml
 from ..models.record import record
@@ -41,6 +42,9 @@ class Ruled:
     path: str = "pyproject.toml"  # the change's configuration file, from the repository root
     text: str = ""  # its text, to find a key's line
     limitations: list[str] = field(default_factory=list)
+    # the value the rules give, without the command line, of each option given that can
+    # make the review less than they ask (report/claims.py)
+    configured: dict[str, object] = field(default_factory=dict)
 
     def findings(self) -> list[ReportFinding]:
         """One advisory finding per relaxing value the change proposes."""
@@ -133,6 +137,26 @@ def rule(
 ) -> Ruled:
     """The settings ``head`` (loaded from ``head_path``, with ``overrides``) gives way to
     where the base's configuration is stricter."""
+    given = {key: value for key, value in (overrides or {}).items() if value is not None}
+    ruled = _rule(repo, base_commit, head, head_path, start, given)
+    if not given.keys() & REDUCING:  # the usual run: no table read again
+        return ruled
+    base = None
+    if base_commit is not None:  # a first configuration is held to the defaults, as in _rule
+        _, table, broken = base_table(repo, base_commit, start)
+        base = (table or {}) if broken is None else None
+    configured = configured_values(given, _table(head_path), base)
+    return dataclasses.replace(ruled, configured=configured)
+
+
+def _rule(
+    repo: git.Repo,
+    base_commit: str | None,
+    head: Settings,
+    head_path: Path | None,
+    start: Path,
+    given: Mapping[str, object],
+) -> Ruled:
     where = _relative(repo, head_path)
     if base_commit is None:
         return Ruled(head, path=where)
@@ -143,7 +167,6 @@ def rule(
         return Ruled(head, path=where, limitations=[why])
     if (table or {}) == head_table:
         return Ruled(head, path=where)  # the base's own configuration, or none on either side
-    given = {key: value for key, value in (overrides or {}).items() if value is not None}
     try:
         from ..models.plain import validate_data
 

@@ -17,6 +17,7 @@ from ..core.statefile import GITIGNORE
 from ..core.statepath import DEFAULT_STATE_DIR, state_dir_error, state_dir_problem
 from . import git
 from .indexfile import tracked
+from .outputs import check_outputs
 
 
 def checked_state_dir(repo: git.Repo, configured: str, collection: Collection) -> Path:
@@ -32,11 +33,14 @@ def checked_state_dir(repo: git.Repo, configured: str, collection: Collection) -
 def approver(repo: git.Repo, collection: Collection | None = None) -> Callable[[Settings], Path]:
     """The check ``load_settings`` runs on what it read, before anything is written: by the
     rules of ``collection`` (a pytest session's), else of the pytest configuration file found
-    from the working folder up to the repository root."""
+    from the working folder up to the repository root. The output files (``report``,
+    ``markdown``, ``sarif``) are checked too (``outputs.py``)."""
 
     def approve(settings: Settings) -> Path:
         rules = collection or from_files(Path.cwd(), repo.root)
-        return checked_state_dir(repo, settings.state_dir, rules)
+        state = checked_state_dir(repo, settings.state_dir, rules)
+        check_outputs(repo, settings, state)
+        return state
 
     return approve
 

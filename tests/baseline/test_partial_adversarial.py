@@ -201,7 +201,7 @@ def test_a_file_name_that_is_not_utf8_is_reported(
 def test_shards_split_by_a_marker_merge_whole(pytester: pytest.Pytester, project: GitRepo) -> None:
     """Shards may split the suite by deselection: what one leaves out the other runs."""
     setup(project, ini=SLOW_MARKER, files={"tests/test_slow.py": MARKED})
-    out = pytester.path.parent / "shards"
+    out = pytester.path / ".bounded-review" / "shards"  # outputs stay inside the repository
     for name, expression in (("one.json", "slow"), ("two.json", "not slow")):
         pytester.runpytest_subprocess(
             "-p",

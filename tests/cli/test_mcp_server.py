@@ -398,3 +398,27 @@ def test_the_server_ends_when_its_client_closes_stdin(repo: GitRepo) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == ""
+
+
+def test_gate_counts_only_the_whole_review(repo: GitRepo, tmp_path: Path) -> None:
+    """A clean report an option made less than the rules ask (here written as a session
+    would write one with --bounded-review-no-lanes where lanes are configured) is no review
+    of the tree, as for the commit gate and the stop hook."""
+    repo.write("app.py", FIXED + "\n# a harmless comment\n")
+    review(repo)
+    path = repo.path / ".bounded-review" / "report.json"
+    document = json.loads(path.read_text())
+    reduced = {
+        "key": "no_lanes",
+        "option": "--bounded-review-no-lanes",
+        "configured": "false",
+        "used": "true",
+        "why": "no reviewer lane ran: the deterministic gate only",
+    }
+    document["invocation"]["reduced"] = [reduced]
+    path.write_text(json.dumps(document, indent=2))
+    (gate,) = call(repo, tmp_path, ("gate", {}))
+    assert gate["gate"] == "not-reviewed"
+    (reason,) = gate["reasons"]
+    assert "--bounded-review-no-lanes=true where the rules give false" in reason
+    assert reason.endswith("; run pytest --bounded-review")

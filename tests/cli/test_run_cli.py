@@ -48,9 +48,9 @@ def _run(
         )
 
 
-def test_run_exits_by_the_gate(repo: GitRepo, tmp_path: Path) -> None:
+def test_run_exits_by_the_gate(repo: GitRepo) -> None:
     repo.commit({"app.py": "def double(x):\n    return 3 * x\n"}, "regression")
-    md = tmp_path / "out.md"
+    md = repo.path / ".bounded-review" / "out.md"  # outputs stay inside the repository
     ran = _run(repo, "--no-lanes", "--base", "base", f"--markdown={md}")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     assert "review_clean: no" in ran.stdout  # pytest's own output, with the summary
@@ -59,7 +59,7 @@ def test_run_exits_by_the_gate(repo: GitRepo, tmp_path: Path) -> None:
     assert "test_app.py::test_double" in md.read_text()
 
     repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
-    own = tmp_path / "mine.json"
+    own = repo.path / ".bounded-review" / "mine.json"
     ran = _run(repo, "--no-lanes", "--base", "base", "--report", str(own))
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert json.loads(own.read_text())["gate"]["review_clean"] == "yes"

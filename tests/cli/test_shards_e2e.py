@@ -64,6 +64,11 @@ def project(tmp_path: Path) -> tuple[GitRepo, Path]:
     return repo, counter
 
 
+# Outputs are written inside the repository only: shard and merged reports go to the state
+# folder, which git ignores.
+STATE = ".bounded-review"
+
+
 def _shard(repo: GitRepo, out: Path, name: str, *tests: str) -> subprocess.CompletedProcess[str]:
     return _run(
         repo.path,
@@ -87,7 +92,7 @@ def _json(path: Path) -> Any:
 
 def test_two_shards_merge_into_one_gate(project: tuple[GitRepo, Path], tmp_path: Path) -> None:
     repo, counter = project
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     with repo.untouched():
         first = _shard(repo, out, "shard-1.json", "tests/test_a.py")
         second = _shard(repo, out, "shard-2.json", "tests/test_b.py")
@@ -110,7 +115,7 @@ def test_two_shards_merge_into_one_gate(project: tuple[GitRepo, Path], tmp_path:
         ]
         assert one["target"]["revision"] == two["target"]["revision"] == f"tree:{repo.tree()}"
 
-        final = tmp_path / "final.json"
+        final = repo.path / STATE / "final.json"
         merged = _run(
             repo.path,
             "-m",
@@ -119,7 +124,7 @@ def test_two_shards_merge_into_one_gate(project: tuple[GitRepo, Path], tmp_path:
             str(out / "shard-1.json"),
             str(out / "shard-2.json"),
             f"--report={final}",
-            f"--sarif={tmp_path / 'final.sarif'}",
+            f"--sarif={repo.path / STATE / 'final.sarif'}",
         )
     assert merged.returncode == 1, merged.stdout + merged.stderr
     report = _json(final)
@@ -146,20 +151,20 @@ def test_two_shards_merge_into_one_gate(project: tuple[GitRepo, Path], tmp_path:
         for lim in report["limitations"]
     )
     assert "review_clean: no" in merged.stdout
-    assert json.loads((tmp_path / "final.sarif").read_text())["version"] == "2.1.0"
+    assert json.loads((repo.path / STATE / "final.sarif").read_text())["version"] == "2.1.0"
 
 
 def test_merge_refuses_mismatched_and_unfit_reports(
     project: tuple[GitRepo, Path], tmp_path: Path
 ) -> None:
     repo, _ = project
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     assert _shard(repo, out, "old.json", "tests/test_a.py").returncode == 0
     repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
     assert _shard(repo, out, "new.json", "tests/test_b.py").returncode == 0
 
     def merge(*paths: Path) -> subprocess.CompletedProcess[str]:
-        final = f"--report={tmp_path / 'final.json'}"
+        final = f"--report={repo.path / STATE / 'final.json'}"
         return _run(repo.path, "-m", "pytest_boundedreview", "merge", *map(str, paths), final)
 
     mixed = merge(out / "old.json", out / "new.json")
@@ -174,7 +179,7 @@ def test_merge_refuses_mismatched_and_unfit_reports(
     twice = merge(out / "new.json", out / "new.json")
     assert twice.returncode == 4
     assert "given twice" in twice.stderr
-    whole = tmp_path / "whole.json"
+    whole = repo.path / STATE / "whole.json"
     ran = _run(
         repo.path,
         "-m",
@@ -193,7 +198,7 @@ def test_merge_refuses_mismatched_and_unfit_reports(
     broken = merge(garbage)
     assert broken.returncode == 4
     assert "garbage.json is not a bounded-review report" in broken.stderr
-    assert not (tmp_path / "final.json").exists()
+    assert not (repo.path / STATE / "final.json").exists()
 
 
 def test_an_interrupted_shard_keeps_the_merge_from_yes(
@@ -201,7 +206,7 @@ def test_an_interrupted_shard_keeps_the_merge_from_yes(
 ) -> None:
     repo, _ = project
     repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     stopped = _run(
         repo.path,
         "-m",
@@ -221,11 +226,11 @@ def test_an_interrupted_shard_keeps_the_merge_from_yes(
         "pytest_boundedreview",
         "merge",
         str(out / "s.json"),
-        f"--report={tmp_path / 'final.json'}",
+        f"--report={repo.path / STATE / 'final.json'}",
         "--no-lanes",
     )
     assert merged.returncode == 2, merged.stdout + merged.stderr
-    report = _json(tmp_path / "final.json")
+    report = _json(repo.path / STATE / "final.json")
     assert report["gate"]["review_clean"] == "indeterminate"
     assert any("shard s.json is incomplete" in r for r in report["gate"]["reasons"])
 
@@ -247,7 +252,7 @@ def test_a_shard_whose_tests_are_all_skipped_is_complete(
         },
         "fix, and a test skipped here",
     )
-    out, final = tmp_path / "shards", tmp_path / "final.json"
+    out, final = repo.path / STATE / "shards", repo.path / STATE / "final.json"
 
     def merge(*names: str) -> subprocess.CompletedProcess[str]:
         paths = [str(out / name) for name in names]
@@ -275,10 +280,10 @@ def test_overlapping_or_empty_shards_never_merge_into_yes(
 ) -> None:
     repo, _ = project
     repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "fix")
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     assert _shard(repo, out, "all.json", "tests").returncode == 0
     assert _shard(repo, out, "again.json", "tests/test_a.py").returncode == 0
-    final = f"--report={tmp_path / 'final.json'}"
+    final = f"--report={repo.path / STATE / 'final.json'}"
 
     def merge(*names: str) -> subprocess.CompletedProcess[str]:
         paths = [str(out / name) for name in names]
@@ -305,10 +310,13 @@ def test_overlapping_or_empty_shards_never_merge_into_yes(
     assert none.returncode == 0, none.stdout
     empty = merge("none.json")
     assert empty.returncode == 2
-    report = _json(tmp_path / "final.json")
+    report = _json(repo.path / STATE / "final.json")
     assert "no shard ran a test" in report["gate"]["reasons"]
     assert any("deselected" in lim for lim in report["limitations"])
-    assert not any("no reviewer lanes ran" in lim for lim in report["limitations"][:-1])
+    said = [lim for lim in report["limitations"] if "no reviewer lanes ran" in lim]
+    assert said == ["no reviewer lanes ran (--bounded-review-no-lanes): the gate is deterministic"]
+    # merge's --no-lanes where a lane is configured: not the whole review the rules ask
+    assert [r["key"] for r in report["invocation"]["reduced"]] == ["no_lanes"]
 
 
 def test_failures_with_nothing_to_review_keep_the_merge_from_yes(
@@ -316,7 +324,7 @@ def test_failures_with_nothing_to_review_keep_the_merge_from_yes(
 ) -> None:
     repo, _ = project
     repo.git("checkout", "--quiet", "base")  # push-to-main: HEAD is the base
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     assert _shard(repo, out, "s.json", "tests/test_a.py").returncode == 0
     merged = _run(
         repo.path,
@@ -324,10 +332,10 @@ def test_failures_with_nothing_to_review_keep_the_merge_from_yes(
         "pytest_boundedreview",
         "merge",
         str(out / "s.json"),
-        f"--report={tmp_path / 'final.json'}",
+        f"--report={repo.path / STATE / 'final.json'}",
     )
     assert merged.returncode == 2, merged.stdout + merged.stderr
-    report = _json(tmp_path / "final.json")
+    report = _json(repo.path / STATE / "final.json")
     assert report["target"]["empty"] is True
     assert report["gate"]["reasons"] == ["nothing to review, and 1 test(s) failed"]
 
@@ -336,10 +344,10 @@ def test_shards_that_miss_a_file_merge_into_a_partial_run(
     project: tuple[GitRepo, Path], tmp_path: Path
 ) -> None:
     repo, _ = project
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     with repo.untouched():
         assert _shard(repo, out, "shard-1.json", "tests/test_a.py").returncode == 0
-        final = tmp_path / "final.json"
+        final = repo.path / STATE / "final.json"
         merged = _run(
             repo.path,
             "-m",
@@ -361,7 +369,7 @@ def test_shards_merge_only_against_the_base_commit_they_were_classified_on(
     project: tuple[GitRepo, Path], tmp_path: Path
 ) -> None:
     repo, _ = project
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     assert _shard(repo, out, "a.json", "tests/test_a.py").returncode == 0
     assert _shard(repo, out, "b.json", "tests/test_b.py").returncode == 0
     shards = {name: json.loads((out / name).read_text()) for name in ("a.json", "b.json")}
@@ -374,7 +382,7 @@ def test_shards_merge_only_against_the_base_commit_they_were_classified_on(
             target = dict(shard["target"])
             edit(name, target)
             (out / name).write_text(json.dumps({**shard, "target": target}, indent=2))
-        final = f"--report={tmp_path / 'final.json'}"
+        final = f"--report={repo.path / STATE / 'final.json'}"
         paths = [str(out / name) for name in shards]
         return _run(repo.path, "-m", "pytest_boundedreview", "merge", *paths, "--no-lanes", final)
 
@@ -391,7 +399,7 @@ def test_shards_merge_only_against_the_base_commit_they_were_classified_on(
     # shards written before reports named the base commit still merge
     older = merge(lambda name, target: target.pop("base_commit"))
     assert older.returncode == 1, older.stderr  # the regression
-    final = json.loads((tmp_path / "final.json").read_text())
+    final = json.loads((repo.path / STATE / "final.json").read_text())
     assert final["target"]["base_commit"] == base
 
 
@@ -413,13 +421,13 @@ def test_the_projects_own_deselection_is_the_suite_in_a_merge_and_an_invocations
     )
     repo.git("branch", "--force", "base")  # the project's own configuration, at the base
     repo.commit({"README.md": "docs\n"}, "a harmless change")
-    out = tmp_path / "shards"
+    out = repo.path / STATE / "shards"
     narrowing = [] if deselect == "-m" else ["-k", "not test_fine"]
     assert _shard(repo, out, "shard-1.json", "tests/test_a.py", *narrowing).returncode == 0
     assert (
         _shard(repo, out, "shard-2.json", "tests/test_b.py", "tests/test_stress.py").returncode == 0
     )
-    final = tmp_path / "final.json"
+    final = repo.path / STATE / "final.json"
     _run(
         repo.path,
         "-m",

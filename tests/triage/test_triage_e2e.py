@@ -114,8 +114,8 @@ def test_two_reviewers_every_rule_key_by_key(
         result = pytester.runpytest_subprocess(
             "--bounded-review",
             "--bounded-review-base=main",
-            f"--bounded-review-sarif={tmp_path / 'out' / 'review.sarif'}",
-            f"--bounded-review-markdown={tmp_path / 'out' / 'review.md'}",
+            f"--bounded-review-sarif={pytester.path / '.bounded-review' / 'review.sarif'}",
+            f"--bounded-review-markdown={pytester.path / '.bounded-review' / 'review.md'}",
         )
     report: dict[str, Any] = json.loads(
         (pytester.path / ".bounded-review" / "report.json").read_text()
@@ -160,7 +160,7 @@ def test_two_reviewers_every_rule_key_by_key(
     assert report["next_action"].endswith("; then re-run pytest --bounded-review")
     assert report["tests"]["target_related"] == []
     assert result.ret == 1
-    log = json.loads((tmp_path / "out" / "review.sarif").read_text())
+    log = json.loads((pytester.path / ".bounded-review" / "review.sarif").read_text())
     lane_a = next(
         run for run in log["runs"] if run["tool"]["driver"]["name"] == "bounded-review lane a"
     )
@@ -169,6 +169,6 @@ def test_two_reviewers_every_rule_key_by_key(
         f["fingerprint"] for f in findings["blocking"] + findings["advisory"] if "a" in f["lanes"]
     }
     assert sarif_fps == report_fps
-    summary = (tmp_path / "out" / "review.md").read_text()
+    summary = (pytester.path / ".bounded-review" / "review.md").read_text()
     assert summary.startswith("<!-- bounded-review -->\n## bounded review: ❌ not clean")
     assert "### Blocking findings (4)" in summary
