@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -96,6 +97,18 @@ class GitRepo:
 # pytest process and cost half a second each time (0.95 s against 0.42 s for a one-test session
 # here), over the thousands of sessions and re-runs the suite starts.
 CHILD_OPTIONS = "-p no:randomly -p no:hypothesispytest -p no:anyio -p no:platformdirs"
+
+
+def bounded_review(repo: GitRepo, *argv: str) -> subprocess.CompletedProcess[str]:
+    """``bounded-review ARGV`` in ``repo`` with a :func:`clean_env`, as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_boundedreview", *argv],
+        cwd=repo.path,
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        check=False,
+    )
 
 
 def clean_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:

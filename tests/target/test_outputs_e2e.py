@@ -8,12 +8,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from gitrepo import PYTESTER_FILES, PYTESTER_IGNORES, GitRepo, clean_env, every_file
+from gitrepo import (
+    PYTESTER_FILES,
+    PYTESTER_IGNORES,
+    GitRepo,
+    bounded_review,
+    every_file,
+)
 
 USER_NOTES = "my notes, not yet added\n"
 SECRET = "TOKEN=mine\n"
@@ -84,17 +88,6 @@ def untouched(pytester: pytest.Pytester, project: GitRepo):  # type: ignore[no-u
         (pytester.path / "notes.txt").read_text(),
         (pytester.path / ".env").read_text(),
         (pytester.path / "app.py").read_text(),
-    )
-
-
-def bounded_review(project: GitRepo, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_boundedreview", *argv],
-        cwd=project.path,
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        check=False,
     )
 
 

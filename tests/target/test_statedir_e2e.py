@@ -5,12 +5,10 @@ the user's new files stay visible to git."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from gitrepo import PYTESTER_FILES, GitRepo, clean_env, every_file
+from gitrepo import PYTESTER_FILES, GitRepo, bounded_review, every_file
 
 
 def configure(project: GitRepo, state_dir: str, pytest_table: str = "") -> None:
@@ -77,17 +75,6 @@ def test_a_folder_of_its_own_is_used_and_new_test_files_stay_visible(
     assert shown.splitlines() == ["?? tests/test_new.py"]
 
 
-def command(project: GitRepo, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "pytest_boundedreview", *argv],
-        cwd=project.path,
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        check=False,
-    )
-
-
 @pytest.mark.parametrize(
     "argv",
     [("run", "--no-lanes"), ("status",), ("reset",), ("report",), ("gate",), ("lanes",)],
@@ -102,7 +89,7 @@ def test_the_commands_refuse_a_folder_not_their_own_and_write_nothing(
 ) -> None:
     configure(project, state_dir, table)
     before, files = project.user_state(), every_file(pytester.path, PYTESTER_FILES)
-    done = command(project, *argv)
+    done = bounded_review(project, *argv)
     assert done.returncode == 4, done.stdout + done.stderr
     assert f"state_dir {state_dir!r} " in done.stderr
     assert "pyproject.toml: [tool.bounded-review] is invalid:" in done.stderr
@@ -113,20 +100,20 @@ def test_the_commands_read_and_write_the_configured_folder(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
     configure(project, ".review")
-    ran = command(project, "run", "--", "-p", "no:cacheprovider")
+    ran = bounded_review(project, "run", "--", "-p", "no:cacheprovider")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     folder = Path(project.git("rev-parse", "--show-toplevel").strip()) / ".review"
     assert (folder / "report.json").is_file()
     assert not (pytester.path / ".bounded-review").exists()
-    shown = command(project, "report", "--format", "json")
+    shown = bounded_review(project, "report", "--format", "json")
     assert (
         json.loads(shown.stdout)["target"]["revision"]
         == json.loads((folder / "report.json").read_text())["target"]["revision"]
     )
     # the clean review of this tree against main is found (a push of HEAD as a new branch)
-    assert command(project, "gate", "--stage", "pre-push").returncode == 0
+    assert bounded_review(project, "gate", "--stage", "pre-push").returncode == 0
     for argv in (("status",), ("reset",)):
-        assert command(project, *argv).stdout == f"no review loop in {folder}\n"
+        assert bounded_review(project, *argv).stdout == f"no review loop in {folder}\n"
 
 
 def test_a_state_dir_that_names_an_ignored_file_is_a_configuration_error(
@@ -139,7 +126,7 @@ def test_a_state_dir_that_names_an_ignored_file_is_a_configuration_error(
     result = pytester.runpytest_subprocess("--bounded-review")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
     assert "state_dir '.env' is an existing file, not a folder" in result.stderr.str()
-    done = command(project, "run", "--no-lanes")
+    done = bounded_review(project, "run", "--no-lanes")
     assert done.returncode == 4, done.stdout + done.stderr
     assert "state_dir '.env' is an existing file, not a folder" in done.stderr
     assert "such as the default .bounded-review" in done.stderr
