@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shlex
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,6 +44,44 @@ def collection(config: pytest.Config) -> Collection:
     return from_session(config.rootpath, ini("testpaths"), ini("norecursedirs"), source)
 
 
+def _from_ini(config: pytest.Config, keys: Sequence[str], env: Mapping[str, str]) -> list[str]:
+    """The options among ``keys`` that were not given at invocation (the command line,
+    ``PYTEST_ADDOPTS``): set by the pytest configuration's ``addopts``."""
+    try:
+        given = [
+            *map(str, config.invocation_params.args),
+            *shlex.split(env.get("PYTEST_ADDOPTS", "")),
+        ]
+    except ValueError:  # pytest read the variable itself: an unclosed quote failed there
+        given = list(map(str, config.invocation_params.args))
+    flags = {key: "--bounded-review-" + key.replace("_", "-") for key in keys}
+    return [
+        key
+        for key, flag in flags.items()
+        if not any(word == flag or word.startswith(flag + "=") for word in given)
+    ]
+
+
+def _own_options(
+    config: pytest.Config,
+    repo: git.Repo,
+    overrides: dict[str, object],
+    env: Mapping[str, str],
+    head: str | None,
+) -> dict[str, object]:
+    """The options (taken out of ``overrides``) that the pytest configuration's ``addopts``
+    gives where the change alters it: the change's own configuration, held to the base's rules
+    like its table. The ``addopts`` a commit the change cannot move has too is the base's."""
+    in_ini = _from_ini(config, list(overrides), env)
+    inipath = Path(config.inipath) if config.inipath else None
+    if not in_ini or inipath is None:
+        return {}
+    at = baseconfig.addopts_at(repo, baseconfig.reference(repo, env, head), inipath)
+    if at == tuple(map(str, config.getini("addopts"))):
+        return {}
+    return {key: overrides.pop(key) for key in in_ini}
+
+
 def prepare(
     config: pytest.Config, option_keys: list[str], environ: Mapping[str, str] | None = None
 ) -> Prepared:
@@ -57,8 +96,11 @@ def prepare(
             {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
             config.invocation_params.dir,
         )
+        env = os.environ if environ is None else environ
+        head = at_head[0] if at_head else None
+        own = _own_options(config, repo, overrides, env, head)
         settings, path = load_settings(
-            rootdir, repo.root, overrides, approver(repo, collection(config))
+            rootdir, repo.root, {**overrides, **own}, approver(repo, collection(config))
         )
         kept.sweep(repo, keep=settings.reuse_base_checkout)
 
@@ -71,16 +113,13 @@ def prepare(
             # read beside the diff, remembered for the reads of the rules and the waivers
             target = freeze(repo, use.target, use.base, environ, at_head=at_head, blobs=blobs)
             return target, baseconfig.rule(
-                repo, target.base_commit, settings, path, rootdir, overrides
+                repo, target.base_commit, settings, path, rootdir, overrides, own
             )
 
         def governed(rules: baseconfig.Ruled) -> baseconfig.Chosen:
             return baseconfig.Chosen(rules.settings.base, rules.settings.target)
 
-        head = at_head[0] if at_head else None
-        ahead = baseconfig.chosen(
-            repo, settings, overrides, rootdir, head, os.environ if environ is None else environ
-        )
+        ahead = baseconfig.chosen(repo, settings, overrides, rootdir, head, env)
         use = ahead or baseconfig.Chosen(settings.base, settings.target)
         target, rules = frozen(use)
         if ahead is None and governed(rules) != use:  # the base names another base or target

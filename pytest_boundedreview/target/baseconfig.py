@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, cast, get_args
 from ..core.baserules import REDUCING, Proposal, configured_values, govern
 from ..core.config import Settings
 from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml, toml
+from ..core.pytestini import options_of, words
 from ..models.record import record
 from . import git
 from .base import unconfigured_base
@@ -117,14 +118,37 @@ def chosen(
     named = [key for key in ("base", "target") if key not in overrides]
     if all(getattr(settings, key) == getattr(Settings, key) for key in named):
         return None
-    reference = (unconfigured_base(repo, env, head) or head) if head else None
-    table = (base_table(repo, reference, start)[1] if reference else None) or {}
+    at = reference(repo, env, head)
+    table = (base_table(repo, at, start)[1] if at else None) or {}
     base = overrides.get("base", table.get("base"))
     target = overrides.get("target", table.get("target"))
     return Chosen(
         base if isinstance(base, str) else None,
         cast("RequestedKind", target) if target in get_args(RequestedKind) else "auto",
     )
+
+
+def reference(repo: git.Repo, env: Mapping[str, str], head: str | None) -> str | None:
+    """A commit the change cannot move: the merge base of ``head`` with the base named without
+    any configuration, else ``head`` itself (``None`` before the first commit)."""
+    return (unconfigured_base(repo, env, head) or head) if head else None
+
+
+def addopts_at(repo: git.Repo, commit: str | None, path: Path) -> tuple[str, ...] | None:
+    """The ``addopts`` of the pytest configuration file ``path`` as ``commit`` has it (``None``
+    when it has no such file or the file cannot be read); a file outside the repository is
+    none of the change's, read as it is."""
+    try:
+        name = path.resolve().relative_to(repo.root.resolve()).as_posix()
+    except ValueError:
+        text: str | None = path.read_text(encoding="utf-8", errors="replace")
+    else:
+        text = repo.show(commit, name) if commit else None
+    try:
+        options = options_of(path.name, text) if text is not None else None
+    except ValueError:
+        return None
+    return words((options or {}).get("addopts", ()))
 
 
 def rule(
@@ -134,11 +158,13 @@ def rule(
     head_path: Path | None,
     start: Path,
     overrides: Mapping[str, object] | None = None,
+    extra: Mapping[str, object] | None = None,
 ) -> Ruled:
-    """The settings ``head`` (loaded from ``head_path``, with ``overrides``) gives way to
-    where the base's configuration is stricter."""
+    """The settings ``head`` (loaded from ``head_path``, with ``overrides`` given at
+    invocation and ``extra``, the change's own options from its pytest configuration) gives
+    way to where the base's configuration is stricter."""
     given = {key: value for key, value in (overrides or {}).items() if value is not None}
-    ruled = _rule(repo, base_commit, head, head_path, start, given)
+    ruled = _rule(repo, base_commit, head, head_path, start, given, extra or {})
     if not given.keys() & REDUCING:  # the usual run: no table read again
         return ruled
     base = None
@@ -156,11 +182,12 @@ def _rule(
     head_path: Path | None,
     start: Path,
     given: Mapping[str, object],
+    extra: Mapping[str, object],
 ) -> Ruled:
     where = _relative(repo, head_path)
     if base_commit is None:
         return Ruled(head, path=where)
-    head_table = _table(head_path)
+    head_table = {**_table(head_path), **extra}
     name, table, broken = base_table(repo, base_commit, start)
     if broken is not None:
         why = f"the base's {name} cannot be read ({broken}): the change's configuration applies"

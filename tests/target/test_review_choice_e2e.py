@@ -81,6 +81,48 @@ def test_a_change_that_would_review_nothing_or_exit_0_is_reviewed(
     assert proposed(report) == sorted(values)
 
 
+def addopts(*options: str, **values: object) -> str:
+    """A configuration whose pytest ``addopts`` gives ``options``."""
+    return (
+        table(**values)
+        + f"\n[tool.pytest.ini_options]\naddopts = {json.dumps(' '.join(options))}\n"
+    )
+
+
+@pytest.mark.parametrize(
+    "option",
+    ["--bounded-review-base=HEAD~1", "--bounded-review-shard", "--bounded-review-target=staged"],
+)
+@pytest.mark.parametrize("xdist", XDIST)
+def test_review_options_the_change_adds_to_its_addopts_are_its_own_configuration(
+    pytester: pytest.Pytester, ci: GitRepo, option: str, xdist: list[str]
+) -> None:
+    ci.commit({"app.py": BROKEN}, "the regression")
+    ci.commit({"pyproject.toml": addopts(option), "notes.txt": "n\n"}, "harmless")
+    status, report = review(pytester, ci, *xdist)
+    assert (report["target"]["kind"], report["target"]["base"]) == ("pr", "origin/main")
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_app.py::test_add"]
+    assert (status, report["gate"]["review_clean"]) == (1, "no")
+    assert proposed(report) == [option.removeprefix("--bounded-review-").partition("=")[0]]
+
+
+def test_review_options_the_base_s_addopts_gives_apply(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    """The harmless control: no remote, the base's addopts names the base; the change edits
+    the same file elsewhere; its old failure stays pre-existing."""
+    failing = TEST + "\n\ndef test_old():\n    assert add(1, 1) == 3\n"
+    config = addopts("--bounded-review-base=main")
+    project.commit({"pyproject.toml": config, "app.py": ADD, "test_app.py": failing}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"pyproject.toml": config.replace("no_lanes", "base_timeout = 600\nno_lanes")})
+    status, report = review(pytester, project)
+    assert report["target"]["base"] == "main"
+    assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_app.py::test_old"]
+    assert (status, report["gate"]["review_clean"]) == (0, "yes")
+    assert proposed(report) == []
+
+
 def test_a_change_that_moves_the_outputs_and_state_writes_where_the_base_says(
     pytester: pytest.Pytester, ci: GitRepo
 ) -> None:
