@@ -153,7 +153,8 @@ def review(
     """One review inside GitHub Actions; the report, and every text it wrote by name."""
     summary = tmp_path / "summary.md"
     summary.write_text("")
-    sarif, markdown = tmp_path / "out.sarif", tmp_path / "out.md"
+    state = pytester.path / ".bounded-review"  # outputs stay inside the repository
+    sarif, markdown = state / "out.sarif", state / "out.md"
     actions = {"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": str(summary)}
     with pytest.MonkeyPatch.context() as patch:
         for key, value in {**env, **actions}.items():
