@@ -189,10 +189,10 @@ from pytest_boundedreview.baseline import signature
 _taken = signature.from_excinfo
 
 
-def counted(excinfo, root, test=None):
+def counted(excinfo, root, test=None, **options):
     with open(os.environ["SIGNED_LOG"], "a") as out:
         out.write(os.getcwd() + "\\n")
-    return _taken(excinfo, root, test)
+    return _taken(excinfo, root, test, **options)
 
 
 signature.from_excinfo = counted
