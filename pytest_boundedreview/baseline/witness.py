@@ -169,7 +169,9 @@ class Witness:
         if (report.passed and seen != RETURNED) or (report.skipped and seen.startswith(RAISED)):
             self._odd.add(type(item))
             config = item.config
-            self._found.update(suspects.found(config.pluginmanager, [type(item)], self.root, [item]))
+            self._found.update(
+                suspects.found(config.pluginmanager, [type(item)], self.root, [item])
+            )
 
     @pytest.hookimpl(tryfirst=True)  # before an xdist worker hands its output over
     def pytest_sessionfinish(self, session: pytest.Session) -> None:

@@ -109,7 +109,9 @@ def _changes(
             now = ""  # unreadable: it cannot clear the change
         blob = at_base.get(names[path]) if path in names else None
         base = blob.decode("utf-8", "replace") if blob is not None else None
-        mine = [(line, what) for line, what in by_file[path] if not unchanged(now, base, line, what)]
+        mine = [
+            (line, what) for line, what in by_file[path] if not unchanged(now, base, line, what)
+        ]
         if mine:
             found.append((path, mine))
     return found

@@ -26,8 +26,9 @@ def _tree(source: str) -> ast.Module | None:
 
 
 def _first(node: ast.AST) -> int:
-    decorators = getattr(node, "decorator_list", [])
-    return min([getattr(node, "lineno", 0), *(d.lineno for d in decorators)])
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    line: int = getattr(node, "lineno", 0)
+    return min([line, *(d.lineno for d in decorators)])
 
 
 def _walk(body: list[ast.stmt], classes: str) -> Iterator[tuple[str, ast.stmt]]:
