@@ -340,9 +340,9 @@ def test_a_divergence_no_code_of_the_project_explains_is_indeterminate(
 
 
 def test_a_shard_whose_tests_were_reported_otherwise_is_incomplete_and_its_merge_undecided(
-    pytester: pytest.Pytester, project: GitRepo, tmp_path_factory: Any
+    pytester: pytest.Pytester, project: GitRepo
 ) -> None:
-    out = tmp_path_factory.mktemp("reports")
+    out = pytester.path / ".bounded-review" / "shards"  # outputs stay inside the repository
     setup(project)
     project.commit({"app.py": BROKEN_APP, "tests/conftest.py": MAKEREPORT_ALIASED}, "pass anyway")
     with project.untouched():
