@@ -297,6 +297,12 @@ RUNTEST_MONKEYPATCHED = (
     "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _quiet(monkeypatch):\n"
     '    monkeypatch.setattr(pytest.Function, "runtest", lambda self: None)\n'
 )
+RUNTEST_SET_AND_RESTORED = (  # gone by the test's teardown report; xunit setup is no fixture's
+    "import pytest\n\nimport app\n\n_saved = pytest.Function.runtest\n\n\n"
+    "def setup_function():\n    pytest.Function.runtest = lambda self: None\n\n\n"
+    "def teardown_function():\n    pytest.Function.runtest = _saved\n\n\n"
+    "def test_ok():\n    assert app.value() == 1\n\n\ndef test_other():\n    pass\n"
+)
 SETUP_HOOK = "def pytest_runtest_setup(item):\n    pass\n"
 UNIT_MARKER = '[tool.pytest.ini_options]\nmarkers = ["unit: unit tests"]\n'
 _, _, ALIAS = MAKEREPORT_ALIASED.rpartition("\n\n\n")
@@ -406,6 +412,13 @@ def test_under_strict_options_only_the_rewritten_test_is_named(
             "tests/conftest.py",
             4,
             id="a fixture monkeypatches runtest",
+        ),
+        pytest.param(
+            {},
+            {"tests/test_a.py": RUNTEST_SET_AND_RESTORED},
+            "tests/test_a.py",
+            9,
+            id="runtest replaced for the test's call only",
         ),
         pytest.param(
             {"conftest.py": SETUP_HOOK},
