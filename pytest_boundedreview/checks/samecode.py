@@ -86,6 +86,28 @@ def _bindings(tree: ast.Module, name: str) -> list[str]:
     return [_dump(s) for s in tree.body if _binds(s, name)]
 
 
+def _specname(statement: ast.stmt, hook: str) -> bool:
+    decorators = getattr(statement, "decorator_list", [])
+    return any(
+        k.arg == "specname" and isinstance(k.value, ast.Constant) and k.value.value == hook
+        for d in decorators
+        if isinstance(d, ast.Call)
+        for k in d.keywords
+    )
+
+
+def _registered(tree: ast.Module, old: ast.Module, hook: str, function: str) -> bool:
+    """Whether the statements that bind ``hook`` in a module are the base's: under its own
+    name, or a def naming it in ``specname``. A binding no statement makes (``globals()``,
+    ``setattr``) cannot be compared, so it is not cleared."""
+    if _bindings(tree, hook):
+        return _bindings(tree, hook) == _bindings(old, hook)
+    named = [_dump(s) for s in tree.body if _binds(s, function) and _specname(s, hook)]
+    return bool(named) and named == [
+        _dump(s) for s in old.body if _binds(s, function) and _specname(s, hook)
+    ]
+
+
 def unchanged(now: str, base: str | None, line: int, what: str) -> bool:
     """Whether the code ``what`` names at ``line`` of the source ``now`` is the same code in
     ``base`` (the file at the base, None if it has none)."""
@@ -97,9 +119,9 @@ def unchanged(now: str, base: str | None, line: int, what: str) -> bool:
         qualname = what.removeprefix("defines the test class ")
         mine = _class(tree, qualname)
         return mine is not None and mine == _class(old, qualname)
-    if what.startswith("registers "):
-        hook = what.removeprefix("registers ").split(" ", 1)[0]
-        return _bindings(tree, hook) == _bindings(old, hook)
+    if what.startswith("registers "):  # "registers <hook> (<function's qualified name>)"
+        hook, _, label = what.removeprefix("registers ").partition(" (")
+        return _registered(tree, old, hook, label.rstrip(")").rpartition(".")[2])
     found = _holding(tree, line)
     if found is None:
         return False

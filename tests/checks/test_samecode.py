@@ -52,3 +52,14 @@ def test_a_test_class_is_judged_whole() -> None:
     edited = base.replace("pass", "return None")
     assert not unchanged(edited, base, 1, "defines the test class Item.Inner")
     assert not unchanged(base, base, 1, "defines the test class Missing")
+
+
+def test_a_binding_no_statement_makes_is_not_cleared() -> None:
+    base = "def _f(item, call):\n    pass\n"
+    now = base + "\n\nglobals()['pytest_runtest_makereport'] = _f\n"
+    assert not unchanged(now, base, 1, "registers pytest_runtest_makereport (_f)")
+    named = (
+        "import pytest\n\n\n@pytest.hookimpl(specname='pytest_runtest_makereport')\n"
+        "def _f(item, call):\n    pass\n"
+    )
+    assert unchanged(named + "\n\nx = 1\n", named, 1, "registers pytest_runtest_makereport (_f)")
