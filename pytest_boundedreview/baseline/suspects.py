@@ -23,10 +23,9 @@ import pytest
 
 Suspect = tuple[str, int, str]  # the file (absolute), its line, what the code there is
 
+# Hooks that run a test or make, carry or count its report. Collection hooks are left out: what
+# they install on an item (its class, its runtest, its function) is read off the item itself.
 HOOKS = (
-    "pytest_collection_modifyitems",
-    "pytest_collection_finish",
-    "pytest_pycollect_makeitem",
     "pytest_runtestloop",
     "pytest_runtest_protocol",
     "pytest_runtest_setup",
@@ -153,11 +152,32 @@ def _replaced(out: set[Suspect], root: Path) -> None:
                     out.add((found[0], found[1], f"replaces {where}"))
 
 
+def _item(item: pytest.Item, out: set[Suspect]) -> None:
+    """What a test runs through as it is now: its own ``runtest``, its function and the
+    fixtures it uses."""
+    own = vars(item)
+    if "runtest" in own:
+        _add(out, own["runtest"], "runs this test (its own runtest)")
+    if "_obj" in own:  # the test function, or what replaced it (``item.obj`` stores it here)
+        _add(out, own["_obj"], "is called as the test function (item.obj)")
+    info = getattr(item, "_fixtureinfo", None)
+    defs = getattr(info, "name2fixturedefs", None)
+    for name, fixtures in sorted(defs.items()) if isinstance(defs, dict) else ():
+        for fixture in fixtures:
+            _add(out, getattr(fixture, "func", None), f"is the fixture {name}, used by the test")
+
+
 def found(
-    pluginmanager: pytest.PytestPluginManager, types: Iterable[type], root: Path
+    pluginmanager: pytest.PytestPluginManager,
+    types: Iterable[type],
+    root: Path,
+    items: Iterable[pytest.Item] = (),
 ) -> list[Suspect]:
-    """The project's code in this process that runs or reports tests of ``types``."""
+    """The project's code in this process that runs or reports tests of ``types``, and that
+    ``items`` run through."""
     out: set[Suspect] = set()
+    for item in items:
+        _item(item, out)
     _hooks(pluginmanager, out)
     _classes([pytest.Function, *types], out)
     _replaced(out, root)

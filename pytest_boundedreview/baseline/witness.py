@@ -111,6 +111,9 @@ class Witness:
         self._seen: dict[str, str] = {}  # node id -> what its call did in this run
         self._calls: dict[str, pytest.TestReport] = {}  # the call report logged here
         self._odd: set[type] = set()  # classes of tests whose report here did not match
+        # the code behind each mismatch, read when it was seen: a fixture's monkeypatch is
+        # undone by the end of the test, a hook may be unregistered by the end of the session
+        self._found: set[suspects.Suspect] = set()
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -132,6 +135,8 @@ class Witness:
         when = call.when
         if when == "setup":
             self._seen.pop(item.nodeid, None)  # this run's call starts uncalled
+        elif when == "call" and item.stash.get(WATCHED, False):
+            self._check(item, report, self._seen.get(item.nodeid, NOT_CALLED))
         elif when == "teardown":
             setattr(report, STAMP, self._stamp(item))
         return report
@@ -150,11 +155,23 @@ class Witness:
             seen = NOT_CALLED
         if seen.startswith(RAISED) and item.get_closest_marker("xfail") is not None:
             seen = XFAIL + seen.removeprefix(RAISED)
-        if logged is not None and (
-            (logged.passed and seen != RETURNED) or (logged.skipped and seen.startswith(RAISED))
-        ):
-            self._odd.add(type(item))  # the controller decides; this process names its code
+        if logged is not None:
+            self._check(item, logged, seen)
         return seen
+
+    def _check(self, item: pytest.Item, report: pytest.TestReport, seen: str) -> None:
+        """Names the code in reach of ``item`` now if ``report`` differs from its call
+        (``seen``); the controller decides what the difference means."""
+        if seen == _CALLING:
+            seen = NOT_CALLED
+        if seen.startswith(RAISED) and item.get_closest_marker("xfail") is not None:
+            seen = XFAIL
+        if (report.passed and seen != RETURNED) or (report.skipped and seen.startswith(RAISED)):
+            self._odd.add(type(item))
+            config = item.config
+            self._found.update(
+                suspects.found(config.pluginmanager, [type(item)], self.root, [item])
+            )
 
     @pytest.hookimpl(tryfirst=True)  # before an xdist worker hands its output over
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
@@ -164,5 +181,7 @@ class Witness:
             output[KEY] = [list(s) for s in found]
 
     def suspects(self, config: pytest.Config) -> list[suspects.Suspect]:
-        """The project's code in this process that runs or reports tests."""
-        return suspects.found(config.pluginmanager, self._odd, self.root)
+        """The project's code in this process that runs or reports tests: as it was when a
+        report differed from its call, and as it is now."""
+        now = suspects.found(config.pluginmanager, self._odd, self.root)
+        return sorted({*self._found, *now})

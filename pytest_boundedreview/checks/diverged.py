@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 from ..core.fingerprint import finding_fingerprint
 from ..models.record import record
 from ..target import git
+from .samecode import unchanged
 
 if TYPE_CHECKING:
     from ..baseline.suspects import Suspect
@@ -89,6 +90,33 @@ def _finding(path: str, found: list[tuple[int, str]], diverged: Mapping[str, str
     )
 
 
+def _changes(
+    by_file: Mapping[str, list[tuple[int, str]]],
+    touched: set[str],
+    repo: git.Repo,
+    base_commit: str | None,
+) -> list[tuple[str, list[tuple[int, str]]]]:
+    """Of the suspects in files the change touches, those whose own code is not the base's
+    (samecode.py), by file: a file edited elsewhere keeps its unchanged hooks clean."""
+    paths = sorted(path for path in by_file if path in touched)
+    names = {path: f"{base_commit}:{path}" for path in paths} if base_commit else {}
+    at_base = git.read_objects(repo.root, list(names.values())) if names else {}
+    found = []
+    for path in paths:
+        try:
+            now = (repo.root / path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            now = ""  # unreadable: it cannot clear the change
+        blob = at_base.get(names[path]) if path in names else None
+        base = blob.decode("utf-8", "replace") if blob is not None else None
+        mine = [
+            (line, what) for line, what in by_file[path] if not unchanged(now, base, line, what)
+        ]
+        if mine:
+            found.append((path, mine))
+    return found
+
+
 def observed(
     diverged: Mapping[str, str],
     suspects: Callable[[], Sequence[Suspect]],
@@ -113,10 +141,9 @@ def judged(
     if not diverged:
         return Verdict()
     by_file = _relative(suspects, repo.root)
-    touched = set(changed)
-    blamed = sorted(path for path in by_file if path in touched)
-    if blamed:
-        return Verdict(findings=[_finding(path, by_file[path], diverged) for path in blamed])
+    changes = _changes(by_file, set(changed), repo, base_commit)
+    if changes:
+        return Verdict(findings=[_finding(path, found, diverged) for path, found in changes])
     others = sorted(by_file)
     names = {path: f"{base_commit}:{path}" for path in others} if base_commit else {}
     at_base = git.read_objects(repo.root, list(names.values())) if names else {}

@@ -281,6 +281,34 @@ def test_a_failing_hypothesis_test_fails_as_before_without_the_wrapper_in_sight(
     assert status == 1
 
 
+# Code is the change's by its own definition, read when the test ran, not by its file.
+MARKS_TESTS = (
+    "import pytest\n\n\ndef pytest_collection_modifyitems(items):\n"
+    "    for item in items:\n        item.add_marker(pytest.mark.unit)\n"
+)
+TOLERANT_TESTS = (
+    "import pytest\n\nimport app\n\n\n@pytest.fixture(autouse=True)\ndef _tolerant(request):\n"
+    "    test = request.node.obj\n\n    def run(*args, **kwargs):\n        try:\n"
+    "            return test(*args, **kwargs)\n        except AssertionError:\n"
+    "            return None\n\n    request.node.obj = run\n\n\n"
+    "def test_ok():\n    assert app.value() == 1\n\n\ndef test_other():\n    pass\n"
+)
+RUNTEST_MONKEYPATCHED = (
+    "import pytest\n\n\n@pytest.fixture(autouse=True)\ndef _quiet(monkeypatch):\n"
+    '    monkeypatch.setattr(pytest.Function, "runtest", lambda self: None)\n'
+)
+RUNTEST_SET_AND_RESTORED = (  # gone by the test's teardown report; xunit setup is no fixture's
+    "import pytest\n\nimport app\n\n_saved = pytest.Function.runtest\n\n\n"
+    "def setup_function():\n    pytest.Function.runtest = lambda self: None\n\n\n"
+    "def teardown_function():\n    pytest.Function.runtest = _saved\n\n\n"
+    "def test_ok():\n    assert app.value() == 1\n\n\ndef test_other():\n    pass\n"
+)
+SETUP_HOOK = "def pytest_runtest_setup(item):\n    pass\n"
+UNIT_MARKER = '[tool.pytest.ini_options]\nmarkers = ["unit: unit tests"]\n'
+_, _, ALIAS = MAKEREPORT_ALIASED.rpartition("\n\n\n")
+KNOWN = {"tests/test_k.py": "def test_known():\n    assert False\n"}
+
+
 OUTSIDE_PLUGIN = (
     "import pytest\n\n\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_logreport(report):\n"
     "    if report.failed:\n        report.outcome = 'passed'\n"
@@ -288,12 +316,24 @@ OUTSIDE_PLUGIN = (
 
 
 @pytest.mark.parametrize("xdist", XDIST)
+@pytest.mark.parametrize(
+    "base",
+    [
+        pytest.param({}, id="no hook"),
+        # a collection hook cannot turn a call into a report: it explains nothing
+        pytest.param({"conftest.py": MARKS_TESTS}, id="a base hook that adds marks"),
+    ],
+)
 def test_a_divergence_no_code_of_the_project_explains_is_indeterminate(
-    pytester: pytest.Pytester, project: GitRepo, xdist: tuple[str, ...], tmp_path_factory: Any
+    pytester: pytest.Pytester,
+    project: GitRepo,
+    base: dict[str, str],
+    xdist: tuple[str, ...],
+    tmp_path_factory: Any,
 ) -> None:
     outside = tmp_path_factory.mktemp("elsewhere")
     (outside / "passing_plugin.py").write_text(OUTSIDE_PLUGIN)
-    setup(project)
+    setup(project, files=base, config=UNIT_MARKER)
     project.commit({"app.py": BROKEN_APP}, "break value")
     env = {"PYTHONPATH": str(outside), "PYTEST_ADDOPTS": f"{CHILD} -p passing_plugin"}
     status, report = reviewed(pytester, project, *xdist, env=env)
@@ -353,3 +393,110 @@ def test_under_strict_options_only_the_rewritten_test_is_named(
     )
     assert report["gate"]["review_clean"] == "no"
     assert status == 1
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+@pytest.mark.parametrize(
+    ("base", "change", "path", "line"),
+    [
+        pytest.param(
+            {"conftest.py": MARKS_TESTS},
+            {"tests/test_a.py": TOLERANT_TESTS},
+            "tests/test_a.py",
+            6,
+            id="a fixture in the test module replaces item.obj",
+        ),
+        pytest.param(
+            {},
+            {"tests/conftest.py": RUNTEST_MONKEYPATCHED},
+            "tests/conftest.py",
+            4,
+            id="a fixture monkeypatches runtest",
+        ),
+        pytest.param(
+            {},
+            {"tests/test_a.py": RUNTEST_SET_AND_RESTORED},
+            "tests/test_a.py",
+            9,
+            id="runtest replaced for the test's call only",
+        ),
+        pytest.param(
+            {"conftest.py": SETUP_HOOK},
+            {"tests/conftest.py": RUNTEST_MONKEYPATCHED},
+            "tests/conftest.py",
+            4,
+            id="a fixture monkeypatches runtest beside a base hook",
+        ),
+        pytest.param(
+            {"tests/conftest.py": KNOWN_BROKEN, **KNOWN},
+            {
+                "tests/conftest.py": KNOWN_BROKEN.replace(
+                    " and item.name.startswith('test_known')", ""
+                )
+            },
+            "tests/conftest.py",
+            4,
+            id="the base's hook edited",
+        ),
+        pytest.param(
+            {"tests/conftest.py": MAKEREPORT_ALIASED.removesuffix(ALIAS)},
+            {"tests/conftest.py": MAKEREPORT_ALIASED},
+            "tests/conftest.py",
+            1,
+            id="the base's function newly bound as a hook",
+        ),
+    ],
+)
+def test_code_the_change_adds_or_edits_is_named_whatever_the_base_holds_beside_it(
+    pytester: pytest.Pytester,
+    project: GitRepo,
+    base: dict[str, str],
+    change: dict[str, str],
+    path: str,
+    line: int,
+    xdist: tuple[str, ...],
+) -> None:
+    setup(project, files=base, config=UNIT_MARKER)
+    project.commit({"app.py": BROKEN_APP, **change}, "break value, pass its test anyway")
+    status, report = reviewed(pytester, project, *xdist)
+    found = observed(report)
+    assert [(f["path"], f["line"], f["severity"]) for f in found] == [(path, line, "blocking")]
+    assert "tests/test_a.py::test_ok (reported passed, but " in found[0]["evidence"]
+    assert not [text for text in report["limitations"] if "reported otherwise" in text]
+    assert report["gate"]["review_clean"] == "no"
+    assert status == 1
+
+
+QUARANTINE = (
+    "import pytest\n\n\n@pytest.hookimpl(wrapper=True)\n"
+    "def pytest_runtest_makereport(item, call):\n    report = yield\n"
+    "    if report.failed and item.get_closest_marker('known_issue'):\n"
+    "        report.outcome = 'skipped'\n"
+    "        report.longrepr = (str(item.path), 0, 'quarantined: known issue')\n"
+    "    return report\n"
+)
+QUARANTINED = "import pytest\n\n\n@pytest.mark.known_issue\ndef test_known():\n    assert False\n"
+NUMBERS = "\n\n@pytest.fixture\ndef numbers():\n    return [1, 2, 3]\n"
+
+
+@pytest.mark.parametrize("xdist", XDIST)
+@pytest.mark.parametrize(
+    "change",
+    [
+        pytest.param({"tests/conftest.py": "import os\n" + QUARANTINE + NUMBERS}, id="beside it"),
+        pytest.param({"notes.txt": "notes\n"}, id="elsewhere"),
+    ],
+)
+def test_a_change_beside_the_bases_unchanged_hook_stays_clean(
+    pytester: pytest.Pytester, project: GitRepo, change: dict[str, str], xdist: tuple[str, ...]
+) -> None:
+    files = {"tests/conftest.py": QUARANTINE, "tests/test_k.py": QUARANTINED}
+    setup(project, files=files, config='[tool.pytest.ini_options]\nmarkers = ["known_issue: q"]\n')
+    project.commit(change, "a shared fixture")
+    status, report = reviewed(pytester, project, *xdist)
+    assert observed(report) == []
+    assert report["gate"] == {"review_clean": "yes", "reasons": []}
+    [said] = [text for text in report["limitations"] if "reported otherwise" in text]
+    assert "by code the change does not touch (tests/conftest.py)" in said
+    assert "tests/test_k.py::test_known (reported skipped, but it raised AssertionError" in said
+    assert status == 0

@@ -63,3 +63,18 @@ def test_code_the_base_does_not_hold_or_no_code_at_all_is_undecided(repo: GitRep
     assert "no code of the project's that runs or reports tests explains it" in why
     assert verdict.findings == ()
     assert verdict.limitations == ()
+
+
+def test_an_unchanged_definition_in_a_changed_file_is_no_finding(repo: GitRepo) -> None:
+    hook = "def pytest_runtest_logreport(report):\n    pass\n"
+    base = repo.commit({"conftest.py": hook}, "hook")
+    repo.write("conftest.py", hook + "\n\ndef helper():\n    return 1\n")
+    suspects = [(at(repo, "conftest.py"), 1, "implements pytest_runtest_logreport (f)")]
+    verdict = judged(DIVERGED, suspects, open_repo(repo.path), ["conftest.py"], base)
+    assert verdict.findings == ()
+    [said] = verdict.limitations
+    assert "by code the change does not touch (conftest.py)" in said
+    repo.write("conftest.py", hook.replace("pass", "report.outcome = 'passed'"))
+    verdict = judged(DIVERGED, suspects, open_repo(repo.path), ["conftest.py"], base)
+    [finding] = verdict.findings
+    assert (finding.path, finding.line) == ("conftest.py", 1)
