@@ -102,7 +102,10 @@ def read(
     others = frozenset(wanted) - {"-p"}
     if not others:
         return found
-    every = {**table, **{o: table.get(o) for o in others}}
+    # the short options read a bundle; another long option is read alike known or not (an
+    # option never takes a value that looks like one: pytest refuses ``--tb -W``)
+    every = {o: n for o, n in table.items() if not o.startswith("--")}
+    every.update({o: table.get(o) for o in others})
     reader = _reader(tuple(sorted(every.items())), others)
     try:
         return [*_parse(reader, tokens), *found]
