@@ -18,6 +18,7 @@ from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
 from .baseline.witness import Witness
 from .baseline.witnessed import Witnessed
+from .core.argv import table_of
 from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
@@ -127,6 +128,7 @@ class BoundedReview:
             self._env_addopts,
             [str(a) for a in config.invocation_params.args],
             settings.suite,
+            table_of(config),
         )
         workers = bool(getattr(config.option, "numprocesses", None)) and (
             config.pluginmanager.hasplugin("xdist")

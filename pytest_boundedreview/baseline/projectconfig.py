@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 from pathlib import Path
+from typing import Any
 
 from ..core.pytestini import from_files, options_of
 from ..target import git
@@ -31,11 +32,16 @@ def project_of(
     if file is None:
         return Project(rootpath, {}, None)
     name = file.resolve().relative_to(repo.root.resolve()).as_posix()
-    text = repo.show(base_commit, name) if base_commit and name in changed else None
-    if text is None and not (base_commit and name in changed):
-        text = file.read_text(encoding="utf-8", errors="replace")
-    try:  # absent at the base (the change adds it): pytest's defaults are the project's
-        options = options_of(file.name, text) if text is not None else None
+    on_disk = _options(file.name, file.read_text(encoding="utf-8", errors="replace"))
+    if not base_commit or name not in changed:
+        return Project(file.parent, on_disk or {}, file)
+    # absent at the base (the change adds it): pytest's defaults are the project's
+    options = _options(file.name, repo.show(base_commit, name))
+    return Project(file.parent, options or {}, file, ran=on_disk or {})
+
+
+def _options(name: str, text: str | None) -> dict[str, Any] | None:
+    try:
+        return options_of(name, text) if text is not None else None
     except ValueError:
-        options = None
-    return Project(file.parent, options or {}, file)
+        return None

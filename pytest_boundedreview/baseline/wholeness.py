@@ -25,7 +25,8 @@ from typing import Any
 
 import pytest
 
-from ..core.outcomes import PLUGINS, weakening
+from ..core.argv import table_of
+from ..core.outcomes import PLUGINS, weakened_in_file, weakening
 from ..core.pytestini import DEFAULT_NORECURSEDIRS, words
 from ..core.selecting import Selection, paths, scan
 from ..models.record import record
@@ -39,11 +40,13 @@ SHOWN = 20  # files or tests named before a count
 @record(frozen=True)
 class Project:
     """The project's own pytest configuration: the folder its paths are relative to, its
-    options as the base has them, and its file (``None``: pytest's defaults)."""
+    options as the base has them, its file (``None``: pytest's defaults), and the options the
+    session ran with when the change touches that file."""
 
     rootdir: Path
     options: Mapping[str, Any]
     file: Path | None = None
+    ran: Mapping[str, Any] | None = None  # None: the file as the base has it
 
 
 @record
@@ -186,10 +189,18 @@ def _reconfigured(session: Session, into: Wholeness) -> None:
             continue
         into.partial.append(f"the configuration was changed at invocation ({given})")
     project = {**session.project.options, PLUGINS: _conftest_plugins(session)}
+    table = table_of(session.config)
     for origin, tokens in session.selection.origins:
-        for given, why in weakening(tokens, origin, project):
+        for given, why in weakening(tokens, origin, project, table):
             into.partial.append(
                 f"the project's outcome configuration was weakened ({given}: {why})"
+            )
+    ran, file = session.project.ran, session.project.file
+    if ran is not None and file is not None:  # the change touches the configuration file
+        where = shown(os.path.relpath(file, session.root))
+        for given, why in weakened_in_file(ran, where, project):
+            into.partial.append(
+                f"the change weakens the project's outcome configuration ({given}: {why})"
             )
 
 

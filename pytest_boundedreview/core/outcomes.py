@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .argv import BUILTIN, Table
 from .pytestini import words
 from .selecting import Given, scan
 
@@ -41,7 +42,7 @@ def _errors_on_warnings(project: Project) -> bool:
     addopts = words(project.get("addopts", ()))
     given = [g.value for g in scan(addopts, "addopts", ("-W", "--pythonwarnings"))]
     filters = [*_lines(project.get("filterwarnings")), *given]
-    return any(line.split(":", 1)[0].strip() == "error" for line in filters)
+    return any(_error(line) for line in filters)
 
 
 def _strict_xfail(project: Project) -> bool:
@@ -100,11 +101,21 @@ def _plugin_off(value: str, project: Project) -> str | None:
     return None  # a plugin the project does not load: cacheprovider, randomly, ...
 
 
+def _error(line: str) -> bool:
+    return line.split(":", 1)[0].strip() == "error"
+
+
 def _filters_replaced(given: str, project: Project) -> str | None:
-    kept = _lines(given)  # the override replaces the project's lines
-    own = [line for line in _lines(project.get("filterwarnings")) if line.startswith("error")]
-    if any(line not in kept for line in own):
-        return "replaces the warnings the project's configuration makes errors"
+    """Filters in place of the project's: the same but for errors added and other filters
+    dropped only tighten; any other change (an error dropped, another filter added, the
+    order changed: a later line wins) may undo an error of the project's."""
+    kept, lines = _lines(given), _lines(project.get("filterwarnings"))
+    if not _errors_on_warnings(project):
+        return None
+    mine = [line for line in kept if line in lines or not _error(line)]
+    theirs = [line for line in lines if line in kept or _error(line)]
+    if mine != theirs:
+        return "changes the filters by which the project's configuration makes warnings errors"
     return None
 
 
@@ -199,11 +210,13 @@ OUTCOME_FLAGS: dict[str, Rule] = {
 }
 
 
-def weakening(tokens: Sequence[str], origin: str, project: Project) -> list[tuple[Given, str]]:
-    """The options among ``tokens`` (given at ``origin``) that weaken the outcome
-    configuration of ``project``, each with why."""
+def weakening(
+    tokens: Sequence[str], origin: str, project: Project, table: Table = BUILTIN
+) -> list[tuple[Given, str]]:
+    """The options among ``tokens`` (given at ``origin``, read with the parser's ``table``)
+    that weaken the outcome configuration of ``project``, each with why."""
     found = []
-    for given in scan(tokens, origin, tuple(OUTCOME_OPTIONS)):
+    for given in scan(tokens, origin, tuple(OUTCOME_OPTIONS), table):
         option = "-o" if given.option == "--override-ini" else given.option
         why = OUTCOME_OPTIONS[option](given.value, project)
         if why is not None:
@@ -211,4 +224,33 @@ def weakening(tokens: Sequence[str], origin: str, project: Project) -> list[tupl
     for token in map(str, tokens):
         if token in OUTCOME_FLAGS and (why := OUTCOME_FLAGS[token]("", project)) is not None:
             found.append((Given(origin, token, ""), why))
+    return found
+
+
+def _as_given(value: object) -> str:
+    """A value of the configuration file as ``-o KEY=VALUE`` would give it."""
+    if isinstance(value, (list, tuple)):
+        return "\n".join(map(str, value))
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def weakened_in_file(ran: Project, origin: str, project: Project) -> list[tuple[Given, str]]:
+    """What the configuration file the session ran with (``ran``: the change's, read from
+    ``origin``) sets otherwise than ``project`` (the base's) and weakens, by the rules of
+    ``-o`` for its outcome keys and of :func:`weakening` for what its ``addopts`` adds."""
+    found = []
+    for key, rule in _INI_KEYS.items():
+        if key not in ran and key not in project:
+            continue
+        value = _as_given(ran.get(key, ""))  # removed: pytest's default
+        if value == _as_given(project.get(key, "")):
+            continue
+        if (why := rule(value, project)) is not None:
+            found.append((Given(origin, key, ", ".join(_lines(value)) or value), why))
+    own = words(project.get("addopts", ()))
+    base = {(g.option, g.value) for g in scan(own, origin, tuple(OUTCOME_OPTIONS))}
+    base |= {(token, "") for token in own}  # its flags
+    for given, why in weakening(words(ran.get("addopts", ())), f"{origin} addopts", project):
+        if (given.option, given.value) not in base:
+            found.append((given, why))
     return found

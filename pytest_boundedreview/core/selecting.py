@@ -8,8 +8,9 @@ import shlex
 from collections.abc import Iterator, Sequence
 
 from ..models.record import record
+from .argv import BUILTIN, Table, read
 
-# The options that leave tests out, spelled as pytest spells them (pytest takes no abbreviation).
+# The options that leave tests out, as pytest names them (it takes no abbreviation).
 _SHORT = ("-m", "-k")
 _LONG = ("--deselect", "--ignore", "--ignore-glob")
 SELECTING = _SHORT + _LONG
@@ -33,24 +34,13 @@ class Given:
         return f"{self.origin}: {self.option}{value}"
 
 
-def scan(tokens: Sequence[str], origin: str, options: Sequence[str] = SELECTING) -> list[Given]:
-    """The ``options`` among ``tokens``, each with its value (``-m EXPR``, ``-mEXPR``,
-    ``--ignore=PATH``...)."""
-    short = tuple(o for o in options if not o.startswith("--"))
-    long = tuple(f"{o}=" for o in options if o.startswith("--"))
-    found, pending = [], None
-    for token in map(str, tokens):
-        if pending is not None:
-            found.append(Given(origin, pending, token))
-            pending = None
-        elif token in options:
-            pending = token
-        elif short and token.startswith(short) and not token.startswith("--"):
-            found.append(Given(origin, token[:2], token[2:]))
-        elif long and token.startswith(long):
-            option, _, value = token.partition("=")
-            found.append(Given(origin, option, value))
-    return found
+def scan(
+    tokens: Sequence[str], origin: str, options: Sequence[str] = SELECTING, table: Table = BUILTIN
+) -> list[Given]:
+    """The ``options`` among ``tokens``, each with its value, read as pytest reads them with
+    the options of ``table`` (``-m EXPR``, ``-mEXPR``, ``-qm EXPR``, ``-m=EXPR``,
+    ``--ignore=PATH``...: :mod:`.argv`)."""
+    return [Given(origin, option, value) for option, value in read(tokens, options, table)]
 
 
 # What reconfigures the collection itself when given at invocation: an ini override of a
@@ -63,13 +53,13 @@ COLLECTION_KEYS = frozenset(
 COLLECTING_PLUGINS = frozenset({"doctest", "python", "unittest", "main"})
 
 
-def reconfiguring(tokens: Sequence[str], origin: str) -> list[Given]:
+def reconfiguring(tokens: Sequence[str], origin: str, table: Table = BUILTIN) -> list[Given]:
     """The options among ``tokens`` that change how pytest collects: ``-o KEY=...`` of a
     collection key, ``-c``, ``--rootdir``, ``--confcutdir``, ``--noconftest``, ``-p no:NAME``
     of a collecting plugin (``-c`` and ``--rootdir`` may name the project's own; the caller
     compares)."""
     found = []
-    for given in scan(tokens, origin, RECONFIGURING):
+    for given in scan(tokens, origin, RECONFIGURING, table):
         if given.option in ("-o", "--override-ini"):
             if given.value.partition("=")[0].strip() in COLLECTION_KEYS:
                 found.append(given)
@@ -125,23 +115,25 @@ class Selection:
         env_addopts: str,
         command_line: Sequence[str],
         declared: Sequence[str] = (),
+        table: Table = BUILTIN,
     ) -> Selection:
+        """The selection of a session given these tokens, read with its parser's ``table``."""
         try:
             from_env = shlex.split(env_addopts)
         except ValueError:
             from_env = env_addopts.split()
         given = [
-            *scan(addopts, "addopts"),
-            *scan(from_env, "PYTEST_ADDOPTS"),
-            *scan(command_line, "command line"),
+            *scan(addopts, "addopts", SELECTING, table),
+            *scan(from_env, "PYTEST_ADDOPTS", SELECTING, table),
+            *scan(command_line, "command line", SELECTING, table),
         ]
         reconfigured = [
-            *reconfiguring(from_env, "PYTEST_ADDOPTS"),
-            *reconfiguring(command_line, "command line"),
+            *reconfiguring(from_env, "PYTEST_ADDOPTS", table),
+            *reconfiguring(command_line, "command line", table),
         ]
         return cls(
             tuple(given),
-            tuple(scan(declared, "declared suite")),
+            tuple(scan(declared, "declared suite", SELECTING, table)),
             tuple(reconfigured),
             (*from_env, *map(str, command_line)),
             (("PYTEST_ADDOPTS", tuple(from_env)), ("command line", tuple(map(str, command_line)))),
