@@ -3,8 +3,10 @@ round of the loop, and the gate. Shared by the pytest session and ``bounded-revi
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
-from collections.abc import Callable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -42,6 +44,25 @@ class Counts:
 
 
 NO_COUNTS = Counts()
+
+
+@contextlib.contextmanager
+def started(environ: Mapping[str, str] | None) -> Iterator[None]:
+    """The process's environment set to ``environ`` (the session's as it started) for the
+    block: reviewer lanes, their model routing and the reproductions of their findings look
+    up commands on that ``PATH`` and read their keys there, whatever the change's code (its
+    conftest, its modules) set while the tests ran. ``None`` leaves it as it is."""
+    if environ is None:
+        yield
+        return
+    now = dict(os.environ)
+    os.environ.clear()
+    os.environ.update(environ)
+    try:
+        yield
+    finally:
+        os.environ.clear()
+        os.environ.update(now)
 
 
 def undecided(gate: Gate, why: str) -> Gate:
@@ -150,7 +171,8 @@ class Review:
         early = self._disposed(findings, checks)
         blocking = [f for f in early.findings if f.severity == "blocking"]
         settled = decide(tests, early.checks, blocking).review_clean == "yes" and not held
-        lanes, loop = self._lanes(tests, settled)
+        with started(self.environ):  # what the change's code set reaches no reviewer
+            lanes, loop = self._lanes(tests, settled)
         limitations += lanes.limitations
         triaged = lanes.triaged
         disposed = self._disposed([*findings, *triaged.blocking, *triaged.advisory], checks)
