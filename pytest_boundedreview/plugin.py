@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +36,14 @@ SESSION_KEY: pytest.StashKey[BoundedReview] = pytest.StashKey()
 # change's among them). What the review starts (re-runs at the base and at head, check
 # commands) and how it resolves the base are given this, never what the change's code left.
 _STARTED: weakref.WeakKeyDictionary[pytest.PytestPluginManager, dict[str, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+# The review's options as pytest parsed them (the command line, PYTEST_ADDOPTS and the
+# configuration's addopts), read before any conftest file runs: code of the change that sets
+# ``config.option`` later steers nothing.
+_GIVEN: weakref.WeakKeyDictionary[pytest.PytestPluginManager, dict[str, object]] = (
     weakref.WeakKeyDictionary()
 )
 
@@ -86,8 +95,24 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         )
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config) -> None:
+    # Called once the options are parsed a first time, before the initial conftest files load
+    # (a conftest cannot implement this hook).
+    known = vars(early_config.known_args_namespace)
+    given = {name: value for name, value in known.items() if name.startswith("bounded_review")}
+    _GIVEN[early_config.pluginmanager] = given
+
+
+def _given(config: pytest.Config) -> Mapping[str, object]:
+    """The review's options as given, not as the session's code may have set them since."""
+    given = _GIVEN.get(config.pluginmanager)
+    return vars(config.option) if given is None else given
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if not config.getoption("bounded_review"):
+    given = _given(config)
+    if not given.get("bounded_review"):
         return
     if config.pluginmanager.has_plugin("pytest_boundedreview.baseline.recorder"):
         return  # a re-run started by a review: record, never review again
@@ -124,7 +149,8 @@ def pytest_configure(config: pytest.Config) -> None:
     from .session import BoundedReview
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]
-    session = BoundedReview(config, prepare(config, keys, environ), witness, environ, redactor)
+    prepared = prepare(config, keys, environ, given)
+    session = BoundedReview(config, prepared, witness, environ, redactor)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
     config.pluginmanager.register(session.witnessed, "bounded-review-witnessed")

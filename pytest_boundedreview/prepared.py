@@ -83,17 +83,24 @@ def _own_options(
 
 
 def prepare(
-    config: pytest.Config, option_keys: list[str], environ: Mapping[str, str] | None = None
+    config: pytest.Config,
+    option_keys: list[str],
+    environ: Mapping[str, str] | None = None,
+    given: Mapping[str, object] | None = None,
 ) -> Prepared:
     """The session's repository, settings and frozen change (its base named by the CI
-    variables of ``environ``, the environment the session started with); a
-    ``pytest.UsageError`` naming what is wrong when they cannot be read."""
+    variables of ``environ``, the environment the session started with; the options as
+    ``given`` before the session's code ran); a ``pytest.UsageError`` naming what is wrong
+    when they cannot be read."""
     rootdir = Path(config.rootpath)
     try:
         repo, at_head = git.open_at_head(rootdir)
         worktree.sweep(repo)  # what a killed run left, whether or not this run needs a base
         overrides = option_overrides(
-            {key: config.getoption(f"bounded_review_{key}") for key in option_keys},
+            {
+                key: (given or vars(config.option)).get(f"bounded_review_{key}")
+                for key in option_keys
+            },
             config.invocation_params.dir,
         )
         env = os.environ if environ is None else environ

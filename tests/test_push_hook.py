@@ -159,6 +159,24 @@ def test_a_new_branch_is_reviewed_against_the_configured_base(pushing: Pushing) 
     assert pushing.on_remote("second") is None
 
 
+def test_a_base_the_branch_names_itself_does_not_let_its_regression_out(
+    pushing: Pushing,
+) -> None:
+    """A new branch whose last commit sets `base = "HEAD~1"` over its earlier regression: a
+    review against HEAD~1 (the regression then pre-existing) does not pass its push, which is
+    the range after origin/main, as the base's configuration says."""
+    repo = pushing.repo
+    repo.git("checkout", "--quiet", "-b", "third")
+    repo.commit({"app.py": REGRESSION}, "an unreviewed regression")
+    repo.commit({"pyproject.toml": '[tool.bounded-review]\nbase = "HEAD~1"\n'}, "rebased")
+    assert pushing.review() == 1  # the review the configuration gives finds it
+    assert pushing.review("--bounded-review-base=HEAD~1") == 0  # one that looks away
+    refused = pushing.push("third")
+    assert refused.returncode != 0
+    assert "adds the commits after origin/main" in refused.stdout
+    assert pushing.on_remote("third") is None
+
+
 def test_a_push_of_commits_the_remote_has_needs_no_review(pushing: Pushing) -> None:
     pushing.repo.git("branch", "copy", "main")
     passed = pushing.push("copy")

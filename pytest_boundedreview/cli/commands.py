@@ -50,11 +50,17 @@ def cmd_gate(args: argparse.Namespace) -> int:
             pushed = parse(_pushed_refs_file(args.pushed_refs))
 
     def configured() -> tuple[str, str]:
+        """The base a new branch's push is reviewed against, chosen as a review chooses it:
+        a `base` the change itself sets is not taken (target/baseconfig.py)."""
         from ..core.config import load_settings
         from ..target.base import resolve_base
+        from ..target.baseconfig import chosen
 
         settings, _ = load_settings(Path.cwd(), repo.root, {})
-        return resolve_base(repo, settings.base, os.environ, "the `base` setting")
+        head = repo.resolve("HEAD")
+        held = chosen(repo, settings, {}, Path.cwd(), head, os.environ)
+        base = settings.base if held is None else held.base
+        return resolve_base(repo, base, os.environ, "the `base` setting")
 
     status, why = gatecheck.check(
         repo,

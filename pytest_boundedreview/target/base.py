@@ -73,17 +73,25 @@ def pr_base(
 
 def unconfigured_base(repo: git.Repo, env: Mapping[str, str], head: str) -> str | None:
     """The merge base of ``head`` with the base named without any configuration (a CI
-    variable, the branch's upstream, ``origin/HEAD``), or ``None`` when none of them resolves:
-    a commit the change under review cannot move."""
+    variable, the branch's upstream, ``origin/HEAD``), else with every remote-tracking branch
+    (the newest of its commits that is published), or ``None`` when there is none: a commit
+    the change under review cannot move."""
     named = named_base(None, env, REQUESTED)
     try:
         name = named[0] if named else _upstream(repo) or "origin/HEAD"
     except BaseRefError:  # an upstream that is gone
-        return None
-    if name.startswith("-"):
-        return None
-    proc = git.run(["merge-base", f"{name}^{{commit}}", head], repo.root, check=False)
-    return git.decode(proc.stdout).strip() or None if proc.returncode == 0 else None
+        name = "origin/HEAD"
+    found = _merge_base(repo, head, [f"{name}^{{commit}}"]) if not name.startswith("-") else None
+    if found is not None:
+        return found
+    published = git.run(["for-each-ref", "--format=%(objectname)", "refs/remotes"], repo.root)
+    tips = git.decode(published.stdout).split()
+    return _merge_base(repo, head, tips) if tips else None
+
+
+def _merge_base(repo: git.Repo, head: str, others: list[str]) -> str | None:
+    proc = git.run(["merge-base", head, *others], repo.root, check=False)
+    return (git.decode(proc.stdout).strip() or None) if proc.returncode == 0 else None
 
 
 def _upstream(repo: git.Repo) -> str | None:

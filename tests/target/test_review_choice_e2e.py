@@ -106,6 +106,25 @@ def test_review_options_the_change_adds_to_its_addopts_are_its_own_configuration
     assert proposed(report) == [option.removeprefix("--bounded-review-").partition("=")[0]]
 
 
+@pytest.mark.parametrize(
+    "option",
+    ["bounded_review_base = 'HEAD~1'", "bounded_review_shard = True", "bounded_review = False"],
+)
+@pytest.mark.parametrize("xdist", XDIST)
+def test_review_options_the_change_s_code_sets_steer_nothing(
+    pytester: pytest.Pytester, ci: GitRepo, option: str, xdist: list[str]
+) -> None:
+    """A conftest of the change sets the review's options as the session configures: the
+    options as given hold."""
+    ci.commit({"app.py": BROKEN}, "the regression")
+    conftest = f"def pytest_configure(config):\n    config.option.{option}\n"
+    ci.commit({"conftest.py": conftest}, "harmless")
+    status, report = review(pytester, ci, *xdist)
+    assert (report["target"]["kind"], report["target"]["base"]) == ("pr", "origin/main")
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_app.py::test_add"]
+    assert (status, report["gate"]["review_clean"]) == (1, "no")
+
+
 def test_review_options_the_base_s_addopts_gives_apply(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
