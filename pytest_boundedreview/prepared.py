@@ -70,16 +70,31 @@ def _own_options(
     head: str | None,
 ) -> dict[str, object]:
     """The options (taken out of ``overrides``) that the pytest configuration's ``addopts``
-    gives where the change alters it: the change's own configuration, held to the base's rules
-    like its table. The ``addopts`` a commit the change cannot move has too is the base's."""
+    gives otherwise than at a commit the change cannot move: the change's own configuration,
+    held to the base's rules like its table. An option its ``addopts`` gives alike is the
+    base's."""
     in_ini = _from_ini(config, list(overrides), env)
     inipath = Path(config.inipath) if config.inipath else None
     if not in_ini or inipath is None:
         return {}
     at = baseconfig.addopts_at(repo, baseconfig.reference(repo, env, head), inipath)
-    if at == tuple(map(str, config.getini("addopts"))):
+    now = tuple(map(str, config.getini("addopts")))
+    if at == now:
         return {}
-    return {key: overrides.pop(key) for key in in_ini}
+    from .core.argv import read, table_of
+
+    flags = {key: "--bounded-review-" + key.replace("_", "-") for key in in_ini}
+    table = table_of(config)
+
+    def values(tokens: Sequence[str]) -> dict[str, str]:
+        return dict(read(tokens, list(flags.values()), table))  # the last one given holds
+
+    before, after = values(at or ()), values(now)
+    return {
+        key: overrides.pop(key)
+        for key, flag in flags.items()
+        if before.get(flag) != after.get(flag)
+    }
 
 
 def prepare(

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from gitrepo import GitRepo
+from gitrepo import PYTESTER_IGNORES, GitRepo
 
 ADD = "def add(a, b):\n    return a + b\n"
 BROKEN = "def add(a, b):\n    return a - b\n"
@@ -139,6 +139,30 @@ def test_review_options_the_base_s_addopts_gives_apply(
     assert report["target"]["base"] == "main"
     assert [t["nodeid"] for t in report["tests"]["pre_existing"]] == ["test_app.py::test_old"]
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
+    assert proposed(report) == []
+
+
+@pytest.mark.parametrize("edit", ["-ra", "--bounded-review-risk=strict -ra"])
+def test_review_options_an_edited_addopts_keeps_apply(
+    pytester: pytest.Pytester, ci: GitRepo, edit: str
+) -> None:
+    """The harmless control: the change edits the base's addopts around its review options
+    (another option, the same one again): those stay the base's, where the base puts them."""
+    options = ("--bounded-review-report=out/review.json", "--bounded-review-risk=strict")
+    ci.git("checkout", "--quiet", "main")
+    ignores = PYTESTER_IGNORES + "out/\n"
+    ci.commit({"pyproject.toml": addopts(*options), ".gitignore": ignores}, "addopts")
+    ci.git("update-ref", "refs/remotes/origin/main", "main")
+    ci.git("checkout", "--quiet", "-B", "feature")
+    ci.commit({"pyproject.toml": addopts(edit, *options)}, "harmless")
+    with ci.untouched():
+        result = pytester.runpytest_subprocess("--bounded-review")
+    report = json.loads((pytester.path / "out" / "review.json").read_text())
+    assert (result.ret, report["gate"]["review_clean"], report["risk"]["tier"]) == (
+        0,
+        "yes",
+        "strict",
+    )
     assert proposed(report) == []
 
 
