@@ -10,7 +10,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from ..core.pytestini import from_files, options_of
+from ..core.pytestini import FILES, from_files, options_of
 from ..target import git
 from .wholeness import Project
 
@@ -35,9 +35,24 @@ def project_of(
     on_disk = _options(file.name, file.read_text(encoding="utf-8", errors="replace"))
     if not base_commit or name not in changed:
         return Project(file.parent, on_disk or {}, file)
-    # absent at the base (the change adds it): pytest's defaults are the project's
     options = _options(file.name, repo.show(base_commit, name))
+    if options is None:  # the change adds it: the base's is the file pytest read there
+        options = _shadowed(repo, base_commit, name)
     return Project(file.parent, options or {}, file, ran=on_disk or {})
+
+
+def _shadowed(repo: git.Repo, base_commit: str, name: str) -> dict[str, Any] | None:
+    """The options of the configuration file pytest finds at ``base_commit`` from the folder
+    of ``name`` up to the repository root (a file the change adds there may shadow it);
+    ``None`` (pytest's defaults) when there is none."""
+    folder = Path(name).parent
+    for parent in [folder, *folder.parents]:
+        for candidate in FILES:
+            where = (parent / candidate).as_posix()
+            options = _options(candidate, repo.show(base_commit, where))
+            if options is not None:
+                return options
+    return None
 
 
 def _options(name: str, text: str | None) -> dict[str, Any] | None:

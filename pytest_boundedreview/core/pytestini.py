@@ -29,7 +29,7 @@ DEFAULT_NORECURSEDIRS = (
     "{arch}",
 )
 # The files pytest reads its configuration from, in its order within one folder.
-_FILES = (
+FILES = (
     "pytest.toml",
     ".pytest.toml",
     "pytest.ini",
@@ -124,7 +124,7 @@ def _found(start: Path, stop: Path) -> tuple[Path, dict[str, Any]] | None:
     """The configuration file pytest would use from ``start`` (up to ``stop``) and its
     options; ``None`` when there is none or it cannot be read."""
     for folder in [start, *start.parents]:
-        for name in _FILES:
+        for name in FILES:
             path = folder / name
             if not path.is_file():
                 continue

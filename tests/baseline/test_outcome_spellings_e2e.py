@@ -133,6 +133,21 @@ def test_a_change_that_weakens_its_outcome_configuration_is_a_partial_run(
     _partial(code, report, f"the change weakens the project's outcome configuration ({named}")
 
 
+@WORKERS
+@pytest.mark.parametrize("shadow", [".pytest.ini", "pytest.ini"])
+def test_a_configuration_file_the_change_adds_over_the_base_s_is_judged_against_it(
+    pytester: pytest.Pytester, project: GitRepo, shadow: str, workers: list[str]
+) -> None:
+    """A file pytest prefers, added beside the base's ``pyproject.toml``, is compared with
+    the file the base's pytest read, not with pytest's defaults."""
+    setup(project, "warnings", harmless=True)
+    project.commit({shadow: "[pytest]\n", **SCENARIOS["warnings"][2]}, "change")
+    with project.untouched():
+        code, report = review(pytester, *workers)
+    assert report["tests"]["failed"] == 0
+    _partial(code, report, "the change weakens the project's outcome configuration")
+
+
 HARMLESS = [
     # tighter: another error, strict xfail where the base had none, a marker registered
     ("warnings", 'filterwarnings = ["error", "error::UserWarning"]\n'),
