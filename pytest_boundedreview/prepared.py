@@ -44,6 +44,10 @@ def collection(config: pytest.Config) -> Collection:
     return from_session(config.rootpath, ini("testpaths"), ini("norecursedirs"), source)
 
 
+def _flag(key: str) -> str:
+    return "--bounded-review-" + key.replace("_", "-")
+
+
 def _from_ini(config: pytest.Config, keys: Sequence[str], env: Mapping[str, str]) -> list[str]:
     """The options among ``keys`` that were not given at invocation (the command line,
     ``PYTEST_ADDOPTS``): set by the pytest configuration's ``addopts``."""
@@ -54,7 +58,7 @@ def _from_ini(config: pytest.Config, keys: Sequence[str], env: Mapping[str, str]
         ]
     except ValueError:  # pytest read the variable itself: an unclosed quote failed there
         given = list(map(str, config.invocation_params.args))
-    flags = {key: "--bounded-review-" + key.replace("_", "-") for key in keys}
+    flags = {key: _flag(key) for key in keys}
     return [
         key
         for key, flag in flags.items()
@@ -83,7 +87,7 @@ def _own_options(
         return {}
     from .core.argv import read, table_of
 
-    flags = {key: "--bounded-review-" + key.replace("_", "-") for key in in_ini}
+    flags = {key: _flag(key) for key in in_ini}
     table = table_of(config)
 
     def values(tokens: Sequence[str]) -> dict[str, str]:

@@ -54,6 +54,13 @@ def proposed(report: dict[str, Any]) -> list[str]:
     )
 
 
+def regression_reviewed(status: int, report: dict[str, Any]) -> None:
+    """The pull request against the CI base was reviewed, and its regression blocks."""
+    assert (report["target"]["kind"], report["target"]["base"]) == ("pr", "origin/main")
+    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_app.py::test_add"]
+    assert (status, report["gate"]["review_clean"]) == (1, "no")
+
+
 @pytest.mark.parametrize("xdist", XDIST)
 def test_a_base_the_change_names_does_not_make_its_regression_pre_existing(
     pytester: pytest.Pytester, ci: GitRepo, xdist: list[str]
@@ -100,9 +107,7 @@ def test_review_options_the_change_adds_to_its_addopts_are_its_own_configuration
     ci.commit({"app.py": BROKEN}, "the regression")
     ci.commit({"pyproject.toml": addopts(option), "notes.txt": "n\n"}, "harmless")
     status, report = review(pytester, ci, *xdist)
-    assert (report["target"]["kind"], report["target"]["base"]) == ("pr", "origin/main")
-    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_app.py::test_add"]
-    assert (status, report["gate"]["review_clean"]) == (1, "no")
+    regression_reviewed(status, report)
     assert proposed(report) == [option.removeprefix("--bounded-review-").partition("=")[0]]
 
 
@@ -120,9 +125,7 @@ def test_review_options_the_change_s_code_sets_steer_nothing(
     conftest = f"def pytest_configure(config):\n    config.option.{option}\n"
     ci.commit({"conftest.py": conftest}, "harmless")
     status, report = review(pytester, ci, *xdist)
-    assert (report["target"]["kind"], report["target"]["base"]) == ("pr", "origin/main")
-    assert [t["nodeid"] for t in report["tests"]["target_related"]] == ["test_app.py::test_add"]
-    assert (status, report["gate"]["review_clean"]) == (1, "no")
+    regression_reviewed(status, report)
 
 
 def test_review_options_the_base_s_addopts_gives_apply(
