@@ -109,7 +109,7 @@ def gate(repo: GitRepo) -> tuple[str, int]:
     report = json.loads((repo.path / ".bounded-review" / "report.json").read_text())
     repo.git("add", "--all")
     clean = str(report["gate"]["review_clean"])
-    if report["revision"] != f"tree:{repo.git('write-tree')}":
+    if report["target"]["revision"] != f"tree:{repo.git('write-tree')}":
         clean = f"{clean}, of an earlier tree"
     done = subprocess.run(
         [str(realclis.VENV_BIN / "bounded-review"), "gate"],
