@@ -49,7 +49,7 @@ def require_writable(repo: git.Repo) -> None:
         "snapshot's objects and a checkout of the base there. A sandbox makes it read-only "
         "(Codex's `workspace-write` does): allow it, for Codex with `[sandbox_workspace_write]` "
         f'`writable_roots = ["{codex_roots(repo)}"]` in {repo.root / ".codex" / "config.toml"} '
-        "(what `bounded-review init --agent codex --write` adds; Codex reads it in a trusted "
-        f'project) or `writable_roots = ["{common}"]` in ~/.codex/config.toml, then start the '
+        "(Codex reads it in a trusted project; `bounded-review init --agent codex` prints it) "
+        f'or `writable_roots = ["{common}"]` in ~/.codex/config.toml, then start the '
         "agent again; or run the review outside the sandbox. Nothing was reviewed"
     )
