@@ -161,6 +161,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
             f"bounded-review init: run `bounded-review init --agent {spec.agent} --write` to "
             "write this"
         )
+        for note in notes:
+            print(f"bounded-review init: {note}")
         return 0
     for change in pending:
         _write(change)
