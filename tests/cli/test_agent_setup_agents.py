@@ -162,13 +162,12 @@ def test_init_leaves_the_codex_hooks_trusted_for_headless_runs(repo: GitRepo) ->
     data["hooks"]["Stop"][-1]["hooks"][0]["timeout"] = 45  # the user's longer timeout
     path.write_text(json.dumps(data, indent=2) + "\n")
     found = _codex_hooks(codex, repo, home, keep=True)
-    assert {h["trustStatus"] for h in found["hooks"] if "hook stop" in h["command"]} == {
-        "modified"
-    }
+    assert {h["trustStatus"] for h in found["hooks"] if "hook stop" in h["command"]} == {"modified"}
     again = init(repo, "--agent", "codex", "--write")
     assert again.returncode == 0, again.stderr
     wrote = [line for line in again.stdout.splitlines() if f"wrote {config}: trusted" in line]
-    assert len(wrote) == 1 and "/.codex/hooks.json:stop:1:0` (sha256:" in wrote[0], again.stdout
+    assert len(wrote) == 1, again.stdout
+    assert "/.codex/hooks.json:stop:1:0` (sha256:" in wrote[0], again.stdout
     found = _codex_hooks(codex, repo, home, keep=True)
     assert {h["trustStatus"] for h in found["hooks"] if "bounded-review" in h["command"]} == {
         "trusted"

@@ -32,7 +32,7 @@ def test_the_configuration_is_edited_in_place(tmp_path: Path) -> None:
     key = "/r/.codex/hooks.json:stop:0:0"
     other = '# mine\nmodel = "x"\n\n[hooks.state."/r/.codex/hooks.json:stop:0:0"]\n'
     path.write_text(other + 'trusted_hash = "sha256:old"\nenabled = true\n[tui]\nx = 1\n')
-    before, after = codextrust.trust_change(path, {key: STOP_HASH})
+    _, after = codextrust.trust_change(path, {key: STOP_HASH})
     assert after.decode() == other + f'trusted_hash = "{STOP_HASH}"\nenabled = true\n[tui]\nx = 1\n'
     path.write_bytes(after)
     assert codextrust.trust_change(path, {key: STOP_HASH}) == (after, after)

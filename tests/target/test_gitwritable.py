@@ -22,11 +22,11 @@ from pytest_boundedreview.target import git, gitwritable
 
 GOOD = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
-REVIEW = ["-m", "pytest", "-q", "--bounded-review", "--bounded-review-no-lanes", "-p", "no:randomly"]
+REVIEW = ["-m", "pytest", "-q", "--bounded-review", "--bounded-review-no-lanes"]
+REVIEW += ["-p", "no:randomly"]
 # Bind .git read-only over itself, then run the command (the repository is "$1").
 RO_MOUNT = (
-    'mount --bind "$1/.git" "$1/.git" && mount -o remount,bind,ro "$1/.git" && shift && '
-    'exec "$@"'
+    'mount --bind "$1/.git" "$1/.git" && mount -o remount,bind,ro "$1/.git" && shift && exec "$@"'
 )
 
 
