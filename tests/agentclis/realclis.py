@@ -231,7 +231,8 @@ trust_level = "trusted"
     def argv(self, prompt: str, resume: bool) -> list[str]:
         argv = [str(self.bin_dir / "codex"), "exec"]
         argv += ["resume", "--last"] if resume else []
-        return [*argv, "--json", "--dangerously-bypass-hook-trust", prompt]
+        # the hooks run on the trust `init --agent codex --write` gave them, as a user's do
+        return [*argv, "--json", prompt]
 
 
 CLIS: dict[str, type[Cli]] = {"claude": Claude, "codex": Codex}

@@ -53,16 +53,17 @@ TASK_MUL = ("return a * b", "return a ** b", "return b * a")
 STUBBORN = ["return a - b", "return a - b + 0", "return 0 + a - b", "return a - b - 0"]
 
 
-def project(path: Path, agent: str, *, gitignore: bool = True) -> GitRepo:
-    """A tiny package with its tests on `main`, the agent's hooks written by init and
-    committed, and a feature branch checked out."""
+def project(path: Path, agent: str, env: dict[str, str], *, gitignore: bool = True) -> GitRepo:
+    """A tiny package with its tests on `main`, the agent's hooks written by init (run with the
+    agent's own environment: Codex's trust goes to its HOME) and committed, and a feature branch
+    checked out."""
     repo = GitRepo.init(path)
     files = {MODULE: BASE, "tests/test_calc.py": TESTS, "pyproject.toml": CONFIG}
     repo.commit(files | ({".gitignore": IGNORES} if gitignore else {}), "base")
     init = subprocess.run(
         [str(realclis.VENV_BIN / "bounded-review"), "init", "--agent", agent, "--write"],
         cwd=repo.path,
-        env=clean_env(),
+        env=env,
         capture_output=True,
         text=True,
         check=False,
@@ -166,12 +167,13 @@ PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
 
 
 def start(
-    kind: str, cli_bin: Path, tmp_path: Path, script: Script, repo: GitRepo
-) -> tuple[ModelServer, realclis.Cli]:
-    server = ModelServer(script, str(repo.path))
-    env = clean_env()
-    cli = realclis.CLIS[kind](cli_bin, repo.path, tmp_path / "home", server.url, env)
-    return server, cli
+    kind: str, cli_bin: Path, tmp_path: Path, script: Script, *, gitignore: bool = True
+) -> tuple[ModelServer, realclis.Cli, GitRepo]:
+    """The model server, the CLI set up against it with a fresh HOME, and the project."""
+    path = tmp_path / "repo"
+    server = ModelServer(script, str(path))
+    cli = realclis.CLIS[kind](cli_bin, path, tmp_path / "home", server.url, clean_env())
+    return server, cli, project(path, kind, cli.env, gitignore=gitignore)
 
 
 def arrived(found: list[Stop], script: Script, offset: int = 0) -> None:
@@ -187,10 +189,9 @@ def arrived(found: list[Stop], script: Script, offset: int = 0) -> None:
 def test_a_broken_edit_is_held_until_its_fix_is_reviewed_clean(
     kind: str, cli_bin: Path, tmp_path: Path
 ) -> None:
-    repo = project(tmp_path / "repo", kind)
     worker = Worker(MODULE, BASE)
     script = obedient(worker, [TASK_ADD], fix_at_once=True)
-    server, cli = start(kind, cli_bin, tmp_path, script, repo)
+    server, cli, repo = start(kind, cli_bin, tmp_path, script)
     with server:
         run = cli.turn(f"{PROMPT} make add() read better")
     assert run.code == 0, run.stderr[-3000:]
@@ -219,10 +220,9 @@ def test_a_broken_edit_is_held_until_its_fix_is_reviewed_clean(
 def test_a_stubborn_agent_is_let_go_at_the_ceiling_with_the_state_shown(
     kind: str, cli_bin: Path, tmp_path: Path
 ) -> None:
-    repo = project(tmp_path / "repo", kind)
     worker = Worker(MODULE, BASE)
     script = stubborn(worker, [BASE.replace("return a + b", line) for line in STUBBORN])
-    server, cli = start(kind, cli_bin, tmp_path, script, repo)
+    server, cli, repo = start(kind, cli_bin, tmp_path, script)
     with server:
         run = cli.turn(f"{PROMPT} make add() read better")
     assert run.code == 0, run.stderr[-3000:]
@@ -251,10 +251,9 @@ def test_a_stubborn_agent_is_let_go_at_the_ceiling_with_the_state_shown(
 )
 @pytest.mark.parametrize("kind", CLIS)
 def test_each_task_of_one_agent_session_is_held(kind: str, cli_bin: Path, tmp_path: Path) -> None:
-    repo = project(tmp_path / "repo", kind)
     worker = Worker(MODULE, BASE)
     script = obedient(worker, [TASK_ADD, TASK_SUB, TASK_MUL], fix_at_once=False)
-    server, cli = start(kind, cli_bin, tmp_path, script, repo)
+    server, cli, repo = start(kind, cli_bin, tmp_path, script)
     paths: list[list[str]] = []
     reports: list[str] = []
     runs: list[realclis.Run] = []
@@ -284,10 +283,9 @@ def test_each_task_of_one_agent_session_is_held(kind: str, cli_bin: Path, tmp_pa
 )
 @pytest.mark.parametrize("kind", CLIS)
 def test_a_repository_without_a_gitignore(kind: str, cli_bin: Path, tmp_path: Path) -> None:
-    repo = project(tmp_path / "repo", kind, gitignore=False)
     worker = Worker(MODULE, BASE)
     script = obedient(worker, [TASK_ADD], fix_at_once=True)
-    server, cli = start(kind, cli_bin, tmp_path, script, repo)
+    server, cli, repo = start(kind, cli_bin, tmp_path, script, gitignore=False)
     with server:
         run = cli.turn(f"{PROMPT} make add() read better")
     assert run.code == 0, run.stderr[-3000:]
