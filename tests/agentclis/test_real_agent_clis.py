@@ -150,8 +150,8 @@ def record(
         "report_gate": gated[0],
         "gate_exit": gated[1],
         "hook_seconds": hook_seconds | {"start": [round(s, 3) for s in starts]},
-        # whether the CLI's own headless output carries the message of a stop it let go
-        "message_shown": bool(last and last.message)
+        # whether the CLI's own headless output (stdout, stderr) holds the let-go message
+        "message_in_cli_output": bool(last and last.message)
         and any(
             json.dumps(last.message)[1:-1] in run.stdout or last.message in run.stderr
             for run in runs
