@@ -14,9 +14,10 @@ of the report) leaves them out here, by one rule. A path is a byproduct when all
   (a dot before ``.pyc``), as Python and pytest name the bytecode of a source next to the
   folder: a file a name can import without a source (``helper.pyc`` anywhere, which
   ``import __pycache__.helper`` finds too) is code no source shows, and stays;
-- its header does not say "run without checking the source" (an unchecked hash-based pyc,
-  PEP 552): Python loads any other only when it is current for the source beside it, so what
-  runs is that source, which the tree holds.
+- it is a regular file whose header does not say "run without checking the source" (an
+  unchecked hash-based pyc, PEP 552) nor carry flags Python refuses: Python loads any other
+  only when it is current for the source beside it, so what runs is that source, which the
+  tree holds.
 
 Bytecode is trusted at head as Python trusts it: a header is proof against staleness, not
 against a file written by hand to match its source's time and size. That trust is not new here:
@@ -30,6 +31,8 @@ pytest's cache folder and the state folder need no rule: each holds a ``.gitigno
 
 from __future__ import annotations
 
+import os
+import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
@@ -38,7 +41,9 @@ from .indexfile import tracked
 
 # Every .pyc in a __pycache__ folder, at any depth: the candidates, checked one by one below.
 _PATHSPEC = ":(top,glob)**/__pycache__/*.pyc"
-_UNCHECKED = 0b01  # PEP 552 flags: hash-based, and "check_source" not set
+# PEP 552 flags: by the source's time and size, or by its hash with "check_source" set.
+_CHECKED = (bytes(4), b"\x03\x00\x00\x00")
+_NOT_CHECKED = bytes(4) + b"\xff" * 4  # what a file that is not plainly bytecode reads as
 
 
 def bytecode(root: Path, path: str) -> bool:
@@ -50,13 +55,29 @@ def bytecode(root: Path, path: str) -> bool:
         return False
     if "." not in parts.name.removesuffix(".pyc"):
         return False  # importable by its name, without a source
-    try:
-        with open(root / path, "rb") as handle:
-            header = handle.read(8)
-    except OSError:
+    header = _header(root / path)
+    if header is None:
         return True  # gone, so nothing can import it
-    flags = int.from_bytes(header[4:8], "little") if len(header) == 8 else 0
-    return flags & 0b11 != _UNCHECKED
+    # Too short to be read is compiled again from the source; flags Python does not know are
+    # refused, and kept like anything else that is not plainly checked.
+    return len(header) < 8 or header[4:8] in _CHECKED
+
+
+def _header(file: Path) -> bytes | None:
+    """The first 8 bytes of ``file`` when it is a regular file (a symbolic link, a folder or a
+    pipe is no bytecode Python wrote, and is never waited on); ``None`` when it is gone."""
+    try:
+        fd = os.open(file, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return _NOT_CHECKED  # a link, or unreadable
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return _NOT_CHECKED
+        return os.read(fd, 8)
+    finally:
+        os.close(fd)
 
 
 def leave_out(

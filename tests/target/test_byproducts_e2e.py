@@ -30,8 +30,12 @@ def bytecode_env() -> dict[str, str]:
 
 @pytest.fixture
 def bare(tmp_path: Path) -> GitRepo:
+    return make_bare(tmp_path / "bare")
+
+
+def make_bare(path: Path) -> GitRepo:
     """A project with no ``.gitignore`` at all, a feature branch checked out."""
-    project = GitRepo.init(tmp_path / "bare")
+    project = GitRepo.init(path)
     config = '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\n'
     project.commit({"pyproject.toml": config, "app.py": FIXED, "test_app.py": TEST}, "base")
     project.git("checkout", "--quiet", "-b", "feature")
@@ -100,6 +104,24 @@ def test_a_clean_change_in_a_project_that_ignores_nothing_is_let_go(
     said = hook(bare, "claude")
     assert not said.blocked, said
     assert said.message == ""
+
+
+@pytest.mark.parametrize("workers", WORKERS)
+def test_a_review_leaves_in_the_tree_what_plain_pytest_leaves(
+    tmp_path: Path, workers: list[str]
+) -> None:
+    """Outside its state folder, a review writes nothing plain pytest would not: the bytecode
+    of the modules the tests import, and pytest's cache folder."""
+    left = {}
+    for flag in ([], ["--bounded-review"]):
+        project = make_bare(tmp_path / ("review" if flag else "plain"))
+        project.write("app.py", FIXED + "# the sum of two numbers\n")
+        ran = pytest_run(project, *flag, *workers)
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        files = project.git("ls-files", "--others", "-z").split("\0")  # ignored ones too
+        left[bool(flag)] = {name for name in files if name and not name.startswith(".bounded")}
+    assert left[True] == left[False]
+    assert any(name.startswith("__pycache__/") for name in left[True])
 
 
 @pytest.mark.parametrize("workers", WORKERS)
