@@ -170,3 +170,13 @@ def test_bytecode_imported_without_a_source_stays_in_the_tree(
     report = review(bare, [])
     assert name in report["target"]["files"]
     assert report["gate"]["review_clean"] != "yes"  # the test ran the hidden code
+
+
+def test_a_turn_that_only_ran_the_tests_has_nothing_to_review(bare: GitRepo) -> None:
+    """The bytecode the agent's test run writes is no change: nothing to review, no block."""
+    hook(bare, "claude", kind="start")
+    assert pytest_run(bare).returncode == 0
+    assert any("__pycache__/" in name for name in untracked(bare))
+    said = hook(bare, "claude")
+    assert not said.blocked, said
+    assert said.message == ""
