@@ -4,6 +4,8 @@ stdin, and its answer checked against the schema that agent ships (``data/agents
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -156,11 +158,17 @@ def make_repo(path: Path) -> GitRepo:
     return project
 
 
-def review(repo: GitRepo) -> dict[str, Any]:
-    """The review the block's instruction asks for, run as the agent would run it; its
-    report."""
+def named_command(instruction: str) -> list[str] | None:
+    """The review command a block names (``Run `COMMAND```), as an argument list."""
+    found = re.search(r"Run `([^`]+)`", instruction)
+    return shlex.split(found.group(1)) if found else None
+
+
+def review(repo: GitRepo, command: list[str] | None = None) -> dict[str, Any]:
+    """The review the block's instruction asks for (``command``: exactly the one it names,
+    else a bare ``pytest --bounded-review``), run as the agent would run it; its report."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
+        command or [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
         cwd=repo.path,
         env=clean_env(),
         capture_output=True,
