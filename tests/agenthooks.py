@@ -114,8 +114,10 @@ def hook(
     kind: str = "stop",
     raw: bytes | None = None,
     cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Said:
-    """Run the hook as ``agent`` runs it and check its answer against the agent's schema."""
+    """Run the hook as ``agent`` runs it (``env``: variables added to its environment) and
+    check its answer against the agent's schema."""
     data = raw if raw is not None else json.dumps(event(agent, repo.path, session)).encode()
     if kind == "start" and raw is None:
         data = json.dumps(event(agent, repo.path, session, stop=False)).encode()
@@ -124,7 +126,7 @@ def hook(
         input=data,
         capture_output=True,
         cwd=cwd or repo.path,
-        env=clean_env(),
+        env=clean_env(env),
         timeout=60,
         check=False,
     )
@@ -159,8 +161,8 @@ def make_repo(path: Path) -> GitRepo:
 
 
 def named_command(instruction: str) -> list[str] | None:
-    """The review command a block names (``Run `COMMAND```), as an argument list."""
-    found = re.search(r"Run `([^`]+)`", instruction)
+    """The review command a block names (``run `COMMAND```), as an argument list."""
+    found = re.search(r"[Rr]un `([^`]+)`", instruction)
     return shlex.split(found.group(1)) if found else None
 
 

@@ -45,7 +45,7 @@ class Seen:
     state_dir: str = DEFAULT_STATE_DIR  # where a review of it keeps its loop
 
 
-def _blockers(report: ReportView) -> str:
+def _blockers(report: ReportView, review: str) -> str:
     """The report's verified blockers and its next action, as an instruction; each once."""
     lines = [f"The review of this tree is not clean ({report.review_clean})."]
     for found in report.blockers:
@@ -56,7 +56,7 @@ def _blockers(report: ReportView) -> str:
     lines += [f"- test {terminal(node)}: {terminal(why)}" for node, why in report.target_related]
     lines += [f"- {terminal(why)}" for why in report.reasons if not why.startswith(_LISTED)]
     lines.append(f"Next: {terminal(report.next_action)}")
-    lines.append("Fix only these; do not widen the change. Then run the review again.")
+    lines.append(f"Fix only these; do not widen the change. Then run `{review}` again.")
     return "\n".join(lines)
 
 
@@ -167,4 +167,4 @@ def _decide(seen: Seen, counter: Counter, report: ReportView | None, why: str, k
             f"No review of this tree ({why}). Run `{seen.review}`, then fix only its verified "
             "blockers.",
         )
-    return Answer(True, _blockers(report))
+    return Answer(True, _blockers(report, seen.review))
