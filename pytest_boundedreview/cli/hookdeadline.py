@@ -69,6 +69,9 @@ def within(seconds: float, job: Callable[[Work[T]], T]) -> tuple[T | None, Work[
     work cancelled, the git processes it started ended); what it raised is raised here."""
     work: Work[T] = Work()
     killable = _own_group()
+    if killable and signal.getsignal(signal.SIGTERM) == signal.SIG_IGN:
+        # an ignored signal is inherited: the git processes started next must end on it
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
     def run() -> None:
         try:
