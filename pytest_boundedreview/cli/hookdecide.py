@@ -45,6 +45,18 @@ class Seen:
     state_dir: str = DEFAULT_STATE_DIR  # where a review of it keeps its loop
 
 
+def ceiling_of(mode: str, max_repair_loops: int | None, risk: str) -> int:
+    """The repair-loop ceiling when no report says it: the configured one, else the
+    configured tier's, else the standard tier's."""
+    from ..core.ceilings import TIER_CEILINGS
+
+    if mode == "review-only":
+        return 0
+    if max_repair_loops is not None:
+        return max_repair_loops
+    return TIER_CEILINGS[risk if risk in TIER_CEILINGS else "standard"].max_repair_loops
+
+
 def _blockers(report: ReportView, review: str) -> str:
     """The report's verified blockers and its next action, as an instruction; each once."""
     lines = [f"The review of this tree is not clean ({report.review_clean})."]

@@ -30,7 +30,7 @@ from .agentprotocol import (
     stands_down,
 )
 from .hookdeadline import Cancelled, Work
-from .hookdecide import REVIEW, Answer, Seen, decide
+from .hookdecide import REVIEW, Answer, Seen, ceiling_of, decide
 from .hookstate import Counter, counter_path, held
 from .reportview import ReportView
 
@@ -81,18 +81,6 @@ def read_event(data: bytes) -> dict[str, Any]:
     return event
 
 
-def _ceiling(mode: str, max_repair_loops: int | None, risk: str) -> int:
-    """The repair-loop ceiling when no report says it: the configured one, else the
-    configured tier's, else the standard tier's."""
-    from ..core.ceilings import TIER_CEILINGS
-
-    if mode == "review-only":
-        return 0
-    if max_repair_loops is not None:
-        return max_repair_loops
-    return TIER_CEILINGS[risk if risk in TIER_CEILINGS else "standard"].max_repair_loops
-
-
 def _stop(
     work: Work[Answer], event: Mapping[str, Any], env: Mapping[str, str], agent: str
 ) -> Answer:
@@ -118,7 +106,7 @@ def _stop(
     if isinstance(report, ReportView):
         ceiling = report.max_repair_loops
     else:
-        ceiling = _ceiling(settings.mode, settings.max_repair_loops, settings.risk)
+        ceiling = ceiling_of(settings.mode, settings.max_repair_loops, settings.risk)
     if untested:  # the tree records a nested repository's commit, not what its checkout holds
         report = f"{'; '.join(untested)}: commit there first, then review"
     review_only = settings.mode == "review-only"
