@@ -103,7 +103,11 @@ AGENTS: dict[str, AgentHooks] = {
             "AfterAgent",
             "BeforeAgent",
             True,
-            note=f"Gemini CLI {_TRUST}",
+            note=f"Gemini CLI {_TRUST}, and `gemini --skip-trust` never reads "
+            ".gemini/settings.json (the hooks are then off, silently): trust the folder once in "
+            "Gemini CLI, or add it "
+            'to ~/.gemini/trustedFolders.json as `{"<this folder>": "TRUST_FOLDER"}`, or run '
+            "headless with GEMINI_CLI_TRUST_WORKSPACE=true",
         ),
         AgentHooks(
             "cursor",

@@ -22,6 +22,7 @@ from ..core.errors import UsageError
 from ..core.statefile import write_atomic
 from ..models.record import record
 from ..target import git
+from . import codextrust
 from .agentsettings import AGENTS, AgentHooks, merge
 from .init import default_mode
 from .jsonfile import Layout, parse
@@ -102,6 +103,38 @@ def skill_changes(root: Path) -> list[Change]:
     return changes
 
 
+def codex_change(root: Path, spec: AgentHooks, settings: Change) -> Change:
+    """The user's Codex configuration with our hooks trusted (outside the repository: shown
+    with the rest, written only with ``--write``)."""
+    hashes = codextrust.trusted_hashes(spec, root, json.loads(settings.after))
+    path = codextrust.config_path()
+    before, after = codextrust.trust_change(path, hashes)
+    what = "trusted " + ", ".join(f"`{key}` ({value})" for key, value in hashes.items())
+    return Change(str(path), path, before, after, what)
+
+
+def codex_notes(root: Path) -> list[str]:
+    """What Codex needs that init does not write: a trusted project, and a git directory its
+    `workspace-write` sandbox lets the review write."""
+    path = codextrust.config_path()
+    notes = []
+    if not codextrust.project_trusted(path, root):
+        notes.append(
+            f"Codex reads .codex/ only in a project you trust, and {path} does not trust "
+            f"{root}: trust it when Codex asks, or add `[projects.{json.dumps(str(root))}]` "
+            f'`trust_level = "trusted"` to {path} (that also trusts every setting of '
+            ".codex/config.toml)"
+        )
+    notes.append(
+        "Codex's `workspace-write` sandbox (`--full-auto`, `--sandbox workspace-write`) makes "
+        ".git read-only and the review stops there; to review inside it, allow .git with "
+        '`[sandbox_workspace_write]` `writable_roots = ["../.git"]` in .codex/config.toml (or '
+        f'`writable_roots = ["{root}/.git"]` in {path}); not written for you: commands in the '
+        "sandbox could then write .git/hooks and .git/config, which run outside it"
+    )
+    return notes
+
+
 def _write(change: Change) -> None:
     mode = change.path.stat().st_mode & 0o7777 if change.before is not None else default_mode()
     change.path.parent.mkdir(parents=True, exist_ok=True)
@@ -113,9 +146,14 @@ def cmd_setup(args: argparse.Namespace) -> int:
     root = git.open_repo(Path.cwd()).root
     spec = AGENTS[args.agent]
     changes = [settings_change(root, spec), *skill_changes(root)]
+    if spec.agent == "codex":
+        changes.append(codex_change(root, spec, changes[0]))
+    notes = codex_notes(root) if spec.agent == "codex" else [spec.note] if spec.note else []
     pending = [change for change in changes if change.after != change.before]
     if not pending:
         print(f"bounded-review init: {spec.path} and the skill are in place; nothing to change")
+        for note in notes:
+            print(f"bounded-review init: {note}")
         return 0
     print("".join(change.diff() for change in pending), end="")
     if not args.write:
@@ -123,6 +161,8 @@ def cmd_setup(args: argparse.Namespace) -> int:
             f"bounded-review init: run `bounded-review init --agent {spec.agent} --write` to "
             "write this"
         )
+        for note in notes:
+            print(f"bounded-review init: {note}")
         return 0
     for change in pending:
         _write(change)
@@ -131,6 +171,6 @@ def cmd_setup(args: argparse.Namespace) -> int:
         "bounded-review init: the hooks run `bounded-review`: it must be on the PATH the agent "
         "starts them with (start the agent with the project's environment active)"
     )
-    if spec.note:
-        print(f"bounded-review init: {spec.note}")
+    for note in notes:
+        print(f"bounded-review init: {note}")
     return 0

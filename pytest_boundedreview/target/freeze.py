@@ -18,6 +18,7 @@ from ..core.errors import UsageError
 from ..models.record import record
 from . import git
 from .base import REQUESTED, named_base, pr_base, require
+from .gitwritable import require_writable
 from .livetree import differences, dirty_submodules, unflag
 from .recorded import Converted
 from .scope import Scope, parse_scope
@@ -251,6 +252,7 @@ def freeze(
     next at the base commit and in the reviewed tree, read beside the diff, for
     :func:`git.read_objects` to answer from memory)."""
     env = os.environ if env is None else env
+    require_writable(repo)  # before the first object is written, and before any base checkout
     head, head_tree = at_head or repo.head_and_tree()
     head_tree = head_tree or repo.empty_tree()
     kind: TargetKind

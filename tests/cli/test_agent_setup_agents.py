@@ -71,13 +71,20 @@ def test_claude_code_accepts_the_hooks_of_the_written_settings(
     assert "hooks.Stop.1.hooks.0.timeout" in shown
 
 
-def _codex_hooks(codex: str, repo: GitRepo, home: Path) -> dict[str, Any]:
-    """The hooks Codex's app server finds for the repository (`hooks/list`), the project
-    trusted in a throwaway CODEX_HOME."""
+def _trust_project(repo: GitRepo, home: Path) -> None:
     codex_home = home / ".codex"
     codex_home.mkdir(parents=True, exist_ok=True)
     root = repo.path.resolve()
     (codex_home / "config.toml").write_text(f'[projects."{root}"]\ntrust_level = "trusted"\n')
+
+
+def _codex_hooks(codex: str, repo: GitRepo, home: Path, *, keep: bool = False) -> dict[str, Any]:
+    """The hooks Codex's app server finds for the repository (`hooks/list`), the project
+    trusted in a throwaway CODEX_HOME (``keep``: in the configuration as it is)."""
+    codex_home = home / ".codex"
+    root = repo.path.resolve()
+    if not keep:
+        _trust_project(repo, home)
     requests = [
         {"id": 1, "method": "initialize", "params": {"clientInfo": {"name": "t", "version": "0"}}},
         {"method": "initialized"},
@@ -127,6 +134,45 @@ def test_codex_finds_the_written_hooks(repo: GitRepo, tmp_path: Path) -> None:
     path.write_text(json.dumps({**json.loads(path.read_text()), "model": "x"}))
     broken = _codex_hooks(codex, repo, tmp_path / "home")
     assert "unknown field `model`" in " ".join(broken["warnings"]), broken
+
+
+def test_init_leaves_the_codex_hooks_trusted_for_headless_runs(repo: GitRepo) -> None:
+    """`codex exec` skips an untrusted project hook without a word: after init, Codex's own
+    loader reports our two hooks trusted (and only ours: the file's other hooks stay as the
+    user left them); an entry changed afterwards is no longer trusted, and init trusts it
+    again, replacing the stale hash."""
+    codex = _tool("codex")
+    home = repo.path.parent  # the HOME `init` runs with
+    _trust_project(repo, home)
+    _set_up(repo, "codex")
+    config = home / ".codex" / "config.toml"
+    assert config.read_text().startswith(f'[projects."{repo.path.resolve()}"]')
+    found = _codex_hooks(codex, repo, home, keep=True)
+    status = {h["command"]: h["trustStatus"] for h in found["hooks"]}
+    assert status.pop("bounded-review hook start --agent codex") == "trusted", found
+    assert status.pop("bounded-review hook stop --agent codex") == "trusted", found
+    assert set(status.values()) == {"untrusted"}, found
+    keys = {h["key"] for h in found["hooks"] if "bounded-review" in h["command"]}
+    assert keys == {
+        f"{repo.path.resolve()}/.codex/hooks.json:user_prompt_submit:0:0",
+        f"{repo.path.resolve()}/.codex/hooks.json:stop:1:0",
+    }
+    path = repo.path / ".codex/hooks.json"
+    data = json.loads(path.read_text())
+    data["hooks"]["Stop"][-1]["hooks"][0]["timeout"] = 45  # the user's longer timeout
+    path.write_text(json.dumps(data, indent=2) + "\n")
+    found = _codex_hooks(codex, repo, home, keep=True)
+    assert {h["trustStatus"] for h in found["hooks"] if "hook stop" in h["command"]} == {"modified"}
+    again = init(repo, "--agent", "codex", "--write")
+    assert again.returncode == 0, again.stderr
+    wrote = [line for line in again.stdout.splitlines() if f"wrote {config}: trusted" in line]
+    assert len(wrote) == 1, again.stdout
+    assert "/.codex/hooks.json:stop:1:0` (sha256:" in wrote[0], again.stdout
+    found = _codex_hooks(codex, repo, home, keep=True)
+    assert {h["trustStatus"] for h in found["hooks"] if "bounded-review" in h["command"]} == {
+        "trusted"
+    }
+    assert config.read_text().count("[hooks.state.") == 2
 
 
 GEMINI_LOAD = """
