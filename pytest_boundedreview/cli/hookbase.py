@@ -13,6 +13,7 @@ during the turn then escape a repository with no base to resolve.
 
 from __future__ import annotations
 
+import re
 import shlex
 import subprocess
 import sys
@@ -73,25 +74,25 @@ def judged(place: Place, env: Mapping[str, str], turn_commit: str, live: str) ->
     """The base the stop of a turn that started at ``turn_commit`` ("" when not recorded) is
     judged against, for the tree ``live``, and the command that reviews exactly that."""
     from ..target.base import resolve_base
-    from ..target.baseconfig import chosen
 
     repo, settings = place.repo, place.settings
     head, head_tree = repo.head_and_tree()
-    held = chosen(repo, settings, {}, place.folder, head, env)
-    name = settings.base if held is None else held.base
-    target = settings.target if held is None else held.target
+    # The working tree's `base` and `target`: a review takes the base commit's (baseconfig),
+    # which differ only where the change edits them; the turn's own changes are judged either
+    # way (the base is anchored on the turn's starting commit).
+    name, target = settings.base, settings.target
     try:
         resolved: str | None = resolve_base(repo, name, env, "the `base` setting")[1]
     except FatalError:
         resolved = None
-    start = repo.resolve(turn_commit) if turn_commit else None
-    anchor = start or head
+    # a commit id, never an option: the state file is in the agent's reach
+    anchor = turn_commit if re.fullmatch("[0-9a-f]{40}|[0-9a-f]{64}", turn_commit) else head
     commit = anchor
-    if resolved is not None and anchor is not None:
+    if resolved is not None and anchor is not None and resolved != anchor:
         commit = _merge_base(repo, resolved, anchor) or anchor
     elif anchor is None:
         commit = resolved
-    tree = repo.tree_of(commit) if commit is not None else None
+    tree = head_tree if commit == head else repo.tree_of(commit) if commit else None
     # What the review command takes with no base named: the configured base (a local diff),
     # HEAD (a local diff, no base configured), or the merge base with HEAD (a committed tree).
     if target == "auto" and live == head_tree:

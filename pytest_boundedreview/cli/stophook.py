@@ -95,8 +95,8 @@ def _stop(
         return Answer(False)
     work.phase = _SLOW_TREE
     live = live_tree(place)
-    work.phase = "looking for nested repositories with uncommitted files (git status)"
-    untested = unrecorded_edits(place.repo)
+    work.phase = "looking for nested repositories with uncommitted files"
+    untested = unrecorded_edits(place.repo, live)
     path = counter_path(place.state, agent, session)
     work.phase = "resolving the base the stop is judged against"
     base = judged(place, env, Counter.load(path).turn_commit, live)

@@ -94,14 +94,21 @@ def dirty_submodules(repo: git.Repo) -> tuple[str, ...]:
     return tuple(found)
 
 
-def unrecorded_edits(repo: git.Repo) -> tuple[str, ...]:
-    """Nested repositories whose uncommitted files no tree records (a tree records only a
-    nested repository's commit): submodules, with or without a ``.gitmodules`` entry, whose
-    checkout has uncommitted or untracked files, and embedded repositories (an untracked folder
-    with its own ``.git``) with any. One ``git status``, and one more per embedded
-    repository."""
-    status = ["status", "--porcelain=v2", "-z", "--ignore-submodules=none"]
-    entries = iter(git.decode(git.run(status, repo.root).stdout).split("\0"))
+def unrecorded_edits(repo: git.Repo, live: str) -> tuple[str, ...]:
+    """Nested repositories whose uncommitted files no tree records (the tree ``live``, of the
+    working tree, records only a nested repository's commit): submodules, with or without a
+    ``.gitmodules`` entry, whose checkout has uncommitted or untracked files, and embedded
+    repositories (an untracked folder with its own ``.git``) with any. One ``git ls-tree``
+    finds them; only where there are any, one ``git status`` of them, and one more per
+    embedded repository."""
+    listing = git.run(["ls-tree", "-r", "-z", live], repo.root).stdout
+    if b"160000 commit " not in listing:  # the common case, without decoding the listing
+        return ()
+    links = [
+        git.decode(e.split(b"\t", 1)[1]) for e in listing.split(b"\0") if e.startswith(b"160000 ")
+    ]
+    status = ["--literal-pathspecs", "status", "--porcelain=v2", "-z", "--ignore-submodules=none"]
+    entries = iter(git.decode(git.run([*status, "--", *links], repo.root).stdout).split("\0"))
     found = []
     for entry in entries:
         if entry.startswith("2 "):
