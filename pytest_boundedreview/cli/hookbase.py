@@ -40,14 +40,14 @@ class Place:
     folder: Path  # the folder the agent works in (where the review would start)
 
 
-def locate(folder: Path) -> Place:
-    """The repository at ``folder``, its settings and state folder (created with its
-    ``.gitignore`` of ``*``)."""
+def locate(folder: Path, repo: Repo | None = None) -> Place:
+    """The repository at ``folder`` (``repo``, when opened already), its settings and state
+    folder (created with its ``.gitignore`` of ``*``)."""
     from ..core.config import load_settings
     from ..core.statefile import state_folder
     from ..target.statedir import approver
 
-    repo = git.open_repo(folder)
+    repo = repo or git.open_repo(folder)
     settings, _ = load_settings(folder, repo.root, {}, approver(repo))
     return Place(repo, settings, state_folder(repo.root, settings.state_dir), folder)
 

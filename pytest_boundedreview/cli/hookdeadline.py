@@ -45,6 +45,7 @@ class Work(Generic[T]):
     def __init__(self) -> None:
         self.phase = "opening the repository and its settings"
         self.state: Path | None = None
+        self.root: Path | None = None  # the repository's top folder, once known
         self.answer: T | None = None
         self.error: Exception | None = None  # what the work raised, raised again by the hook
         self.cancelled = False

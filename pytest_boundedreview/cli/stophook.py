@@ -11,13 +11,15 @@ it judges against and the review command it names are ``hookbase``'s; what it ke
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.statefile import write_atomic
+from ..core.statefile import state_folder, write_atomic
+from ..core.statepath import DEFAULT_STATE_DIR
 from ..render.escape import lines
 from . import hookdeadline, reportview
 from .agentprotocol import (
@@ -85,11 +87,15 @@ def _stop(
     work: Work[Answer], event: Mapping[str, Any], env: Mapping[str, str], agent: str
 ) -> Answer:
     """The stop's answer, worked out in the deadline's thread."""
+    from ..target import git
     from ..target.livetree import unrecorded_edits
     from .hookbase import judged, live_tree, locate
 
     session = PROTOCOLS[agent].session(event)
-    place = locate(Path(repository(event)))
+    folder = Path(repository(event))
+    repo = git.open_repo(folder)
+    work.root = repo.root  # where an error is kept when the settings cannot be read
+    place = locate(folder, repo)
     work.state = place.state
     if stands_down(agent, "stop", env, place.repo.root):
         return Answer(False)
@@ -120,6 +126,8 @@ def _stop(
         else:
             result = decide(seen, counter)
         counter.save()
+        if not result.block:  # the task is over: an error in the next blocks once again
+            counter_path(place.state, agent, session, ".error").unlink(missing_ok=True)
         work.answer = result
     return result
 
@@ -148,10 +156,13 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
 
 
 def _failed(error: str, work: Work[Answer], event: Mapping[str, Any], agent: str) -> Answer:
-    """Block once per agent session with ``error`` (never past a block the session already
-    had: the error may be the hook's own), then let the agent stop with it shown."""
+    """Block once per task with ``error`` (never past a block the task already had: the
+    error may be the hook's own), then let the agent stop with it shown."""
     let_go = Answer(False, error + "; not reviewed")
     state, session = work.state, PROTOCOLS[agent].session(event)
+    if state is None and work.root is not None:  # the settings cannot say where: the default
+        with contextlib.suppress(Exception):
+            state = state_folder(work.root, DEFAULT_STATE_DIR)
     if state is None or continued(event):
         return let_go
     try:

@@ -199,3 +199,20 @@ def test_without_a_start_record_the_base_is_the_merge_base_with_head(tmp_path: P
     said = hook(repo, "claude")
     assert said.blocked
     assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
+def test_an_error_blocks_once_per_task(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    config = (repo.path / "pyproject.toml").read_text()
+    for task in range(2):
+        hook(repo, "claude", kind="start")
+        repo.write("app.py", FIXED + f"# task {task}\n")
+        (repo.path / "pyproject.toml").write_text("[tool.bounded-review\n")  # broken
+        first, second = hook(repo, "claude"), hook(repo, "claude")
+        assert first.blocked
+        assert "could not decide" in first.instruction
+        assert not second.blocked
+        assert "could not decide" in second.message
+        (repo.path / "pyproject.toml").write_text(config)
+        review(repo)
+        assert hook(repo, "claude").message == ""  # the task ends clean
