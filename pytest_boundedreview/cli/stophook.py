@@ -3,46 +3,38 @@
 The stop hook reads the agent's event on stdin, looks at the tree the agent leaves (the working
 tree with its untracked files, written through a temporary index: the user's index is not
 touched), and answers in the agent's own protocol (``agentprotocol``) without running tests or
-reviewers, by its own deadline (``hookdeadline``). What it decides is ``hookdecide``'s; the base
-it judges against and the review command it names are ``hookbase``'s; what it keeps per task is
-``hookstate``'s. The start hook records the commit and tree a turn starts at.
+reviewers, by its own deadline (``hookdeadline``). What it decides is ``hookdecide``'s, and
+what it says when it cannot decide ``hookfailed``'s; the base it judges against and the review
+command it names are ``hookbase``'s; what it keeps per task is ``hookstate``'s. The start hook
+records the commit and tree a turn starts at.
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..core.statefile import state_folder, write_atomic
-from ..core.statepath import DEFAULT_STATE_DIR
 from ..render.escape import lines
 from . import hookdeadline, reportview
 from .agentprotocol import (
     AGENTS,
     PROTOCOLS,
     START_OUTPUT,
-    continued,
     ended_by_user,
     repository,
     stands_down,
 )
 from .hookdeadline import Cancelled, Work
-from .hookdecide import REVIEW, Answer, Seen, ceiling_of, decide
+from .hookdecide import Answer, Seen, ceiling_of, decide
+from .hookfailed import SLOW_TREE, failed, late
 from .hookstate import Counter, counter_path, held
 from .reportview import ReportView
 
 MAX_EVENT = 4 * 1024 * 1024
-_SLOW_TREE = "reading the working tree (git add --all, in a temporary index)"
-_FIXES = {
-    _SLOW_TREE: "A large file or many files git does not ignore make that slow: add them to "
-    ".gitignore (`git status --porcelain --untracked-files=all` lists the untracked ones) or "
-    "move them out of the repository",
-}
 
 
 def add_parser(sub: Any) -> None:
@@ -99,7 +91,7 @@ def _stop(
     work.state = place.state
     if stands_down(agent, "stop", env, place.repo.root):
         return Answer(False)
-    work.phase = _SLOW_TREE
+    work.phase = SLOW_TREE
     live = live_tree(place)
     work.phase = "looking for nested repositories with uncommitted files"
     untested = unrecorded_edits(place.repo, live)
@@ -148,63 +140,11 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
             raise
         except Exception as exc:  # block once with the error, then let the agent stop
             error = f"bounded-review stop hook could not decide: {exc}"
-            return _failed(error, work, event, agent)
+            return failed(error, work, event, agent)
 
     seconds = hookdeadline.deadline(env)
     result, work = hookdeadline.within(seconds, job)
-    return result if result is not None else _late(work, seconds, event, agent)
-
-
-def _failed(error: str, work: Work[Answer], event: Mapping[str, Any], agent: str) -> Answer:
-    """Block once per task with ``error`` (never past a block the task already had: the
-    error may be the hook's own), then let the agent stop with it shown."""
-    let_go = Answer(False, error + "; not reviewed")
-    state, session = work.state, PROTOCOLS[agent].session(event)
-    if state is None and work.root is not None:  # the settings cannot say where: the default
-        with contextlib.suppress(Exception):
-            state = state_folder(work.root, DEFAULT_STATE_DIR)
-    if state is None or continued(event):
-        return let_go
-    try:
-        counter = Counter.load(counter_path(state, agent, session))
-    except ValueError:
-        counter = None
-    marker = counter_path(state, agent, session, ".error")
-    try:
-        with work.committing():
-            if (counter is not None and counter.blocks > 0) or marker.exists():
-                return let_go
-            marker.parent.mkdir(exist_ok=True)
-            write_atomic(marker, error.encode())
-    except OSError:
-        return let_go
-    return Answer(True, error + f". Fix it, or run `{REVIEW}` and report the state.")
-
-
-def _late(work: Work[Answer], seconds: float, event: Mapping[str, Any], agent: str) -> Answer:
-    """Past the deadline: block once in this task saying why and what to do, then let the
-    agent stop with the state (never silence, never a hook the agent kills)."""
-    why = (
-        f"bounded-review stop hook could not decide within {seconds:g} s: it was still {work.phase}"
-    )
-    let_go = Answer(False, why + "; not reviewed")
-    if work.state is None:
-        return let_go
-    session = PROTOCOLS[agent].session(event)
-    try:
-        with held(work.state, agent, session, wait=1):
-            counter = Counter.load(counter_path(work.state, agent, session))
-            if counter.late:
-                counter.end_task()
-                counter.save()
-                return let_go
-            counter.late = True
-            counter.blocked(f"late:{work.phase}")
-            counter.save()
-    except Exception:  # the state cannot be kept: nothing to count the one block in
-        return let_go
-    fix = _FIXES.get(work.phase, "git is slow here: check that `git status` answers quickly")
-    return Answer(True, f"{why}. {fix}; then stop again (the next stop is let go if it is late).")
+    return result if result is not None else late(work, seconds, event, agent)
 
 
 def start(data: bytes, agent: str, env: Mapping[str, str]) -> str:
@@ -231,7 +171,7 @@ def start(data: bytes, agent: str, env: Mapping[str, str]) -> str:
             # the commit first: a tree not recorded in time leaves none, never an old one
             counter.turn_commit, counter.turn_tree = head, ""
             counter.save()
-        work.phase = _SLOW_TREE
+        work.phase = SLOW_TREE
         live = live_tree(place)
         with held(place.state, agent, session), work.committing():
             counter = Counter.load(path)
