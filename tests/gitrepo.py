@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+from pytest_boundedreview.target.byproducts import bytecode
+
 # Files pytester and pytest write next to the tests; a real project ignores them too.
 PYTESTER_IGNORES = "__pycache__/\n.pytest_cache/\nbasetemp/\nrunpytest-*\nstdout\nstderr\n"
 
@@ -70,14 +72,17 @@ class GitRepo:
         return self.git("rev-parse", f"{rev}^{{tree}}")
 
     def user_state(self) -> tuple[str, bytes, str, str]:
-        """What the tool must never change: status, index bytes, stash and refs."""
+        """What the tool must never change: status, index bytes, stash and refs. The bytecode
+        Python writes as the tests import the project is not the tool's doing, nor part of any
+        tree (``target/byproducts.py``): plain pytest leaves the same."""
         index = Path(self.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
         # Read the index first: `git status` without --no-optional-locks may rewrite it.
         index_bytes = index.read_bytes() if index.exists() else b""
         refs = self.git("for-each-ref") + "\n" + self.git("rev-parse", "HEAD", check=False)
         refs += "\n" + self.git("symbolic-ref", "--quiet", "HEAD", check=False)
+        status = self.git("--no-optional-locks", "status", "--porcelain", "--untracked-files=all")
         return (
-            self.git("--no-optional-locks", "status", "--porcelain", "--untracked-files=all"),
+            _without_bytecode(self.path, status),
             index_bytes,
             self.git("stash", "list"),
             refs,
@@ -89,6 +94,12 @@ class GitRepo:
         before = self.user_state()
         yield
         assert self.user_state() == before
+
+
+def _without_bytecode(root: Path, status: str) -> str:
+    """``git status --porcelain`` without the untracked bytecode Python wrote."""
+    lines = status.splitlines()
+    return "\n".join(x for x in lines if not (x.startswith("?? ") and bytecode(root, x[3:])))
 
 
 # The options of every pytest session a test starts (``PYTEST_ADDOPTS``), unless the test loads

@@ -1,17 +1,17 @@
 """The Claude Code plugin in this repository (`.claude-plugin/marketplace.json` and
 `claude-plugin/bounded-review/`): it runs the same hooks `bounded-review init --agent claude`
 writes, ships the packaged skill unchanged, carries the package's version, and passes
-`claude plugin validate --strict` where Claude Code is on PATH."""
+`claude plugin validate --strict` with the Claude Code pinned in tests/agentclis."""
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
 
 import pytest
+from agentclis.realclis import agent_cli
 
 from pytest_boundedreview import __version__
 from pytest_boundedreview.cli.agentsettings import AGENTS
@@ -55,9 +55,9 @@ def test_the_marketplace_lists_the_plugin_at_the_package_version() -> None:
 
 @pytest.mark.parametrize("target", [MARKETPLACE, PLUGIN], ids=["marketplace", "plugin"])
 def test_claude_code_validates_it_strictly(target: Path, tmp_path: Path) -> None:
-    claude = shutil.which("claude")
+    claude = agent_cli("claude")
     if claude is None:
-        pytest.skip("claude is not on PATH")
+        pytest.skip("claude is not pinned in tests/agentclis")
     done = subprocess.run(
         [claude, "plugin", "validate", "--strict", str(target)],
         env={"PATH": str(Path(claude).parent) + ":/usr/bin:/bin", "HOME": str(tmp_path)},

@@ -18,6 +18,7 @@ from ..core.errors import UsageError
 from ..models.record import record
 from . import git
 from .base import REQUESTED, named_base, pr_base, require
+from .byproducts import leave_out
 from .gitwritable import require_writable
 from .livetree import differences, dirty_submodules, unflag
 from .recorded import Converted
@@ -183,8 +184,9 @@ def tree_via_temp_index(
     between: Callable[[], None] | None = None,
 ) -> str:
     """Write the tree of an index (``add_all``: of the working tree, by content, whatever
-    assume-unchanged or skip-worktree bits hide) without touching it (``between``: called
-    once the working tree is added, before its tree is written)."""
+    assume-unchanged or skip-worktree bits hide, without the bytecode running the tests leaves
+    in it, see byproducts.py) without touching it (``between``: called once the working tree
+    is added, before its tree is written)."""
     folder = tempdirs.make("index")
     try:
         temp_index = folder / "index"
@@ -197,7 +199,8 @@ def tree_via_temp_index(
         pinned = ["-c", "core.splitIndex=false", "-c", "core.fsmonitor=false"]
         if add_all:
             unflag(repo, env, pinned)
-            git.run([*pinned, "add", "--all", "--", ":/"], repo.root, env=env)
+            added = git.run([*pinned, "add", "--all", "--verbose", "--", ":/"], repo.root, env=env)
+            leave_out(repo, env, pinned, added.stdout, user_index)
         if between is not None:
             between()
         return git.text([*pinned, "write-tree"], repo.root, env=env)

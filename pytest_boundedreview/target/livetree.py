@@ -8,9 +8,10 @@ paths that differ are named, and the gate cannot be ``yes``.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from . import git
+from .byproducts import bytecode
 from .indexfile import flagged
 
 
@@ -51,23 +52,6 @@ def unflag(repo: git.Repo, env: Mapping[str, str], pinned: Sequence[str] = ()) -
 def _sparse(repo: git.Repo) -> bool:
     proc = git.run(["config", "--bool", "core.sparseCheckout"], repo.root, check=False)
     return git.decode(proc.stdout).strip() == "true"
-
-
-def _cache(repo: git.Repo, path: str) -> bool:
-    """Bytecode Python writes to ``__pycache__`` when a project does not ignore it, and checks
-    against its source before use: never reviewed code, so never a difference. A file outside
-    ``__pycache__`` (which Python imports without a source) or one marked "do not check the
-    source" (an unchecked hash-based ``.pyc``) is code, and differs like any other."""
-    parts = PurePosixPath(path)
-    if "__pycache__" not in parts.parts[:-1]:
-        return False
-    try:
-        with open(repo.root / path, "rb") as handle:
-            header = handle.read(8)
-    except OSError:
-        return True  # gone, so nothing can import it
-    flags = int.from_bytes(header[4:8], "little") if len(header) == 8 else 0
-    return not (flags & 0b01 and not flags & 0b10)
 
 
 def shown(path: str) -> str:
@@ -135,8 +119,8 @@ def _embedded(repo: git.Repo, folder: str) -> bool:
 
 def differences(repo: git.Repo, reviewed: str, live: str) -> tuple[str, ...]:
     """The paths whose content differs between the tree ``reviewed`` and the working tree
-    ``live`` (both tree ids), each with what the working tree did to it; bytecode caches are
-    left out."""
+    ``live`` (both tree ids), each with what the working tree did to it; bytecode Python
+    checks against its source is left out (byproducts.py), tracked or not."""
     if reviewed == live:
         return ()
     out = git.run(["diff", "--name-status", "--no-renames", "-z", reviewed, live], repo.root)
@@ -144,7 +128,7 @@ def differences(repo: git.Repo, reviewed: str, live: str) -> tuple[str, ...]:
     named = {"A": "not in the snapshot", "D": "deleted on disk", "M": "changed on disk"}
     found = []
     for status, path in zip(fields[0::2], fields[1::2], strict=False):
-        if _cache(repo, path):
+        if bytecode(repo.root, path):
             continue
         found.append(f"{shown(path)} ({named.get(status[:1], 'differs')})")
     return tuple(found)

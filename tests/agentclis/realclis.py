@@ -90,6 +90,29 @@ def install() -> Path:
     return final / "node_modules" / ".bin"
 
 
+BINARIES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+
+
+def installed() -> Path:
+    """``install()`` for a test: skipped without npm, failed with npm's words when the
+    install fails (CI must run these tests)."""
+    import pytest
+
+    try:
+        return install()
+    except FileNotFoundError as exc:
+        pytest.skip(f"the real agent CLIs are installed with npm, and {exc}")
+    except RuntimeError as exc:
+        pytest.fail(str(exc), pytrace=False)
+
+
+def agent_cli(name: str) -> str | None:
+    """The pinned CLI ``name``, or ``None`` when it is not pinned here."""
+    if BINARIES.get(name) not in versions():
+        return None
+    return str(installed() / name)
+
+
 # The hook as the agent runs it, timed: `bounded-review` on the agent's PATH is this shim in
 # front of the real one; it passes everything through and logs each hook call.
 SHIM = """#!{python}

@@ -1,6 +1,7 @@
 """What ``bounded-review init --agent`` writes, read by each installed agent's own loader: the
-check that the shapes are the agents', not ours. Each test runs only where the agent's CLI is
-on PATH (and node, for the ones shipped as JavaScript), in a throwaway home, and also shows
+check that the shapes are the agents', not ours. Each test runs the CLI pinned in
+tests/agentclis (Claude Code, Codex), or where the agent's CLI is on PATH (and node, for the
+ones shipped as JavaScript), in a throwaway home, and also shows
 that the loader rejects a broken entry, so a pass means something. Where they ran, and the
 versions, is in tests/data/agents/README.md.
 """
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from agentclis.realclis import agent_cli
 from gitrepo import GitRepo
 from test_agent_setup import EXPECTED, _existing, init
 
@@ -23,6 +25,11 @@ PLUGIN = ROOT / "claude-plugin" / "bounded-review"
 
 
 def _tool(name: str) -> str:
+    """The agent's CLI: the pinned install of ``tests/agentclis`` for the CLIs pinned there,
+    else the one on PATH."""
+    pinned = agent_cli(name)
+    if pinned is not None:
+        return pinned
     found = shutil.which(name)
     if found is None:
         pytest.skip(f"{name} is not on PATH")
@@ -68,7 +75,8 @@ def test_claude_code_accepts_the_hooks_of_the_written_settings(
     written["hooks"]["Stop"][-1]["hooks"][0]["timeout"] = "30"
     shown = _claude_validate(claude, written["hooks"], tmp_path)
     assert shown.startswith("1\n"), shown
-    assert "hooks.Stop.1.hooks.0.timeout" in shown
+    assert "hooks.Stop.1.hooks.0" in shown
+    assert "timeout" in shown
 
 
 def _trust_project(repo: GitRepo, home: Path) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import sys
 from pathlib import Path
@@ -66,6 +67,19 @@ def test_a_lane_writing_its_copy_is_fine_and_one_writing_the_live_repo_is_caught
         assert run_once(rude, packet, copy).ok
         assert mutated(before, live_fingerprint(handle)) == ["app.py", "new.py", "notes.txt"]
         assert not hook.exists()
+
+
+def test_bytecode_python_writes_is_no_change_and_bytecode_it_runs_unchecked_is(
+    repo: GitRepo,
+) -> None:
+    handle = git.open_repo(repo.path)
+    before = live_fingerprint(handle)
+    header = importlib.util.MAGIC_NUMBER + bytes(12)
+    repo.write("__pycache__/app.cpython-311.pyc", header)  # a re-run imported app.py
+    assert mutated(before, live_fingerprint(handle)) == []
+    unchecked = importlib.util.MAGIC_NUMBER + b"\x01" + bytes(11)
+    repo.write("__pycache__/app.cpython-311.pyc", unchecked)
+    assert mutated(before, live_fingerprint(handle)) == ["__pycache__/app.cpython-311.pyc"]
 
 
 def test_index_and_head_changes_are_caught(repo: GitRepo) -> None:

@@ -173,6 +173,8 @@ def _pyc(flags: int) -> bytes:
         ("__pycache__/mod.cpython-311.pyc", 0b11, False),  # checked hash
         ("__pycache__/mod.cpython-311.pyc", 0b01, True),  # unchecked hash: runs as it is
         ("helper.pyc", 0, True),  # imported without a source
+        ("__pycache__/helper.pyc", 0, True),  # imported as __pycache__.helper
+        ("__pycache__/deeper/mod.cpython-311.pyc", 0, True),  # not where Python writes
     ],
 )
 def test_only_bytecode_python_checks_is_not_a_difference(
