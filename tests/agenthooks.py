@@ -4,6 +4,8 @@ stdin, and its answer checked against the schema that agent ships (``data/agents
 from __future__ import annotations
 
 import json
+import re
+import shlex
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -112,8 +114,10 @@ def hook(
     kind: str = "stop",
     raw: bytes | None = None,
     cwd: Path | None = None,
+    env: dict[str, str] | None = None,
 ) -> Said:
-    """Run the hook as ``agent`` runs it and check its answer against the agent's schema."""
+    """Run the hook as ``agent`` runs it (``env``: variables added to its environment) and
+    check its answer against the agent's schema."""
     data = raw if raw is not None else json.dumps(event(agent, repo.path, session)).encode()
     if kind == "start" and raw is None:
         data = json.dumps(event(agent, repo.path, session, stop=False)).encode()
@@ -122,7 +126,7 @@ def hook(
         input=data,
         capture_output=True,
         cwd=cwd or repo.path,
-        env=clean_env(),
+        env=clean_env(env),
         timeout=60,
         check=False,
     )
@@ -156,11 +160,17 @@ def make_repo(path: Path) -> GitRepo:
     return project
 
 
-def review(repo: GitRepo) -> dict[str, Any]:
-    """The review the block's instruction asks for, run as the agent would run it; its
-    report."""
+def named_command(instruction: str) -> list[str] | None:
+    """The review command a block names (``run `COMMAND```), as an argument list."""
+    found = re.search(r"[Rr]un `([^`]+)`", instruction)
+    return shlex.split(found.group(1)) if found else None
+
+
+def review(repo: GitRepo, command: list[str] | None = None) -> dict[str, Any]:
+    """The review the block's instruction asks for (``command``: exactly the one it names,
+    else a bare ``pytest --bounded-review``), run as the agent would run it; its report."""
     done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
+        command or [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
         cwd=repo.path,
         env=clean_env(),
         capture_output=True,

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from agenthooks import AGENTS, Said, hook, review
+from agenthooks import AGENTS, Said, hook, named_command, review
 from gitrepo import GitRepo
 
 REVIEWER = """
@@ -73,15 +73,17 @@ class Agent:
     repo: GitRepo
     fixes: list[str]
     reviews: int = 0
+    command: list[str] | None = None  # the review command the hook named, run as named
 
     def review(self) -> dict[str, object]:
         self.reviews += 1
-        return review(self.repo)
+        return review(self.repo, self.command)
 
     def follow(self, instruction: str) -> None:
+        self.command = named_command(instruction) or self.command
         if "not clean" in instruction and self.fixes:  # the report's blockers
             self.repo.write("app.py", self.fixes.pop(0))
-        elif "Run `pytest --bounded-review`" in instruction:
+        elif "Run `" in instruction:
             if self.review()["gate"] == {"review_clean": "yes", "reasons": []} or not self.fixes:
                 return
             self.repo.write("app.py", self.fixes.pop(0))

@@ -207,3 +207,16 @@ def test_workflow_command_text_encodes_cr_lf_and_percent_as_documented() -> None
 
     assert workflow_data("a\rb\nc%d\x1b[31m") == "a%0Db%0Ac%25d\\x1b[31m"
     assert workflow_property("x:y,z\r") == "x%3Ay%2Cz%0D"
+
+
+@pytest.mark.parametrize("text", [*EVIL, "  ::error::indented", "a ##[error]b", ":\n:x"])
+def test_an_agent_hooks_lines_are_inert(text: str) -> None:
+    from pytest_boundedreview.render.escape import lines
+
+    out = lines(f"first line\n{text}\nlast: {text}")
+    assert out.startswith("first line\n")
+    assert not any(ord(c) < 32 and c not in "\n\t" for c in out), out
+    assert not any(0x7F <= ord(c) <= 0x9F or unicodedata.category(c) == "Cf" for c in out), out
+    assert not any(line.lstrip().startswith(":") for line in out.splitlines()), out
+    assert "##[" not in out
+    assert lines(out) == out  # escaping twice changes nothing

@@ -21,10 +21,13 @@ Sources, checked against the installed tools (the shapes are tested against the 
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from ..models.record import record
+from ..render.escape import lines
 
 REASON_CAP = 16000  # below Claude Code's cap on a hook's text (about 16384 characters)
 
@@ -48,17 +51,15 @@ class Protocol:
 
     def block(self, text: str) -> dict[str, str]:
         out = {"decision": self.block_decision} if self.block_decision else {}
-        return {**out, self.block_key: capped(text)}
+        return {**out, self.block_key: capped(lines(text))}
 
     def allow(self, text: str) -> tuple[str, str]:
         """What goes to stdout and to stderr when the stop is allowed with ``text``."""
         if not text:
             return self.silent, ""
         if self.message_key is None:
-            return "{}", text
-        import json
-
-        return json.dumps({self.message_key: capped(text)}), ""
+            return "{}", lines(text)
+        return json.dumps({self.message_key: capped(lines(text))}), ""
 
 
 PROTOCOLS = {
@@ -98,6 +99,37 @@ def continued(event: Mapping[str, Any]) -> bool:
 def ended_by_user(event: Mapping[str, Any]) -> bool:
     """Cursor reports a turn the user aborted or that failed: nothing to hold it to."""
     return event.get("status") in ("aborted", "error")
+
+
+PLUGIN_ROOT = "CLAUDE_PLUGIN_ROOT"  # set for the hooks of a Claude Code plugin
+_PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
+
+
+def stands_down(agent: str, kind: str, env: Mapping[str, str], root: Path) -> bool:
+    """Whether this hook is the Claude Code plugin's copy of one the project settings hold
+    too (``init --agent claude`` wrote it): Claude Code runs both, and the project's answers."""
+    if agent != "claude" or not env.get(PLUGIN_ROOT):
+        return False
+    from .agentsettings import AGENTS
+
+    spec = AGENTS[agent]
+    event = {"stop": spec.stop, "start": spec.start}[kind]
+    for name in _PROJECT_SETTINGS:
+        try:
+            data = json.loads((root / name).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        hooks = data.get("hooks") if isinstance(data, dict) else None
+        groups = hooks.get(event) if isinstance(hooks, dict) else None
+        handlers = [
+            handler
+            for group in (groups if isinstance(groups, list) else [])
+            if isinstance(group, dict) and isinstance(group.get("hooks"), list)
+            for handler in group["hooks"]
+        ]
+        if any(isinstance(h, dict) and h.get("command") == spec.command(kind) for h in handlers):
+            return True
+    return False
 
 
 def capped(text: str) -> str:

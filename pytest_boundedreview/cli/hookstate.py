@@ -1,7 +1,12 @@
-"""What an agent's hooks keep per agent session (CONTRACT §12): the blocks given, the last
-(tree, report) blocked, the tree the turn started with and whether the last stop was blocked,
-in ``<state>/agents/<agent>-<session>.json``, read and written under the ledger's kernel lock
-and written atomically."""
+"""What an agent's hooks keep per agent session (CONTRACT §12), in
+``<state>/agents/<agent>-<session>.json``, read and written under the ledger's kernel lock and
+written atomically: the blocks given in the current task, the last decision blocked, the commit
+and tree the turn started with, whether the last stop was blocked, and whether this task had
+its one block for a hook that could not decide in time.
+
+A task starts at the first turn that changes the tree after a stop that was allowed and ends at
+the next allowed stop (:meth:`Counter.end_task`): the block budget is one task's, not the whole
+agent session's."""
 
 from __future__ import annotations
 
@@ -15,26 +20,38 @@ from pathlib import Path
 from ..core.statefile import write_atomic
 from ..models.record import record
 
+_TEXT = ("last", "turn_tree", "turn_commit")
+_FLAGS = ("pending", "late")
+
 
 @record
 class Counter:
-    """What the hook keeps for one agent session: the blocks it gave, the last (tree, report)
-    it blocked, and the tree the current turn started with."""
+    """What the hook keeps for one agent session."""
 
     path: Path
-    blocks: int = 0
-    last: str = ""
-    turn_tree: str = ""
+    blocks: int = 0  # blocks given in the current task
+    last: str = ""  # the key of the last decision blocked (tree + what it was blocked on)
+    turn_tree: str = ""  # the tree the current turn started with ("" when not recorded)
+    turn_commit: str = ""  # the commit the current turn started at ("" when none recorded)
     pending: bool = False  # the last answer was a block: the agent's next prompt follows it
+    late: bool = False  # this task had its one block for a hook that could not decide in time
 
     @classmethod
     def load(cls, path: Path) -> Counter:
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
-            turn, pending = data.get("turn_tree", ""), data.get("pending", False)
-            if not isinstance(pending, bool) or not isinstance(turn, str):
-                raise TypeError("`turn_tree` or `pending` of another type")
-            return cls(path, int(data["blocks"]), str(data["last"]), turn, pending)
+            found = cls(path, int(data["blocks"]))
+            for key in _TEXT:
+                value = data.get(key, "")
+                if not isinstance(value, str):
+                    raise TypeError(f"`{key}` is not a string")
+                setattr(found, key, value)
+            for key in _FLAGS:
+                value = data.get(key, False)
+                if not isinstance(value, bool):
+                    raise TypeError(f"`{key}` is not true or false")
+                setattr(found, key, value)
+            return found
         except FileNotFoundError:
             return cls(path)
         except (OSError, ValueError, KeyError, TypeError, AttributeError) as exc:
@@ -42,19 +59,33 @@ class Counter:
 
     def save(self) -> None:
         self.path.parent.mkdir(exist_ok=True)
-        data = {"blocks": self.blocks, "last": self.last, "turn_tree": self.turn_tree}
-        write_atomic(self.path, json.dumps(data | {"pending": self.pending}).encode())
+        data: dict[str, object] = {"blocks": self.blocks}
+        data |= {key: getattr(self, key) for key in (*_TEXT, *_FLAGS)}
+        write_atomic(self.path, json.dumps(data).encode())
+
+    def blocked(self, key: str) -> None:
+        """Count a block given on the decision ``key``."""
+        self.blocks += 1
+        self.last = key
+        self.pending = True
+
+    def end_task(self, key: str | None = None) -> None:
+        """The stop was allowed: the task is over, the next one starts with a fresh budget.
+        ``key``: the decision it was allowed on, kept as the last one, so the same stop asked
+        again (a hook configured twice) is not a new task's first block."""
+        self.blocks, self.pending, self.late = 0, False, False
+        self.last = self.last if key is None else key
 
 
 @contextlib.contextmanager
-def held(state: Path, agent: str, session: str) -> Iterator[None]:
+def held(state: Path, agent: str, session: str, wait: float = 10) -> Iterator[None]:
     """The session's counter held against another hook of the same session (an agent may run
     a hook configured at two levels twice, at once): the ledger's kernel lock."""
     from ..loop.lock import exclusive
 
     lock = counter_path(state, agent, session, ".lock")
     lock.parent.mkdir(exist_ok=True)
-    with exclusive(lock, wait=10):
+    with exclusive(lock, wait=wait):
         yield
 
 

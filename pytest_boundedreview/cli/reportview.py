@@ -126,18 +126,18 @@ def _invocation(data: Any) -> tuple[str | None, tuple[str, ...] | None]:
 
 
 def read(path: Path) -> ReportView | str:
-    """The view of the report at ``path``, or why there is none to use."""
-    again = "run `pytest --bounded-review` again"
+    """The view of the report at ``path``, or why there is none to use (the caller names the
+    review that writes one)."""
     try:
         with path.open("rb") as handle:
             raw = handle.read(MAX_BYTES + 1)
     except FileNotFoundError:
-        return f"no report at {path}: run `pytest --bounded-review` first"
+        return f"no report at {path}"
     except OSError as exc:
-        return f"the report {path} is unreadable ({exc}): {again}"
+        return f"the report {path} is unreadable ({exc})"
     if len(raw) > MAX_BYTES:
-        return f"the report {path} is over {MAX_BYTES} bytes: {again}"
+        return f"the report {path} is over {MAX_BYTES} bytes"
     try:
         return parse(raw)
     except Unusable as exc:
-        return f"{path} is not a usable bounded-review report ({exc}): {again}"
+        return f"{path} is not a usable bounded-review report ({exc})"

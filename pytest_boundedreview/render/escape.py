@@ -40,6 +40,18 @@ def terminal(text: str, *, single_line: bool = True) -> str:
     return "".join(out)
 
 
+_COMMAND_START = re.compile(r"^([ \t]*):", re.MULTILINE)
+
+
+def lines(text: str) -> str:
+    """``text`` as lines an agent, a terminal or a CI log may show (what an agent's hook
+    prints): every control (ESC, CR, ...), format, separator, surrogate and private-use
+    character shown as a visible escape, newlines and tabs kept, and no line starting a
+    runner's workflow command (a leading ``:`` shown as ``\\x3a``, ``##[`` as ``#\\x23[``)."""
+    text = terminal(text, single_line=False).replace("##[", "#\\x23[")
+    return _COMMAND_START.sub(lambda m: m.group(1) + "\\x3a", text)
+
+
 def workflow_data(text: str) -> str:
     """A GitHub workflow command's message: ``%``, CR and LF encoded (the runner decodes them),
     and every other control shown as a visible escape."""

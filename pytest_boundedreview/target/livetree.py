@@ -78,6 +78,45 @@ def dirty_submodules(repo: git.Repo) -> tuple[str, ...]:
     return tuple(found)
 
 
+def unrecorded_edits(repo: git.Repo, live: str) -> tuple[str, ...]:
+    """Nested repositories whose uncommitted files no tree records (the tree ``live``, of the
+    working tree, records only a nested repository's commit): submodules, with or without a
+    ``.gitmodules`` entry, whose checkout has uncommitted or untracked files, and embedded
+    repositories (an untracked folder with its own ``.git``) with any. One ``git ls-tree``
+    finds them; only where there are any, one ``git status`` of them, and one more per
+    embedded repository."""
+    listing = git.run(["ls-tree", "-r", "-z", live], repo.root).stdout
+    if b"160000 commit " not in listing:  # the common case, without decoding the listing
+        return ()
+    links = [
+        git.decode(e.split(b"\t", 1)[1]) for e in listing.split(b"\0") if e.startswith(b"160000 ")
+    ]
+    status = ["--literal-pathspecs", "status", "--porcelain=v2", "-z", "--ignore-submodules=none"]
+    entries = iter(git.decode(git.run([*status, "--", *links], repo.root).stdout).split("\0"))
+    found = []
+    for entry in entries:
+        if entry.startswith("2 "):
+            next(entries, None)  # a rename's original path follows as its own field
+        fields = entry.split(" ", 9 if entry.startswith("2 ") else 8)
+        if entry.startswith(("1 ", "2 ")) and len(fields) >= 9:
+            state = fields[2]
+            if state.startswith("S") and ("M" in state[2:] or "U" in state[2:]):
+                found.append(f"{shown(fields[-1])} (submodule with uncommitted files)")
+        elif entry.startswith("? ") and entry.endswith("/") and _embedded(repo, entry[2:]):
+            found.append(f"{shown(entry[2:-1])} (embedded repository with uncommitted files)")
+    return tuple(found)
+
+
+def _embedded(repo: git.Repo, folder: str) -> bool:
+    """Whether the untracked ``folder`` is a repository of its own with uncommitted or
+    untracked files (one whose state git cannot read counts as such)."""
+    path = repo.root / folder
+    if not (path / ".git").exists():
+        return False
+    proc = git.run(["status", "--porcelain", "-z"], path, check=False)
+    return proc.returncode != 0 or bool(proc.stdout)
+
+
 def differences(repo: git.Repo, reviewed: str, live: str) -> tuple[str, ...]:
     """The paths whose content differs between the tree ``reviewed`` and the working tree
     ``live`` (both tree ids), each with what the working tree did to it; bytecode Python

@@ -5,6 +5,7 @@ turn-start hook that lets a turn which changed nothing stop at once."""
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import jsonschema
@@ -55,7 +56,7 @@ def test_no_review_blocks_then_lets_go_with_the_state(repo: GitRepo, agent: str)
         first = hook(repo, agent)
         second = hook(repo, agent)  # stopped again with nothing done
     assert first.blocked
-    assert "Run `pytest --bounded-review`" in first.instruction
+    assert f"Run `{sys.executable} -m pytest --bounded-review`" in first.instruction
     assert not second.blocked
     assert second.message.startswith("stop allowed: no progress since the last block")
 
@@ -127,6 +128,6 @@ def test_an_agent_cannot_declare_its_own_turn_start(repo: GitRepo) -> None:
 def test_the_start_hook_never_holds_up_a_prompt(repo: GitRepo) -> None:
     said = hook(repo, "claude", kind="start", raw=b"not json")
     assert said.out == ""
-    assert "could not note the turn's tree" in said.err
+    assert "could not record the turn's start" in said.err
     codex = hook(repo, "codex", kind="start", raw=b"not json")
     assert codex.parsed == {}

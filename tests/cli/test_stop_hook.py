@@ -72,15 +72,18 @@ def test_nothing_to_review_allows_at_once(repo: GitRepo) -> None:
     assert stop(repo) == (0, "")  # the tree is the base's: a question answered, no code
 
 
-def test_the_hook_never_blocks_more_than_the_ceiling_plus_one(repo: GitRepo) -> None:
+def test_the_hook_never_blocks_more_than_the_ceiling_plus_one_in_a_task(repo: GitRepo) -> None:
     blocks = 0
     for attempt in range(8):  # an agent that keeps editing and never runs the review
         repo.write("app.py", BROKEN + f"# attempt {attempt}\n")
-        if answer(stop(repo)[1]).get("decision") == "block":
-            blocks += 1
+        said = answer(stop(repo)[1])
+        if said.get("decision") != "block":
+            break
+        blocks += 1
     assert blocks == 3  # standard tier: 2 repair loops, + 1
-    last = answer(stop(repo)[1])
-    assert last["systemMessage"].startswith("stop allowed: 3 block(s) spent")
+    assert said["systemMessage"].startswith("stop allowed: 3 block(s) spent on this task")
+    repo.write("app.py", BROKEN + "# the next task\n")  # the allowed stop ended the task
+    assert answer(stop(repo)[1])["decision"] == "block"
     other = answer(stop(repo, session="s2")[1])  # another agent session counts anew
     assert other["decision"] == "block"
 
@@ -118,7 +121,8 @@ def test_review_only_asks_for_the_review_never_for_edits(repo: GitRepo) -> None:
     repo.commit({"pyproject.toml": '[tool.bounded-review]\nbase = "main"\n'}, "review-only")
     repo.write("app.py", BROKEN)
     reason = answer(stop(repo)[1])["reason"]
-    assert reason == "Run `pytest --bounded-review` and report its state to the user; do not edit."
+    review = f"{sys.executable} -m pytest --bounded-review"
+    assert reason == f"Run `{review}` and report its state to the user; do not edit."
 
 
 def test_a_report_it_cannot_use_is_never_clean(repo: GitRepo) -> None:
@@ -184,9 +188,9 @@ def test_a_configured_pr_target_is_told_to_review_the_working_tree(repo: GitRepo
     repo.commit({"pyproject.toml": config}, "pr target")
     repo.write("app.py", FIXED + "# harmless\n")
     said = hook(repo, "claude")
-    command = "pytest --bounded-review --bounded-review-target=local-diff"
+    command = f"{sys.executable} -m pytest --bounded-review --bounded-review-target=local-diff"
     assert f"Run `{command}`" in said.instruction
-    argv = [sys.executable, "-m", *command.split()]
+    argv = command.split()
     subprocess.run(argv, cwd=repo.path, env=clean_env(), capture_output=True, check=False)
     assert not hook(repo, "claude", session="after").blocked  # the instruction can be met
 
@@ -223,7 +227,9 @@ def test_with_no_report_the_configured_ceiling_bounds_the_blocks(repo: GitRepo) 
     blocks = 0
     for attempt in range(4):
         repo.write("app.py", BROKEN + f"# attempt {attempt}\n")
-        blocks += hook(repo, "claude").blocked
+        if not hook(repo, "claude").blocked:
+            break
+        blocks += 1
     assert blocks == 1  # a ceiling of 0 repair loops, + 1
 
 

@@ -1,0 +1,128 @@
+"""Where the stop hook looks (the repository, its settings and state folder, the tree the agent
+leaves) and what it judges the stop against: the base, and the one review command whose report
+it accepts for that base (CONTRACT §12).
+
+The base includes what the turn did however it did it. The turn-start hook records the commit
+the turn started at; the stop is judged against the merge base of that commit and the base a
+review would resolve (the configured base, else the branch's upstream, else ``origin/HEAD``), so
+commits, resets and pushes made during the turn (a push moves the upstream) stay part of the
+change. Without a start record (the hook not installed for the turn's start event) the stop is
+judged against the merge base of the resolved base and ``HEAD``, else ``HEAD``: commits made
+during the turn then escape a repository with no base to resolve.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ..core.config import Settings
+from ..core.errors import FatalError
+from ..models.record import record
+from ..target import git
+
+if TYPE_CHECKING:
+    from ..target.git import Repo
+
+
+@record(frozen=True)
+class Place:
+    """The repository the agent works in, its settings and its state folder."""
+
+    repo: Repo
+    settings: Settings
+    state: Path
+    folder: Path  # the folder the agent works in (where the review would start)
+
+
+def locate(folder: Path, repo: Repo | None = None) -> Place:
+    """The repository at ``folder`` (``repo``, when opened already), its settings and state
+    folder (created with its ``.gitignore`` of ``*``)."""
+    from ..core.config import load_settings
+    from ..core.statefile import state_folder
+    from ..target.statedir import approver
+
+    repo = repo or git.open_repo(folder)
+    settings, _ = load_settings(folder, repo.root, {}, approver(repo))
+    return Place(repo, settings, state_folder(repo.root, settings.state_dir), folder)
+
+
+def live_tree(place: Place) -> str:
+    """The tree the agent leaves: the working tree with its untracked files, written through a
+    temporary index (the user's index is not touched)."""
+    from ..target.freeze import tree_via_temp_index
+
+    return tree_via_temp_index(place.repo, add_all=True)
+
+
+@record(frozen=True)
+class Judged:
+    """The base commit the stop is judged against (``None``: no commit to judge against), its
+    tree, and the review command whose report of the tree counts."""
+
+    commit: str | None
+    tree: str | None
+    review: str
+
+
+def judged(place: Place, env: Mapping[str, str], turn_commit: str, live: str) -> Judged:
+    """The base the stop of a turn that started at ``turn_commit`` ("" when not recorded) is
+    judged against, for the tree ``live``, and the command that reviews exactly that."""
+    from ..target.base import resolve_base
+
+    repo, settings = place.repo, place.settings
+    head, head_tree = repo.head_and_tree()
+    # The working tree's `base` and `target`: a review takes the base commit's (baseconfig),
+    # which differ only where the change edits them; the turn's own changes are judged either
+    # way (the base is anchored on the turn's starting commit).
+    name, target = settings.base, settings.target
+    try:
+        resolved: str | None = resolve_base(repo, name, env, "the `base` setting")[1]
+    except FatalError:
+        resolved = None
+    # a commit id, never an option: the state file is in the agent's reach
+    anchor = turn_commit if re.fullmatch("[0-9a-f]{40}|[0-9a-f]{64}", turn_commit) else head
+    commit = anchor
+    if resolved is not None and anchor is not None and resolved != anchor:
+        commit = _merge_base(repo, resolved, anchor) or anchor
+    elif anchor is None:
+        commit = resolved
+    tree = head_tree if commit == head else repo.tree_of(commit) if commit else None
+    # What the review command takes with no base named: the configured base (a local diff),
+    # HEAD (a local diff, no base configured), or the merge base with HEAD (a committed tree).
+    if target == "auto" and live == head_tree:
+        bare = _merge_base(repo, resolved, head) if resolved and head else None
+    else:
+        bare = head if name is None else resolved
+    extra = []
+    if commit is not None and commit != bare:
+        extra.append(f"--bounded-review-base={commit}")
+    if target not in ("auto", "local-diff") or (extra and target == "auto"):
+        extra.append("--bounded-review-target=local-diff")
+    return Judged(commit, tree, review_command(settings, extra))
+
+
+def _merge_base(repo: Repo, one: str, other: str) -> str | None:
+    proc = git.run(["merge-base", one, other], repo.root, check=False)
+    return git.decode(proc.stdout).strip() or None if proc.returncode == 0 else None
+
+
+def review_command(settings: Settings, extra: list[str]) -> str:
+    """The configured ``review_command``, else pytest run by the interpreter this hook runs
+    under (by its absolute path: the agent's shell may not have this environment on its
+    ``PATH``), with ``extra`` options."""
+    command = settings.review_command
+    if command == Settings.review_command:
+        command = f"{_quoted(sys.executable)} -m pytest --bounded-review"
+    return " ".join([command, *extra])
+
+
+def _quoted(path: str) -> str:
+    if sys.platform == "win32":
+        return subprocess.list2cmdline([path])
+    return shlex.quote(path)

@@ -1,0 +1,218 @@
+"""The stop hook's budget and base, end to end on real repositories and real review sessions:
+the ceiling bounds the blocks of one task (not the agent session), every task that ends on a
+new unreviewed tree is held, the review command a block names is exactly the one whose report
+satisfies the hook, and what the turn did (commits, pushes, resets, upstream moves) is judged
+however it did it. Run with bytecode written and not (agents' shells write it)."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from agenthooks import BROKEN, FIXED, Said, hook, make_repo, named_command, review
+from gitrepo import GitRepo
+
+
+@pytest.fixture(params=["no bytecode", "bytecode"])
+def repo(
+    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> GitRepo:
+    if request.param == "bytecode":
+        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    return make_repo(tmp_path / "repo")
+
+
+def run_named(repo: GitRepo, said: Said) -> dict[str, object]:
+    """Run exactly the review command the block names (``Run `COMMAND```, in a block of
+    blockers too); its report."""
+    command = named_command(said.instruction)
+    assert command is not None, said.instruction
+    return review(repo, command)
+
+
+def a_task(repo: GitRepo, agent: str, n: int) -> int:
+    """One task as an obedient agent does it: a broken edit, the review the hook names, the
+    fix, the review again; the blocks it took (asserting the hook let go on the clean fix)."""
+    hook(repo, agent, kind="start")
+    repo.write("app.py", BROKEN + f"# task {n}\n")
+    for blocks in range(6):
+        said = hook(repo, agent)
+        if not said.blocked:
+            assert said.message == "", said  # let go only on the clean review of the fix
+            return blocks
+        if agent == "gemini":  # its retry after a block fires BeforeAgent again
+            hook(repo, agent, kind="start")
+        if "not clean" in said.instruction:
+            repo.write("app.py", FIXED + f"# task {n}, fixed\n")
+        review(repo)  # the base is configured and not behind: a bare review is the named one
+    raise AssertionError("the task never ended")
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini"])
+def test_three_tasks_in_one_session_are_each_held(repo: GitRepo, agent: str) -> None:
+    spent = [a_task(repo, agent, n) for n in range(3)]
+    assert spent == [2, 2, 2]  # no review, then the blockers; each task held anew
+
+
+@pytest.mark.parametrize("agent", ["claude", "gemini"])
+def test_a_stubborn_agent_is_let_go_at_the_ceiling_plus_one_within_a_task(
+    repo: GitRepo, agent: str
+) -> None:
+    hook(repo, agent, kind="start")
+    blocks = 0
+    for attempt in range(8):  # keeps editing, never reviews
+        repo.write("app.py", BROKEN + f"# attempt {attempt}\n")
+        said = hook(repo, agent)
+        if not said.blocked:
+            break
+        blocks += 1
+        if agent == "gemini":  # the retry is the same task: the count goes on
+            hook(repo, agent, kind="start")
+    assert blocks == 3  # standard tier: 2 repair loops, + 1
+    assert said.message.startswith("stop allowed: 3 block(s) spent on this task")
+
+
+def test_a_clean_task_ends_without_a_block(repo: GitRepo) -> None:
+    hook(repo, "claude", kind="start")
+    assert not hook(repo, "claude").blocked  # a question answered: nothing changed
+    repo.write("app.py", FIXED + "# a harmless comment\n")
+    review(repo)  # the agent reviewed before it stopped
+    said = hook(repo, "claude")
+    assert (said.blocked, said.message) == (False, "")
+
+
+def remote(tmp_path: Path, repo: GitRepo) -> None:
+    """A real bare remote holding ``main`` (``origin/HEAD``) and ``feature``, the branch's
+    upstream."""
+    bare = tmp_path / "origin.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    repo.git("remote", "add", "origin", str(bare))
+    repo.git("push", "-q", "origin", "main", "feature")
+    repo.git("remote", "set-head", "origin", "main")
+    repo.git("branch", "-q", "--set-upstream-to=origin/feature")
+
+
+def unconfigured(tmp_path: Path, with_remote: bool) -> GitRepo:
+    """A feature branch with no `base` configured: the review's base is the upstream when
+    there is one, else ``HEAD``."""
+    repo = make_repo(tmp_path / "repo")
+    repo.commit({"pyproject.toml": '[tool.bounded-review]\nmode = "review-and-fix"\n'}, "cfg")
+    if with_remote:
+        remote(tmp_path, repo)
+    return repo
+
+
+def test_on_a_branch_ahead_of_its_base_the_named_command_satisfies_the_hook(
+    tmp_path: Path,
+) -> None:
+    repo = unconfigured(tmp_path, with_remote=True)
+    repo.commit({"extra.py": "Y = 1\n"}, "an unpushed commit")  # ahead of origin/feature
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", BROKEN)
+    said = hook(repo, "claude")
+    assert "--bounded-review-base=" in said.instruction
+    run_named(repo, said)
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+    repo.write("app.py", FIXED + "# fixed\n")
+    run_named(repo, said)  # "run the review again": the command named before
+    assert hook(repo, "claude").message == ""  # clean: let go silently
+
+
+def test_on_a_branch_ahead_of_its_base_a_harmless_change_ends_clean(tmp_path: Path) -> None:
+    repo = unconfigured(tmp_path, with_remote=True)
+    repo.commit({"extra.py": "Y = 1\n"}, "an unpushed commit")
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", FIXED + "# harmless\n")
+    said = hook(repo, "claude")
+    run_named(repo, said)
+    after = hook(repo, "claude")
+    assert (after.blocked, after.message) == (False, "")
+
+
+def test_a_regression_committed_during_the_turn_is_judged_with_it(tmp_path: Path) -> None:
+    repo = unconfigured(tmp_path, with_remote=False)
+    hook(repo, "claude", kind="start")
+    repo.commit({"app.py": BROKEN}, "the regression, committed by the agent")
+    repo.write("notes.txt", "something else\n")
+    review(repo)  # against HEAD: only notes.txt, clean
+    said = hook(repo, "claude")
+    assert said.blocked, "a review against HEAD leaves the turn's own commit out"
+    assert "reviewed against" in said.instruction
+    run_named(repo, said)
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
+def test_a_clean_commit_during_the_turn_ends_clean(tmp_path: Path) -> None:
+    repo = unconfigured(tmp_path, with_remote=False)
+    hook(repo, "claude", kind="start")
+    repo.commit({"app.py": FIXED + "# harmless\n"}, "a harmless commit")
+    said = hook(repo, "claude")
+    assert said.blocked
+    run_named(repo, said)
+    assert hook(repo, "claude").message == ""
+
+
+def test_a_regression_pushed_to_the_upstream_is_still_judged(tmp_path: Path) -> None:
+    repo = unconfigured(tmp_path, with_remote=True)
+    hook(repo, "claude", kind="start")
+    repo.commit({"app.py": BROKEN}, "the regression")
+    repo.git("push", "-q", "origin", "feature")  # the upstream, the hook's base, moves
+    said = hook(repo, "claude")
+    assert said.blocked, "pushing the regression made it the base"
+    run_named(repo, said)
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
+def test_a_reset_onto_a_regression_and_a_moved_upstream_are_still_judged(
+    tmp_path: Path,
+) -> None:
+    repo = unconfigured(tmp_path, with_remote=False)
+    hook(repo, "claude", kind="start")
+    repo.git("checkout", "-q", "-b", "elsewhere")
+    repo.commit({"app.py": BROKEN}, "the regression, on another branch")
+    repo.git("checkout", "-q", "feature")
+    repo.git("reset", "-q", "--hard", "elsewhere")
+    repo.git("branch", "-q", "--set-upstream-to=elsewhere")  # the base now holds it
+    said = hook(repo, "claude")
+    assert said.blocked
+    run_named(repo, said)
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
+def test_without_a_start_record_the_base_is_the_merge_base_with_head(tmp_path: Path) -> None:
+    repo = unconfigured(tmp_path, with_remote=True)
+    repo.commit({"app.py": BROKEN}, "an unpushed regression")  # no start hook installed
+    repo.write("notes.txt", "and an edit\n")
+    said = hook(repo, "claude")
+    fork = repo.git("rev-parse", "origin/feature")
+    assert f"--bounded-review-base={fork}" in said.instruction  # not HEAD
+    run_named(repo, said)
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
+def test_an_error_blocks_once_per_task(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "repo")
+    config = (repo.path / "pyproject.toml").read_text()
+    for task in range(2):
+        hook(repo, "claude", kind="start")
+        repo.write("app.py", FIXED + f"# task {task}\n")
+        (repo.path / "pyproject.toml").write_text("[tool.bounded-review\n")  # broken
+        first, second = hook(repo, "claude"), hook(repo, "claude")
+        assert first.blocked
+        assert "could not decide" in first.instruction
+        assert not second.blocked
+        assert "could not decide" in second.message
+        (repo.path / "pyproject.toml").write_text(config)
+        review(repo)
+        assert hook(repo, "claude").message == ""  # the task ends clean
