@@ -83,6 +83,34 @@ def test_the_commit_gate_answers_for_exactly_the_staged_tree(sample: GitRepo) ->
     assert "gate.review_clean" in why
 
 
+def test_the_working_tree_gate_answers_for_what_an_agent_left(sample: GitRepo) -> None:
+    """`gate --stage working-tree`: a clean report of the working tree with its untracked
+    files, against the base the stop hook judges it with; the index is never used or touched."""
+    handle = git.open_repo(sample.path)
+    report = sample.path / ".bounded-review" / "report.json"
+    sample.write("app.py", "x = 2\n")
+    sample.write("extra.py", "y = 1\n")  # untracked: part of what the agent left
+    with sample.untouched():
+        assert check(handle, report, "working-tree", {})[0] == 2
+        assert review(sample, "--bounded-review-target=local-diff") == 0
+        status, why = check(handle, report, "working-tree", {})
+    assert status == 0, why
+    assert why.startswith("accepted the clean review")
+    assert "for the working tree tree:" in why
+    sample.write("extra.py", "y = 2\n")  # changed after its review
+    status, why = check(handle, report, "working-tree", {})
+    assert status == 2
+    assert "not the working tree" in why
+    assert "-m pytest --bounded-review" in why
+    assert review(sample, "--bounded-review-target=local-diff", "--bounded-review-base=HEAD~1") == 0
+    status, why = check(handle, report, "working-tree", {})  # this tree, another base
+    assert status == 2
+    assert f"not {sample.git('rev-parse', 'HEAD')[:12]}" in why
+    sample.write("test_a.py", "def test_a():\n    assert 0\n")  # a regression
+    assert review(sample, "--bounded-review-target=local-diff") == 1
+    assert check(handle, report, "working-tree", {})[0] == 1
+
+
 def test_the_commit_gate_binds_the_base_to_head(sample: GitRepo) -> None:
     """A review of the staged tree against a commit whose tree is that tree (``git stash
     create``) reviews an empty diff: it is not a review of what the commit adds."""

@@ -5,7 +5,9 @@ A commit (``pre-commit``, ``manual``) needs a clean report of the staged tree wh
 is the HEAD commit it goes on. A push (``pre-push``) needs, for every pushed ref that carries
 something new, a clean report of the tree it sends whose base commit is the base of the pushed
 range (``target/push.py``): a review of the same tree against another base (a local diff against
-HEAD after unreviewed commits) is not a review of the push.
+HEAD after unreviewed commits) is not a review of the push. ``working-tree`` (what a headless
+agent left: the working tree with its untracked files) needs a clean report of that tree
+against the base the agent's stop hook judges a turn with no start record against.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from ..target.push import PushedRef, PushRange, from_pre_commit, ranges
 if TYPE_CHECKING:
     from ..models.report import Report
 
-STAGES = ("auto", "pre-commit", "pre-push", "manual")
+STAGES = ("auto", "pre-commit", "pre-push", "manual", "working-tree")
 PUSH_SIGNS = ("PRE_COMMIT_TO_REF", "PRE_COMMIT_REMOTE_NAME", "PRE_COMMIT_REMOTE_URL")
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 REVIEW_STAGED = "pytest --bounded-review --bounded-review-target=staged"
@@ -158,6 +160,34 @@ def check_commit(
     return verdict(path, report, what, f"run {REVIEW_STAGED}", state_dir)
 
 
+def check_working_tree(
+    repo: git.Repo, path: Path, report: Report, env: Mapping[str, str], state_dir: str | None
+) -> Verdict:
+    """What an agent left: the report must be of the working tree with its untracked files
+    (the tool's byproducts left out), against the base the stop hook judges it with."""
+    from . import hookbase
+
+    place = hookbase.locate(repo.root)
+    live = hookbase.live_tree(place)
+    judged = hookbase.judged(place, env, "", live)
+    target, revision = report.target, f"tree:{live}"
+    if target.revision != revision:
+        why = (
+            f"the last report ({path}) reviewed {target.revision}, not the working tree "
+            f"{revision}: run {judged.review}"
+        )
+        return EXIT_INDETERMINATE, why
+    what = f"the working tree {revision}"
+    if judged.commit is not None and target.base_commit != judged.commit:
+        against = (target.base_commit or "no base")[:12]
+        why = (
+            f"the report {path} reviewed {what} against {against}, not {judged.commit[:12]}: "
+            f"run {judged.review}"
+        )
+        return EXIT_INDETERMINATE, why
+    return verdict(path, report, what, f"run {judged.review}", state_dir)
+
+
 def review_command(repo: git.Repo, pushed: PushRange) -> str:
     """The review that would cover ``pushed``: its tree, against its range's base."""
     command = f"{REVIEW_PR} --bounded-review-base={pushed.base_name}"
@@ -232,6 +262,8 @@ def check(
         found = read(report)
         if isinstance(found, tuple):
             return found
+        if stage == "working-tree":
+            return check_working_tree(repo, report, found, env, state_dir)
         return check_commit(repo, report, found, env, state_dir)
     note = None
     if pushed is None:

@@ -128,10 +128,11 @@ def _add_gate_parser(sub: Any) -> None:
     gate.add_argument(
         "--stage",
         default="auto",
-        choices=["auto", "pre-commit", "pre-push", "manual"],
+        choices=["auto", "pre-commit", "pre-push", "manual", "working-tree"],
         help="pre-commit and manual: the staged tree; pre-push: the tree of each pushed ref, "
-        "reviewed against the pushed range's base (auto: pre-push when --pushed-refs is given "
-        "or pre-commit says a push runs)",
+        "reviewed against the pushed range's base; working-tree: the working tree with its "
+        "untracked files, as an agent left it, against the base its stop hook judges (auto: "
+        "pre-push when --pushed-refs is given or pre-commit says a push runs)",
     )
     gate.add_argument("--report", metavar="PATH", help=_REPORT_HELP)
     gate.add_argument(
