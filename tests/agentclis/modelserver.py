@@ -1,12 +1,13 @@
 """A scripted model on 127.0.0.1 that real coding-agent CLIs talk to instead of a provider.
 
 It speaks the streaming wire of each CLI (Anthropic Messages for Claude Code, OpenAI Responses
-for Codex) and answers every agent request with the next move of a ``Model``: tool calls (a
-shell command, a file edit) or a final text. It records every request, so a test can read what
-the agent sent back: the stop hook's block arrives as the model's next user message.
+for Codex, the Gemini API's ``streamGenerateContent`` for Gemini CLI) and answers every agent
+request with the next move of a ``Model``: tool calls (a shell command, a file edit) or a final
+text. It records every request, so a test can read what the agent sent back: the stop hook's
+block arrives as the model's next user message.
 
 Requests that are not the agent's own turn (a title, a quota probe: no tools offered) are
-answered with a short text and not shown to the ``Model``.
+answered with a short text, a token count with a number; neither is shown to the ``Model``.
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ Model = Callable[["Request"], Move]
 class Request:
     """One agent request as the server saw it."""
 
-    wire: str  # "anthropic" | "responses"
+    wire: str  # "anthropic" | "responses" | "gemini"
     body: dict[str, Any]
     user_text: str  # the text of the last message from the user's side that is not a tool result
     after_tools: bool  # the request ends with results of the model's tool calls
@@ -92,6 +93,23 @@ def _responses_request(body: dict[str, Any]) -> Request:
             after_tools = False
     tools = [t.get("name", t.get("type", "")) for t in body.get("tools", [])]
     return Request("responses", body, "\n".join(texts), after_tools, tools)
+
+
+def _gemini_request(body: dict[str, Any]) -> Request:
+    texts: list[str] = []
+    after_tools = False
+    for content in body.get("contents", []):
+        parts = content.get("parts", [])
+        if content.get("role") != "user":
+            after_tools = False
+        elif any("functionResponse" in part for part in parts):
+            after_tools = True
+        else:
+            texts = [part["text"] for part in parts if "text" in part]
+            after_tools = False
+    declared = [tool.get("functionDeclarations", []) for tool in body.get("tools", [])]
+    tools = [d.get("name", "") for group in declared for d in group]
+    return Request("gemini", body, "\n".join(texts), after_tools, tools)
 
 
 def _sse(events: list[tuple[str, dict[str, Any]]]) -> bytes:
@@ -224,6 +242,25 @@ def _responses_reply(move: Move, n: int, tools: list[str]) -> bytes:
     return _sse(events)
 
 
+def _gemini_reply(move: Move, n: int, root: str) -> dict[str, Any]:
+    """One ``GenerateContentResponse``: Gemini CLI's own tool names and arguments (its shell,
+    and ``write_file``, which takes the whole new content)."""
+    parts: list[dict[str, Any]] = []
+    if isinstance(move, Say):
+        parts.append({"text": move.text})
+    else:
+        for call in move:
+            if isinstance(call, Shell):
+                name, args = "run_shell_command", {"command": call.command, "description": "run"}
+            else:
+                name = "write_file"
+                args = {"file_path": f"{root}/{call.path}", "content": call.content}
+            parts.append({"functionCall": {"name": name, "args": args}})
+    candidate = {"content": {"role": "model", "parts": parts}, "finishReason": "STOP", "index": 0}
+    usage = {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15}
+    return {"candidates": [candidate], "usageMetadata": usage, "responseId": f"r_{n}"}
+
+
 class ModelServer:
     """The scripted model, serving on 127.0.0.1 in a thread from its creation until the
     ``with`` block ends; ``requests`` is every agent request it answered, in order."""
@@ -255,7 +292,7 @@ class ModelServer:
                 if reply is None:
                     self._send(404, "application/json", b'{"error": "not here"}')
                     return
-                self._send(200, "text/event-stream", reply)
+                self._send(200, *reply)
 
             def _send(self, code: int, kind: str, data: bytes) -> None:
                 self.send_response(code)
@@ -280,11 +317,19 @@ class ModelServer:
         self._http.shutdown()
         self._http.server_close()
 
-    def answer(self, path: str, body: dict[str, Any]) -> bytes | None:
-        if path.split("?")[0].endswith("/messages"):
+    def answer(self, path: str, body: dict[str, Any]) -> tuple[str, bytes] | None:
+        """The reply to one POST (its content type and bytes), or ``None`` when ``path`` is
+        no model call."""
+        route = path.split("?")[0]
+        method = route.rpartition(":")[2] if "/models/" in route else ""
+        if method == "countTokens":
+            return "application/json", json.dumps({"totalTokens": 10}).encode()
+        if route.endswith("/messages"):
             request = _anthropic_request(body)
-        elif path.split("?")[0].endswith("/responses"):
+        elif route.endswith("/responses"):
             request = _responses_request(body)
+        elif method in ("streamGenerateContent", "generateContent"):
+            request = _gemini_request(body)
         else:
             return None
         with self._lock:
@@ -295,8 +340,13 @@ class ModelServer:
                 self.requests.append(request)
                 move = self.model(request)
         if request.wire == "anthropic":
-            return _anthropic_reply(move, n, self.root)
-        return _responses_reply(move, n, request.tools)
+            return "text/event-stream", _anthropic_reply(move, n, self.root)
+        if request.wire == "responses":
+            return "text/event-stream", _responses_reply(move, n, request.tools)
+        reply = json.dumps(_gemini_reply(move, n, self.root))
+        if method == "generateContent":
+            return "application/json", reply.encode()
+        return "text/event-stream", f"data: {reply}\r\n\r\n".encode()
 
     def agent_requests(self) -> Iterator[Request]:
         yield from self.requests

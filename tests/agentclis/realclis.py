@@ -90,7 +90,11 @@ def install() -> Path:
     return final / "node_modules" / ".bin"
 
 
-BINARIES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
+BINARIES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+}
 
 
 def installed() -> Path:
@@ -258,4 +262,30 @@ trust_level = "trusted"
         return [*argv, "--json", prompt]
 
 
-CLIS: dict[str, type[Cli]] = {"claude": Claude, "codex": Codex}
+class Gemini(Cli):
+    name = "gemini"
+
+    def setup(self) -> None:
+        gemini_home = self.home / ".gemini"
+        gemini_home.mkdir()
+        settings = {
+            "security": {"auth": {"selectedType": "gemini-api-key"}},
+            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+            "privacy": {"usageStatisticsEnabled": False},
+        }
+        (gemini_home / "settings.json").write_text(json.dumps(settings))
+        # the folder trusted once, as a user does: `--skip-trust` never reads .gemini/settings.json
+        trusted = {str(self.repo): "TRUST_FOLDER"}
+        (gemini_home / "trustedFolders.json").write_text(json.dumps(trusted))
+        self.env |= {"GOOGLE_GEMINI_BASE_URL": self.url, "GEMINI_API_KEY": "local-test"}
+        # it relaunches itself only to raise node's heap limit: a second start-up (about a
+        # second) per turn that changes nothing the hooks see
+        self.env["GEMINI_CLI_NO_RELAUNCH"] = "true"
+
+    def argv(self, prompt: str, resume: bool) -> list[str]:
+        argv = [str(self.bin_dir / "gemini"), "-p", prompt, "-m", "gemini-2.5-flash"]
+        argv += ["--approval-mode", "yolo", "--output-format", "stream-json"]
+        return argv + (["--resume", "latest"] if resume else [])
+
+
+CLIS: dict[str, type[Cli]] = {"claude": Claude, "codex": Codex, "gemini": Gemini}

@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import json
 import os
+import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -139,7 +140,7 @@ def record(
     starts = [c["seconds"] for c in cli.hooks() if c["args"][:2] == ["hook", "start"]]
     row = {
         "cli": cli.name,
-        "version": realclis.versions()[PACKAGES[cli.name]],
+        "version": realclis.versions()[realclis.BINARIES[cli.name]],
         "scenario": scenario,
         "stop_calls": len(found),
         "blocks": sum(stop.blocked for stop in found),
@@ -160,9 +161,6 @@ def record(
         handle.write(json.dumps(row) + "\n")
 
 
-PACKAGES = {"claude": "@anthropic-ai/claude-code", "codex": "@openai/codex"}
-
-
 def start(
     kind: str, cli_bin: Path, tmp_path: Path, script: Script, *, gitignore: bool = True
 ) -> tuple[ModelServer, realclis.Cli, GitRepo]:
@@ -173,13 +171,25 @@ def start(
     return server, cli, project(path, kind, cli.env, gitignore=gitignore)
 
 
-def arrived(found: list[Stop], script: Script, offset: int = 0) -> None:
-    """Each block's reason is the model's next user message, in order."""
+def arrived(cli: realclis.Cli, found: list[Stop], script: Script) -> None:
+    """Each block's reason is the model's next user message, in order. Gemini CLI gives it as
+    a new user turn of exactly that text, and retries as a new turn: `BeforeAgent` (the start
+    hook) fires again first, and `stop_hook_active` is false on every `AfterAgent`, so only the
+    hook's own count keeps the task's blocks."""
     blocks = [stop.answer["reason"] for stop in found if stop.blocked]
     follow = [text for text in script.triggers if PROMPT not in text]
     assert len(follow) == len(blocks), (follow, blocks)
     for reason, text in zip(blocks, follow, strict=True):
-        assert reason in text, (reason, text)
+        assert (text == reason) if cli.name == "gemini" else (reason in text), (reason, text)
+    if cli.name != "gemini":
+        return
+    calls = [call for call in cli.hooks() if call["args"][:1] == ["hook"]]
+    kinds = [call["args"][1] for call in calls]
+    for n, call in enumerate(calls[:-1]):
+        if kinds[n] == "stop" and json.loads(call["out"] or "{}").get("decision") == "deny":
+            assert kinds[n + 1] == "start", kinds
+    events = [json.loads(call["event"]) for call in calls if call["args"][1] == "stop"]
+    assert [event.get("stop_hook_active") for event in events] == [False] * len(events), events
 
 
 @pytest.mark.parametrize("kind", CLIS)
@@ -196,7 +206,7 @@ def test_a_broken_edit_is_held_until_its_fix_is_reviewed_clean(
     found = stops(cli)
     assert [stop.path for stop in found] == ["block", "allow"], found
     assert "Run `" in found[0].answer["reason"]
-    arrived(found, script)
+    arrived(cli, found, script)
     assert worker.review in found[0].answer["reason"]  # it ran exactly the command named
     with repo.untouched():  # a review run again outside the agent leaves the user's state
         again = subprocess.run(
@@ -231,14 +241,22 @@ def test_a_stubborn_agent_is_let_go_at_the_ceiling_with_the_state_shown(
     assert held, found
     assert all(stop.blocked for stop in held), found
     assert len(held) <= 3  # at most the standard tier's ceiling (2 repair loops) + 1
-    arrived(found, script)
+    arrived(cli, found, script)
     assert last.path == "let go", last
+    # exactly the ceiling + 1 blocks, in one task: Gemini CLI's retries (each a new turn to its
+    # hooks) did not start the count again
+    loops = re.search(r"of (\d+) repair loop\(s\) used", last.message)
+    assert loops, last.message
+    assert len(held) == int(loops.group(1)) + 1, (found, last.message)
+    assert f"{len(held)} block(s) spent on this task, the ceiling" in last.message
     # the exact state: the gate's value, the loop against its ceiling, what is left
     assert "review not clean (no)" in last.message, last.message
     assert "repair loop(s) used" in last.message, last.message
     assert "unresolved: tests/test_calc.py::test_add" in last.message, last.message
     assert gated[0] == "no"
     assert gated[1] != 0
+    if kind == "gemini":  # the one headless CLI that shows the user the state: on stderr
+        assert last.message in run.stderr, run.stderr[-3000:]
 
 
 @pytest.mark.parametrize("kind", CLIS)
@@ -262,7 +280,7 @@ def test_each_task_of_one_agent_session_is_held(kind: str, cli_bin: Path, tmp_pa
     found = stops(cli)
     gated = gate(repo)
     record(cli, "three tasks in one session", found, gated, runs)
-    arrived(found, script)
+    arrived(cli, found, script)
     assert paths == [["block", "block", "allow"]] * 3, paths
     assert reports == ["yes"] * 3
     assert gated == ("yes", 0)
@@ -281,6 +299,6 @@ def test_a_repository_without_a_gitignore(kind: str, cli_bin: Path, tmp_path: Pa
     found = stops(cli)
     gated = gate(repo)
     record(cli, "no .gitignore", found, gated, [run])
-    arrived(found, script)
+    arrived(cli, found, script)
     assert [stop.path for stop in found] == ["block", "allow"], found
     assert gated == ("yes", 0)
