@@ -1,8 +1,8 @@
 """What ``bounded-review init --agent`` writes, read by each installed agent's own loader: the
 check that the shapes are the agents', not ours. Each test runs the CLI pinned in
-tests/agentclis (Claude Code, Codex), or where the agent's CLI is on PATH (and node, for the
-ones shipped as JavaScript), in a throwaway home, and also shows
-that the loader rejects a broken entry, so a pass means something. Where they ran, and the
+tests/agentclis (Claude Code, Codex, Gemini CLI), or where the agent's CLI is on PATH (and
+node, for the ones shipped as JavaScript), in a throwaway home, and also shows that the loader
+rejects a broken entry, so a pass means something. Where they ran, and the
 versions, is in tests/data/agents/README.md.
 """
 
