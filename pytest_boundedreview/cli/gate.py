@@ -164,12 +164,21 @@ def check_working_tree(
     repo: git.Repo, path: Path, report: Report, env: Mapping[str, str], state_dir: str | None
 ) -> Verdict:
     """What an agent left: the report must be of the working tree with its untracked files
-    (the tool's byproducts left out), against the base the stop hook judges it with."""
-    from . import hookbase
+    (the tool's byproducts left out), against the base the stop hook judges it with: the one
+    recorded at the start of the last turn the hooks saw, else the merge base of the resolved
+    base and HEAD."""
+    from . import hookbase, hookstate
 
     place = hookbase.locate(repo.root)
     live = hookbase.live_tree(place)
-    judged = hookbase.judged(place, env, "", live)
+    try:
+        turn = hookstate.latest(place.state)
+    except ValueError as exc:
+        return EXIT_INDETERMINATE, str(exc)
+    commit, recorded = (turn.turn_commit, turn.turn_base) if turn else ("", "")
+    judged = hookbase.judged(place, env, commit, live, recorded)
+    if judged.unreviewable:
+        return EXIT_INDETERMINATE, judged.unreviewable
     target, revision = report.target, f"tree:{live}"
     if target.revision != revision:
         why = (

@@ -60,38 +60,76 @@ def live_tree(place: Place) -> str:
     return tree_via_temp_index(place.repo, add_all=True)
 
 
+UNBORN = "unborn"  # the turn started on a branch with no commit yet
+_COMMIT = re.compile("[0-9a-f]{40}|[0-9a-f]{64}")
+
+
 @record(frozen=True)
 class Judged:
     """The base commit the stop is judged against (``None``: no commit to judge against), its
-    tree, and the review command whose report of the tree counts."""
+    tree, the review command whose report of the tree counts, and why no review can count
+    (``unreviewable``), when none can."""
 
     commit: str | None
     tree: str | None
     review: str
+    unreviewable: str = ""
 
 
-def judged(place: Place, env: Mapping[str, str], turn_commit: str, live: str) -> Judged:
-    """The base the stop of a turn that started at ``turn_commit`` ("" when not recorded) is
-    judged against, for the tree ``live``, and the command that reviews exactly that."""
+def _resolved(place: Place, env: Mapping[str, str]) -> str | None:
     from ..target.base import resolve_base
 
+    try:
+        return resolve_base(place.repo, place.settings.base, env, "the `base` setting")[1]
+    except FatalError:
+        return None
+
+
+def turn_base(place: Place, env: Mapping[str, str], head: str | None) -> str:
+    """The base a turn that starts at ``head`` is judged against, recorded when it starts: the
+    merge base of ``head`` and the base a review would resolve (``head`` itself when there is
+    none). Recorded, not resolved again at the stop: moving the upstream or a local branch
+    during the turn must not move what the turn is judged against."""
+    if head is None:
+        return ""
+    resolved = _resolved(place, env)
+    if resolved is None or resolved == head:
+        return head
+    return _merge_base(place.repo, resolved, head) or head
+
+
+def judged(
+    place: Place, env: Mapping[str, str], turn_commit: str, live: str, recorded: str = ""
+) -> Judged:
+    """The base the stop of a turn is judged against, for the tree ``live``, and the command
+    that reviews exactly that: the turn's ``recorded`` base when its start was recorded (the
+    turn's own commits, resets and pushes are part of the change), else the merge base of the
+    resolved base and ``HEAD``. ``turn_commit``: the commit the turn started at, ``UNBORN``,
+    or "" when not recorded."""
     repo, settings = place.repo, place.settings
     head, head_tree = repo.head_and_tree()
     # The working tree's `base` and `target`: a review takes the base commit's (baseconfig),
     # which differ only where the change edits them; the turn's own changes are judged either
-    # way (the base is anchored on the turn's starting commit).
+    # way (the base is anchored on what the turn started at).
     name, target = settings.base, settings.target
-    try:
-        resolved: str | None = resolve_base(repo, name, env, "the `base` setting")[1]
-    except FatalError:
-        resolved = None
-    # a commit id, never an option: the state file is in the agent's reach
-    anchor = turn_commit if re.fullmatch("[0-9a-f]{40}|[0-9a-f]{64}", turn_commit) else head
-    commit = anchor
-    if resolved is not None and anchor is not None and resolved != anchor:
-        commit = _merge_base(repo, resolved, anchor) or anchor
-    elif anchor is None:
-        commit = resolved
+    resolved = _resolved(place, env)
+    # commit ids, never options: the state file is in the agent's reach
+    if _COMMIT.fullmatch(recorded):
+        commit: str | None = recorded
+    elif turn_commit == UNBORN and head is not None:
+        why = (
+            "this turn started on a branch with no commit and committed since: no review "
+            "can take a base before the first commit, so the turn's commits cannot be "
+            "reviewed as its change"
+        )
+        return Judged(None, None, review_command(place, []), why)
+    else:
+        anchor = turn_commit if _COMMIT.fullmatch(turn_commit) else head
+        commit = anchor
+        if resolved is not None and anchor is not None and resolved != anchor:
+            commit = _merge_base(repo, resolved, anchor) or anchor
+        elif anchor is None:
+            commit = resolved
     tree = head_tree if commit == head else repo.tree_of(commit) if commit else None
     # What the review command takes with no base named: the configured base (a local diff),
     # HEAD (a local diff, no base configured), or the merge base with HEAD (a committed tree).
@@ -104,7 +142,7 @@ def judged(place: Place, env: Mapping[str, str], turn_commit: str, live: str) ->
         extra.append(f"--bounded-review-base={commit}")
     if target not in ("auto", "local-diff") or (extra and target == "auto"):
         extra.append("--bounded-review-target=local-diff")
-    return Judged(commit, tree, review_command(settings, extra))
+    return Judged(commit, tree, review_command(place, extra))
 
 
 def _merge_base(repo: Repo, one: str, other: str) -> str | None:
@@ -112,14 +150,18 @@ def _merge_base(repo: Repo, one: str, other: str) -> str | None:
     return git.decode(proc.stdout).strip() or None if proc.returncode == 0 else None
 
 
-def review_command(settings: Settings, extra: list[str]) -> str:
+def review_command(place: Place, extra: list[str]) -> str:
     """The configured ``review_command``, else pytest run by the interpreter this hook runs
     under (by its absolute path: the agent's shell may not have this environment on its
-    ``PATH``), with ``extra`` options."""
-    command = settings.review_command
+    ``PATH``), with ``extra`` options; started at the repository's top when the agent works
+    in a folder below it (a review started there would collect only that folder's tests)."""
+    command = place.settings.review_command
     if command == Settings.review_command:
         command = f"{_quoted(sys.executable)} -m pytest --bounded-review"
-    return " ".join([command, *extra])
+    command = " ".join([command, *extra])
+    if place.folder.resolve() != place.repo.root.resolve():
+        command = f"cd {_quoted(str(place.repo.root))} && {command}"
+    return command
 
 
 def _quoted(path: str) -> str:

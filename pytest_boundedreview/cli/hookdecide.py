@@ -170,9 +170,9 @@ def _decide(seen: Seen, counter: Counter, report: ReportView | None, why: str, k
         return Answer(False, f"stop allowed: no progress since the last block; {state}")
     if seen.review_only:
         ask = f"Run `{seen.review}` and report its state to the user; do not edit."
-        return Answer(
-            True, f"The last review of this tree does not count ({less}). {ask}" if less else ask
-        )
+        if less:
+            return Answer(True, f"The last review of this tree does not count ({less}). {ask}")
+        return Answer(True, f"No review of this tree ({why}). {ask}" if report is None else ask)
     if report is None:
         return Answer(
             True,

@@ -1,7 +1,7 @@
 """What an agent's hooks keep per agent session (CONTRACT §12), in
 ``<state>/agents/<agent>-<session>.json``, read and written under the ledger's kernel lock and
 written atomically: the blocks given in the current task, the last decision blocked, the commit
-and tree the turn started with, whether the last stop was blocked, and whether this task had
+and tree the turn started with and the base it is judged against, whether the last stop was blocked, and whether this task had
 its one block for a hook that could not decide in time.
 
 A task starts at the first turn that changes the tree after a stop that was allowed and ends at
@@ -20,7 +20,7 @@ from pathlib import Path
 from ..core.statefile import write_atomic
 from ..models.record import record
 
-_TEXT = ("last", "turn_tree", "turn_commit")
+_TEXT = ("last", "turn_tree", "turn_commit", "turn_base")
 _FLAGS = ("pending", "late")
 
 
@@ -33,6 +33,7 @@ class Counter:
     last: str = ""  # the key of the last decision blocked (tree + what it was blocked on)
     turn_tree: str = ""  # the tree the current turn started with ("" when not recorded)
     turn_commit: str = ""  # the commit the current turn started at ("" when none recorded)
+    turn_base: str = ""  # the base commit recorded with it, which the turn is judged against
     pending: bool = False  # the last answer was a block: the agent's next prompt follows it
     late: bool = False  # this task had its one block for a hook that could not decide in time
 
@@ -75,6 +76,15 @@ class Counter:
         again (a hook configured twice) is not a new task's first block."""
         self.blocks, self.pending, self.late = 0, False, False
         self.last = self.last if key is None else key
+
+
+def latest(state: Path) -> Counter | None:
+    """The state the hooks wrote last in ``state`` (of any agent and session), or ``None``:
+    what a check after a headless agent exited judges that agent's last turn by."""
+    found = [path for path in (state / "agents").glob("*.json") if path.is_file()]
+    if not found:
+        return None
+    return Counter.load(max(found, key=lambda path: path.stat().st_mtime_ns))
 
 
 @contextlib.contextmanager

@@ -97,7 +97,8 @@ def _stop(
     untested = unrecorded_edits(place.repo, live)
     path = counter_path(place.state, agent, session)
     work.phase = "resolving the base the stop is judged against"
-    base = judged(place, env, Counter.load(path).turn_commit, live)
+    recorded = Counter.load(path)
+    base = judged(place, env, recorded.turn_commit, live, recorded.turn_base)
     work.phase = "reading the report"
     settings = place.settings
     report = reportview.read(settings.report_file(place.state))
@@ -107,6 +108,8 @@ def _stop(
         ceiling = ceiling_of(settings.mode, settings.max_repair_loops, settings.risk)
     if untested:  # the tree records a nested repository's commit, not what its checkout holds
         report = f"{'; '.join(untested)}: commit there first, then review"
+    elif base.unreviewable:
+        report = base.unreviewable
     review_only = settings.mode == "review-only"
     seen = Seen(live, report, ceiling, review_only, base.review, base.commit, settings.state_dir)
     work.phase = "waiting for another hook of this agent session"
@@ -154,7 +157,7 @@ def start(data: bytes, agent: str, env: Mapping[str, str]) -> str:
     was given in."""
 
     def job(work: Work[str]) -> str:
-        from .hookbase import live_tree, locate
+        from .hookbase import UNBORN, live_tree, locate, turn_base
 
         event = read_event(data)
         place = locate(Path(repository(event)))
@@ -163,19 +166,22 @@ def start(data: bytes, agent: str, env: Mapping[str, str]) -> str:
             return ""
         session = PROTOCOLS[agent].session(event)
         path = counter_path(place.state, agent, session)
-        head = place.repo.head() or ""
+        head = place.repo.head()
+        work.phase = "resolving the base the turn is judged against"
+        base = turn_base(place, env, head)
         with held(place.state, agent, session), work.committing():
             counter = Counter.load(path)
             if counter.pending:
                 return ""
             # the commit first: a tree not recorded in time leaves none, never an old one
-            counter.turn_commit, counter.turn_tree = head, ""
+            counter.turn_commit, counter.turn_tree = head or UNBORN, ""
+            counter.turn_base = base
             counter.save()
         work.phase = SLOW_TREE
         live = live_tree(place)
         with held(place.state, agent, session), work.committing():
             counter = Counter.load(path)
-            if counter.turn_commit == head and not counter.pending:
+            if counter.turn_commit == (head or UNBORN) and not counter.pending:
                 counter.turn_tree = live
                 counter.save()
         return ""

@@ -122,7 +122,8 @@ def test_review_only_asks_for_the_review_never_for_edits(repo: GitRepo) -> None:
     repo.write("app.py", BROKEN)
     reason = answer(stop(repo)[1])["reason"]
     review = f"{sys.executable} -m pytest --bounded-review"
-    assert reason == f"Run `{review}` and report its state to the user; do not edit."
+    assert reason.startswith("No review of this tree (no report at ")
+    assert reason.endswith(f"Run `{review}` and report its state to the user; do not edit.")
 
 
 def test_a_report_it_cannot_use_is_never_clean(repo: GitRepo) -> None:
@@ -199,7 +200,7 @@ def test_a_configured_review_command_is_the_one_asked_for(repo: GitRepo) -> None
     config = '[tool.bounded-review]\nbase = "main"\nreview_command = "tox -e review"\n'
     repo.commit({"pyproject.toml": config}, "command")
     repo.write("app.py", BROKEN)
-    assert hook(repo, "claude").instruction.startswith("Run `tox -e review`")
+    assert "Run `tox -e review` and report its state" in hook(repo, "claude").instruction
 
 
 def test_an_uncommitted_edit_in_a_submodule_is_not_passed(repo: GitRepo, tmp_path: Path) -> None:

@@ -6,12 +6,18 @@ however it did it. Run with bytecode written and not (agents' shells write it)."
 
 from __future__ import annotations
 
+import json
+import re
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from agenthooks import BROKEN, FIXED, Said, hook, make_repo, named_command, review
-from gitrepo import GitRepo
+from agenthooks import BROKEN, FIXED, Said, event, hook, make_repo, named_command, review
+from gitrepo import GitRepo, clean_env
+
+TEST = "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 
 
 @pytest.fixture(params=["no bytecode", "bytecode"])
@@ -216,3 +222,97 @@ def test_an_error_blocks_once_per_task(tmp_path: Path) -> None:
         (repo.path / "pyproject.toml").write_text(config)
         review(repo)
         assert hook(repo, "claude").message == ""  # the task ends clean
+
+
+def test_moving_the_base_back_during_the_turn_does_not_move_what_it_is_judged_against(
+    tmp_path: Path,
+) -> None:
+    """The base is recorded when the turn starts: pointing the upstream (or a local branch)
+    at an older commit during the turn, and leaving that commit's tree, reverts a fix."""
+    repo = unconfigured(tmp_path, with_remote=False)
+    old = repo.git("rev-parse", "HEAD")
+    repo.commit({"app.py": FIXED + "# a later fix\n"}, "a later commit")
+    hook(repo, "claude", kind="start")
+    repo.git("branch", "-q", "old", old)
+    repo.git("branch", "-q", "--set-upstream-to=old")
+    repo.git("checkout", "-q", "old", "--", ".")  # the tree is now the old commit's
+    said = hook(repo, "claude")
+    assert said.blocked, "the tree the turn left was never reviewed"
+    report = run_named(repo, said)
+    assert report["target"]["base_commit"] == repo.git("rev-parse", "feature")  # not `old`
+
+
+def test_a_turn_that_starts_on_an_unborn_branch_and_commits_is_not_passed(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write(".gitignore", ".bounded-review/\n__pycache__/\n")
+    hook(repo, "claude", kind="start")
+    repo.commit({"app.py": BROKEN, "test_app.py": TEST}, "the agent's first commit")
+    repo.write("notes.txt", "and an edit\n")
+    review(repo)  # against HEAD: the first commit's failure is pre-existing there
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "started on a branch with no commit" in said.instruction
+    for _ in range(4):
+        if not said.blocked:
+            break
+        said = hook(repo, "claude")
+    assert not said.blocked
+    assert "not reviewed" in said.message
+
+
+def test_a_turn_that_starts_on_an_unborn_branch_and_commits_nothing_is_reviewed(
+    tmp_path: Path,
+) -> None:
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write(".gitignore", ".bounded-review/\n__pycache__/\n")
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", FIXED)
+    repo.write("test_app.py", TEST)
+    said = hook(repo, "claude")
+    assert said.blocked
+    run_named(repo, said)
+    assert hook(repo, "claude").message == ""
+
+
+def test_the_working_tree_gate_judges_the_last_turn_as_the_hook_does(tmp_path: Path) -> None:
+    """After a headless agent exits, `gate --stage working-tree` takes the base the last
+    turn's start recorded: a regression committed during the turn is not passed."""
+    repo = unconfigured(tmp_path, with_remote=False)
+    hook(repo, "claude", kind="start")
+    repo.commit({"app.py": BROKEN}, "the regression, committed by the agent")
+    repo.write("notes.txt", "something else\n")
+    review(repo)  # against HEAD: clean
+    gated = subprocess.run(
+        [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", "working-tree"],
+        cwd=repo.path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert gated.returncode == 2, gated.stdout + gated.stderr
+    assert "--bounded-review-base=" in gated.stderr
+
+
+def test_from_a_folder_below_the_top_the_named_command_reviews_the_whole_repository(
+    tmp_path: Path,
+) -> None:
+    repo = make_repo(tmp_path / "repo")
+    repo.commit({"docs/notes.txt": "a folder with no tests\n"}, "docs")
+    below = repo.path / "docs"
+    starts = json.dumps(event("claude", below, "s1", stop=False)).encode()
+    stops = json.dumps(event("claude", below, "s1")).encode()
+    hook(repo, "claude", kind="start", raw=starts, cwd=below)
+    repo.write("app.py", FIXED + "# harmless\n")
+    said = hook(repo, "claude", raw=stops, cwd=below)
+    assert said.blocked
+    found = re.search(r"[Rr]un `([^`]+)`", said.instruction)
+    assert found is not None
+    assert found.group(1).startswith(f"cd {shlex.quote(str(repo.path))} && ")
+    done = subprocess.run(
+        found.group(1), shell=True, cwd=below, env=clean_env(), capture_output=True, check=False
+    )
+    assert done.returncode == 0, done.stdout
+    assert hook(repo, "claude", raw=stops, cwd=below).message == ""
