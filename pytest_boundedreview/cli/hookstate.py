@@ -1,8 +1,8 @@
 """What an agent's hooks keep per agent session (CONTRACT §12), in
 ``<state>/agents/<agent>-<session>.json``, read and written under the ledger's kernel lock and
 written atomically: the blocks given in the current task, the last decision blocked, the commit
-and tree the turn started with and the base it is judged against, whether the last stop was blocked, and whether this task had
-its one block for a hook that could not decide in time.
+and tree the turn started with and the base it is judged against, whether the last stop was
+blocked, and whether this task had its one block for a hook that could not decide in time.
 
 A task starts at the first turn that changes the tree after a stop that was allowed and ends at
 the next allowed stop (:meth:`Counter.end_task`): the block budget is one task's, not the whole
