@@ -101,10 +101,8 @@ def _stop(
     work.phase = "reading the report"
     settings = place.settings
     report = reportview.read(settings.report_file(place.state))
-    if isinstance(report, ReportView):
-        ceiling = report.max_repair_loops
-    else:
-        ceiling = ceiling_of(settings.mode, settings.max_repair_loops, settings.risk)
+    reported = report.max_repair_loops if isinstance(report, ReportView) else None
+    ceiling = ceiling_of(settings.mode, settings.max_repair_loops, settings.risk, reported)
     if untested:  # the tree records a nested repository's commit, not what its checkout holds
         report = f"{'; '.join(untested)}: commit there first, then review"
     review_only = settings.mode == "review-only"

@@ -7,6 +7,7 @@ however it did it. Run with bytecode written and not (agents' shells write it)."
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -216,3 +217,25 @@ def test_an_error_blocks_once_per_task(tmp_path: Path) -> None:
         (repo.path / "pyproject.toml").write_text(config)
         review(repo)
         assert hook(repo, "claude").message == ""  # the task ends clean
+
+
+REVIEW_ONLY = [sys.executable, "-m", "pytest", "-q", "--bounded-review-mode=review-only"]
+
+
+def test_a_review_run_review_only_spends_no_repair_loop_of_the_rules(repo: GitRepo) -> None:
+    # the rules say review-and-fix; a review run with the mode lowered records a ceiling of 0
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", BROKEN)
+    report = review(repo, [*REVIEW_ONLY, "--bounded-review"])
+    assert report["budget"]["max_repair_loops"] == 0
+    said = hook(repo, "claude")
+    assert said.blocked  # the regression is not let go at the first stop
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
+def test_a_harmless_change_reviewed_review_only_ends_clean(repo: GitRepo) -> None:
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", FIXED + "# a harmless comment\n")
+    review(repo, [*REVIEW_ONLY, "--bounded-review"])
+    said = hook(repo, "claude")
+    assert (said.blocked, said.message) == (False, "")
