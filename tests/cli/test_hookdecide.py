@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from pytest_boundedreview.cli.hookdecide import Answer, Seen, ceiling_of, decide
 from pytest_boundedreview.cli.hookstate import Counter
 from pytest_boundedreview.cli.reportview import ReportView

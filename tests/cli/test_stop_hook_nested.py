@@ -95,7 +95,8 @@ def test_what_else_a_nested_repository_holds_is_still_uncommitted(
     (repo.path / "lib" / name).write_bytes(content)
     said = hook(repo, "claude")
     assert said.blocked
-    assert "lib (" in said.instruction and "with uncommitted files" in said.instruction
+    assert "lib (" in said.instruction
+    assert "with uncommitted files" in said.instruction
     if kind == "submodule":  # the review itself names it, and is not clean
         report = review(repo)
         assert report["gate"]["review_clean"] != "yes"
