@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 from ..models.record import record
@@ -102,34 +101,13 @@ def ended_by_user(event: Mapping[str, Any]) -> bool:
 
 
 PLUGIN_ROOT = "CLAUDE_PLUGIN_ROOT"  # set for the hooks of a Claude Code plugin
-_PROJECT_SETTINGS = (".claude/settings.json", ".claude/settings.local.json")
 
 
-def stands_down(agent: str, kind: str, env: Mapping[str, str], root: Path) -> bool:
-    """Whether this hook is the Claude Code plugin's copy of one the project settings hold
-    too (``init --agent claude`` wrote it): Claude Code runs both, and the project's answers."""
-    if agent != "claude" or not env.get(PLUGIN_ROOT):
-        return False
-    from .agentsettings import AGENTS
-
-    spec = AGENTS[agent]
-    event = {"stop": spec.stop, "start": spec.start}[kind]
-    for name in _PROJECT_SETTINGS:
-        try:
-            data = json.loads((root / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        hooks = data.get("hooks") if isinstance(data, dict) else None
-        groups = hooks.get(event) if isinstance(hooks, dict) else None
-        handlers = [
-            handler
-            for group in (groups if isinstance(groups, list) else [])
-            if isinstance(group, dict) and isinstance(group.get("hooks"), list)
-            for handler in group["hooks"]
-        ]
-        if any(isinstance(h, dict) and h.get("command") == spec.command(kind) for h in handlers):
-            return True
-    return False
+def copy_of(env: Mapping[str, str]) -> str:
+    """Which copy of the hook this is: the Claude Code plugin's, or the one the project's
+    settings hold (``init --agent``). Claude Code runs both on each stop when both are there;
+    the second repeats the first's answer (``hookstate.Counter.repeat``)."""
+    return "plugin" if env.get(PLUGIN_ROOT) else "project"
 
 
 def capped(text: str) -> str:

@@ -45,16 +45,24 @@ class Seen:
     state_dir: str = DEFAULT_STATE_DIR  # where a review of it keeps its loop
 
 
-def ceiling_of(mode: str, max_repair_loops: int | None, risk: str) -> int:
-    """The repair-loop ceiling when no report says it: the configured one, else the
-    configured tier's, else the standard tier's."""
-    from ..core.ceilings import TIER_CEILINGS
+def ceiling_of(
+    mode: str, max_repair_loops: int | None, risk: str, reported: int | None = None
+) -> int:
+    """The repair-loop ceiling the repository's rules give: the configured one, else the
+    configured tier's, else the standard tier's. A report never lowers it (a review run with
+    ``--bounded-review-mode=review-only`` or a lower tier records a smaller one); ``reported``,
+    a report's own, raises it where the rules leave the tier to the change (a change classified
+    strict), never past the highest tier's."""
+    from ..core.ceilings import HARD_CEILINGS, TIER_CEILINGS
 
     if mode == "review-only":
         return 0
     if max_repair_loops is not None:
         return max_repair_loops
-    return TIER_CEILINGS[risk if risk in TIER_CEILINGS else "standard"].max_repair_loops
+    ceiling = TIER_CEILINGS[risk if risk in TIER_CEILINGS else "standard"].max_repair_loops
+    if reported is not None and risk not in TIER_CEILINGS:
+        ceiling = max(ceiling, min(reported, HARD_CEILINGS.max_repair_loops))
+    return ceiling
 
 
 def _blockers(report: ReportView, review: str) -> str:
@@ -120,6 +128,16 @@ def _claimed_less(report: ReportView, seen: Seen) -> str | None:
     return None
 
 
+def _spent(report: ReportView, seen: Seen) -> bool:
+    """Whether the report's loop is over (deadlock, drift, or its repair loops used up) by
+    the rules of this repository: a loop run under a lower ceiling than theirs (a review
+    option: another mode or tier), in another state folder, or under an option that made the
+    review less, has not spent the loop the rules give."""
+    if report.max_repair_loops < seen.ceiling or _claimed_less(report, seen) is not None:
+        return False
+    return report.loop_status in ("deadlock", "drift") or report.repair_loops_used >= seen.ceiling
+
+
 def progress_key(seen: Seen, report: ReportView | None, why: str) -> str:
     """What a block is given on: the tree and what the hook decides on (the gate's value, the
     base, the blockers and target-related tests, or why there is no usable report), never the
@@ -159,9 +177,7 @@ def _decide(seen: Seen, counter: Counter, report: ReportView | None, why: str, k
             return Answer(False)
         report, why = None, less
     state = state_of(report) if report is not None else "not reviewed"
-    if report is not None and (
-        report.loop_status in ("deadlock", "drift") or report.repair_loops_used >= seen.ceiling
-    ):
+    if report is not None and _spent(report, seen):
         return Answer(False, state)
     if counter.blocks >= seen.ceiling + 1:
         spent = f"{counter.blocks} block(s) spent on this task, the ceiling"

@@ -2,7 +2,9 @@
 ``<state>/agents/<agent>-<session>.json``, read and written under the ledger's kernel lock and
 written atomically: the blocks given in the current task, the last decision blocked, the commit
 and tree the turn started with and the base it is judged against, whether the last stop was
-blocked, and whether this task had its one block for a hook that could not decide in time.
+blocked, whether this task had its one block for a hook that could not decide in time, and the
+last stop answered (so that the other copy of the hook answering the same stop repeats that
+answer: :meth:`Counter.repeat`).
 
 A task starts at the first turn that changes the tree after a stop that was allowed and ends at
 the next allowed stop (:meth:`Counter.end_task`): the block budget is one task's, not the whole
@@ -20,8 +22,11 @@ from pathlib import Path
 from ..core.statefile import write_atomic
 from ..models.record import record
 
-_TEXT = ("last", "turn_tree", "turn_commit", "turn_base")
-_FLAGS = ("pending", "late")
+_TEXT = ("last", "turn_tree", "turn_commit", "turn_base", "heard", "heard_by", "said")
+_FLAGS = ("pending", "late", "said_block")
+# How soon after a stop's answer the other copy of the hook may repeat it: two copies of one
+# stop run one after the other within each one's deadline.
+REPEAT_SECONDS = 60.0
 
 
 @record
@@ -36,6 +41,11 @@ class Counter:
     turn_base: str = ""  # the base commit recorded with it, which the turn is judged against
     pending: bool = False  # the last answer was a block: the agent's next prompt follows it
     late: bool = False  # this task had its one block for a hook that could not decide in time
+    heard: str = ""  # the stop answered last (its event's bytes, the tree), "" once repeated
+    heard_by: str = ""  # which copy of the hook answered it
+    heard_at: float = 0.0  # when (seconds since the epoch)
+    said: str = ""  # what it answered
+    said_block: bool = False
 
     @classmethod
     def load(cls, path: Path) -> Counter:
@@ -52,6 +62,10 @@ class Counter:
                 if not isinstance(value, bool):
                     raise TypeError(f"`{key}` is not true or false")
                 setattr(found, key, value)
+            at = data.get("heard_at", 0.0)
+            if not isinstance(at, (int, float)) or isinstance(at, bool):
+                raise TypeError("`heard_at` is not a number")
+            found.heard_at = float(at)
             return found
         except FileNotFoundError:
             return cls(path)
@@ -61,7 +75,7 @@ class Counter:
     def save(self) -> None:
         self.path.parent.mkdir(exist_ok=True)
         data: dict[str, object] = {"blocks": self.blocks}
-        data |= {key: getattr(self, key) for key in (*_TEXT, *_FLAGS)}
+        data |= {key: getattr(self, key) for key in (*_TEXT, *_FLAGS, "heard_at")}
         write_atomic(self.path, json.dumps(data).encode())
 
     def blocked(self, key: str) -> None:
@@ -76,6 +90,33 @@ class Counter:
         again (a hook configured twice) is not a new task's first block."""
         self.blocks, self.pending, self.late = 0, False, False
         self.last = self.last if key is None else key
+
+    def repeat(self, heard: str, by: str, now: float) -> tuple[bool, str] | None:
+        """The answer (block, text) to repeat, uncounted, for the stop ``heard`` asked by the
+        copy ``by`` at ``now``: the one given just before (within :data:`REPEAT_SECONDS`) to
+        the same event bytes on the same tree by the other copy of the hook (Claude Code runs
+        its plugin's and the project's, one after the other, on each stop); once, so that a
+        third asking decides afresh. ``None``: decide."""
+        if not self.heard or self.heard != heard or self.heard_by == by:
+            return None
+        if not 0 <= now - self.heard_at <= REPEAT_SECONDS:
+            return None
+        self.heard = ""
+        return self.said_block, self.said
+
+    def answered(self, heard: str, by: str, now: float, block: bool, text: str) -> None:
+        """Keep the answer given to the stop ``heard`` by the copy ``by`` (:meth:`repeat`)."""
+        self.heard, self.heard_by, self.heard_at = heard, by, now
+        self.said_block, self.said = block, text
+
+
+def hearing(event: bytes, tree: str, nested: tuple[str, ...]) -> str:
+    """What identifies one stop as the hook sees it: its event's bytes, the tree the agent
+    leaves and what nested repositories hold that the tree does not."""
+    digest = hashlib.sha256(event)
+    for part in (tree, *nested):
+        digest.update(b"\0" + part.encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 def latest(state: Path) -> Counter | None:

@@ -24,14 +24,14 @@ from .agentprotocol import (
     AGENTS,
     PROTOCOLS,
     START_OUTPUT,
+    copy_of,
     ended_by_user,
     repository,
-    stands_down,
 )
 from .hookdeadline import Cancelled, Work
 from .hookdecide import Answer, Seen, ceiling_of, decide
 from .hookfailed import SLOW_TREE, failed, late
-from .hookstate import Counter, counter_path, held
+from .hookstate import Counter, counter_path, hearing, held
 from .reportview import ReportView
 
 MAX_EVENT = 4 * 1024 * 1024
@@ -76,9 +76,11 @@ def read_event(data: bytes) -> dict[str, Any]:
 
 
 def _stop(
-    work: Work[Answer], event: Mapping[str, Any], env: Mapping[str, str], agent: str
+    work: Work[Answer], data: bytes, event: Mapping[str, Any], env: Mapping[str, str], agent: str
 ) -> Answer:
-    """The stop's answer, worked out in the deadline's thread."""
+    """The stop's answer, worked out in the deadline's thread (``data``: the event's bytes)."""
+    import time
+
     from ..target import git
     from ..target.livetree import unrecorded_edits
     from .hookbase import judged, live_tree, locate
@@ -89,8 +91,6 @@ def _stop(
     work.root = repo.root  # where an error is kept when the settings cannot be read
     place = locate(folder, repo)
     work.state = place.state
-    if stands_down(agent, "stop", env, place.repo.root):
-        return Answer(False)
     work.phase = SLOW_TREE
     live = live_tree(place)
     work.phase = "looking for nested repositories with uncommitted files"
@@ -102,24 +102,29 @@ def _stop(
     work.phase = "reading the report"
     settings = place.settings
     report = reportview.read(settings.report_file(place.state))
-    if isinstance(report, ReportView):
-        ceiling = report.max_repair_loops
-    else:
-        ceiling = ceiling_of(settings.mode, settings.max_repair_loops, settings.risk)
+    reported = report.max_repair_loops if isinstance(report, ReportView) else None
+    ceiling = ceiling_of(settings.mode, settings.max_repair_loops, settings.risk, reported)
     if untested:  # the tree records a nested repository's commit, not what its checkout holds
         report = f"{'; '.join(untested)}: commit there first, then review"
     elif base.unreviewable:
         report = base.unreviewable
     review_only = settings.mode == "review-only"
     seen = Seen(live, report, ceiling, review_only, base.review, base.commit, settings.state_dir)
+    heard, copy = hearing(data, live, untested), copy_of(env)
     work.phase = "waiting for another hook of this agent session"
     with held(place.state, agent, session), work.committing():
         counter = Counter.load(path)
-        if not untested and live in (counter.turn_tree, base.tree):
+        now = time.time()
+        again = counter.repeat(heard, copy, now)  # the other copy's answer to this same stop
+        if again is not None:
+            result = Answer(*again)
+        elif not untested and live in (counter.turn_tree, base.tree):
             result = Answer(False)  # this turn changed nothing the review would look at
             counter.end_task()
         else:
             result = decide(seen, counter)
+        if again is None:
+            counter.answered(heard, copy, now, result.block, result.text)
         counter.save()
         if not result.block:  # the task is over: an error in the next blocks once again
             counter_path(place.state, agent, session, ".error").unlink(missing_ok=True)
@@ -138,7 +143,7 @@ def answer(data: bytes, env: Mapping[str, str], agent: str) -> Answer:
 
     def job(work: Work[Answer]) -> Answer:
         try:
-            return _stop(work, event, env, agent)
+            return _stop(work, data, event, env, agent)
         except Cancelled:
             raise
         except Exception as exc:  # block once with the error, then let the agent stop
@@ -162,8 +167,6 @@ def start(data: bytes, agent: str, env: Mapping[str, str]) -> str:
         event = read_event(data)
         place = locate(Path(repository(event)))
         work.state = place.state
-        if stands_down(agent, "start", env, place.repo.root):
-            return ""
         session = PROTOCOLS[agent].session(event)
         path = counter_path(place.state, agent, session)
         head = place.repo.head()

@@ -73,7 +73,7 @@ def dirty_submodules(repo: git.Repo) -> tuple[str, ...]:
     for entry in git.decode(git.run(status, repo.root).stdout).split("\0"):
         fields = entry.split(" ", 8)  # "1 XY S<c><m><u> modes... hashes... path"
         state = fields[2] if entry.startswith("1 ") and len(fields) == 9 else ""
-        if state.startswith("S") and ("M" in state[2:] or "U" in state[2:]):
+        if state and _dirty(repo, state, fields[8]):
             found.append(f"{shown(fields[8])} (submodule with uncommitted files)")
     return tuple(found)
 
@@ -99,8 +99,7 @@ def unrecorded_edits(repo: git.Repo, live: str) -> tuple[str, ...]:
             next(entries, None)  # a rename's original path follows as its own field
         fields = entry.split(" ", 9 if entry.startswith("2 ") else 8)
         if entry.startswith(("1 ", "2 ")) and len(fields) >= 9:
-            state = fields[2]
-            if state.startswith("S") and ("M" in state[2:] or "U" in state[2:]):
+            if _dirty(repo, fields[2], fields[-1]):
                 found.append(f"{shown(fields[-1])} (submodule with uncommitted files)")
         elif entry.startswith("? ") and entry.endswith("/") and _embedded(repo, entry[2:]):
             found.append(f"{shown(entry[2:-1])} (embedded repository with uncommitted files)")
@@ -113,8 +112,35 @@ def _embedded(repo: git.Repo, folder: str) -> bool:
     path = repo.root / folder
     if not (path / ".git").exists():
         return False
-    proc = git.run(["status", "--porcelain", "-z"], path, check=False)
-    return proc.returncode != 0 or bool(proc.stdout)
+    return _uncommitted(path)
+
+
+def _dirty(repo: git.Repo, state: str, path: str) -> bool:
+    """Whether the submodule at ``path``, of ``git status --porcelain=v2`` state ``state``
+    (``S<c><m><u>``), has uncommitted or untracked files beyond the bytecode the tests leave."""
+    if not state.startswith("S"):
+        return False
+    if "M" in state[2:]:
+        return True  # a tracked file changed: no need to look further
+    return "U" in state[2:] and _uncommitted(repo.root / path)
+
+
+def _uncommitted(path: Path) -> bool:
+    """Whether the repository at ``path`` has uncommitted or untracked files other than the
+    bytecode Python writes for its sources (``byproducts.bytecode``, the rule every snapshot
+    of the working tree applies): a repository whose own rules do not ignore ``__pycache__``
+    is not dirty for the bytecode a review's tests left in it. One whose state git cannot read
+    counts as dirty."""
+    command = ["status", "--porcelain", "-z", "--untracked-files=all", "--ignore-submodules=none"]
+    proc = git.run(command, path, check=False)
+    if proc.returncode != 0:
+        return True
+    for entry in git.decode(proc.stdout).split("\0"):
+        if not entry:
+            continue
+        if not entry.startswith("?? ") or not bytecode(path, entry[3:]):
+            return True  # a change, or an untracked file that is not a byproduct
+    return False
 
 
 def differences(repo: git.Repo, reviewed: str, live: str) -> tuple[str, ...]:

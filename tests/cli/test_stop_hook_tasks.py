@@ -316,3 +316,25 @@ def test_from_a_folder_below_the_top_the_named_command_reviews_the_whole_reposit
     )
     assert done.returncode == 0, done.stdout
     assert hook(repo, "claude", raw=stops, cwd=below).message == ""
+
+
+REVIEW_ONLY = [sys.executable, "-m", "pytest", "-q", "--bounded-review-mode=review-only"]
+
+
+def test_a_review_run_review_only_spends_no_repair_loop_of_the_rules(repo: GitRepo) -> None:
+    # the rules say review-and-fix; a review run with the mode lowered records a ceiling of 0
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", BROKEN)
+    report = review(repo, [*REVIEW_ONLY, "--bounded-review"])
+    assert report["budget"]["max_repair_loops"] == 0
+    said = hook(repo, "claude")
+    assert said.blocked  # the regression is not let go at the first stop
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
+def test_a_harmless_change_reviewed_review_only_ends_clean(repo: GitRepo) -> None:
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", FIXED + "# a harmless comment\n")
+    review(repo, [*REVIEW_ONLY, "--bounded-review"])
+    said = hook(repo, "claude")
+    assert (said.blocked, said.message) == (False, "")

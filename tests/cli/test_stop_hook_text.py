@@ -1,21 +1,18 @@
 """What the stop hook says, end to end: every text it prints (the block's instruction, the
 user's message, stderr) arrives escaped for each agent (no ESC, OSC 52, BEL, CR, no line that
 starts a CI runner's command, from a finding, a test id, a reason, a path); each blocker is
-listed once; "no progress" is keyed on what the hook decides on, not the report's bytes; the
-Claude Code plugin's copy stands down where the project settings hold the hook; and edits in
-embedded repositories and submodules without a ``.gitmodules`` entry count as changes."""
+listed once; "no progress" is keyed on what the hook decides on, not the report's bytes; and
+edits in embedded repositories and submodules without a ``.gitmodules`` entry count as changes."""
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from agenthooks import AGENTS, BROKEN, FIXED, Said, hook, make_repo, review
-from gitrepo import GitRepo, clean_env
+from agenthooks import AGENTS, BROKEN, Said, hook, make_repo, review
+from gitrepo import GitRepo
 
 HOSTILE = "\x1b[31mred\x1b]52;c;cHduZWQ=\x07\rover\n::error::pwned ##[error]x\u202e"
 
@@ -113,44 +110,6 @@ def test_a_fix_that_changes_the_blockers_is_progress(repo: GitRepo) -> None:
     said = hook(repo, "claude")  # the same tree, now with its blockers: progress
     assert said.blocked
     assert "not clean" in said.instruction
-
-
-def init_claude(repo: GitRepo) -> None:
-    subprocess.run(
-        [sys.executable, "-m", "pytest_boundedreview", "init", "--agent", "claude", "--write"],
-        cwd=repo.path,
-        env=clean_env(),
-        capture_output=True,
-        check=True,
-    )
-
-
-PLUGIN = {"CLAUDE_PLUGIN_ROOT": "/plugins/bounded-review"}
-
-
-def test_the_plugin_stands_down_where_the_project_holds_the_hook(repo: GitRepo) -> None:
-    init_claude(repo)
-    repo.commit(message="the project's hooks")
-    hook(repo, "claude", kind="start", env=PLUGIN)
-    hook(repo, "claude", kind="start")
-    repo.write("app.py", BROKEN)
-    plugin = hook(repo, "claude", env=PLUGIN)  # both run at each stop
-    project = hook(repo, "claude")
-    assert (plugin.blocked, plugin.out, plugin.err) == (False, "", "")
-    assert project.blocked
-    assert "No review of this tree" in project.instruction
-    review(repo)
-    plugin, project = hook(repo, "claude", env=PLUGIN), hook(repo, "claude")
-    assert (plugin.out, project.blocked) == ("", True)
-    assert "not clean" in project.instruction  # the plugin's copy did not take its place
-
-
-def test_the_plugin_alone_holds_the_agent(repo: GitRepo) -> None:
-    repo.write("app.py", BROKEN)
-    assert hook(repo, "claude", env=PLUGIN).blocked  # no project hook: the plugin's answers
-    repo.write("app.py", FIXED + "# harmless\n")
-    review(repo)
-    assert hook(repo, "claude", env=PLUGIN).out == ""
 
 
 def nested(path: Path) -> GitRepo:
