@@ -137,7 +137,7 @@ def test_a_review_an_option_made_less_lets_nothing_through(
     assert f"run {STAGED}\n" in why
     reason = stop(lanes)["reason"]
     assert said in reason
-    assert "Run `pytest --bounded-review`" in reason
+    assert "-m pytest --bounded-review` and report its state" in reason
     review(lanes)  # the whole review: accepted
     assert gate(lanes)[0] == 0
     assert stop(lanes) == {}
