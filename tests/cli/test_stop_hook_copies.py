@@ -19,12 +19,8 @@ PLUGIN = {"CLAUDE_PLUGIN_ROOT": "/plugins/bounded-review"}
 COMMAND = "bounded-review hook stop --agent claude"
 
 
-@pytest.fixture(params=["no bytecode", "bytecode"])
-def repo(
-    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> GitRepo:
-    if request.param == "bytecode":
-        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+@pytest.fixture
+def repo(tmp_path: Path, bytecode: bool) -> GitRepo:
     project = make_repo(tmp_path / "repo")
     subprocess.run(
         [sys.executable, "-m", "pytest_boundedreview", "init", "--agent", "claude", "--write"],

@@ -17,15 +17,6 @@ TEST = "from lib.app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\
 UNCHECKED = b"\x00" * 4 + b"\x01\x00\x00\x00" + b"\x00" * 8
 
 
-@pytest.fixture(params=["bytecode", "no bytecode"])
-def bytecode(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> bool:
-    if request.param == "bytecode":
-        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
-    else:
-        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
-    return request.param == "bytecode"
-
-
 def library(path: Path) -> GitRepo:
     """A repository of its own whose rules ignore nothing (no ``.gitignore``)."""
     lib = GitRepo.init(path)

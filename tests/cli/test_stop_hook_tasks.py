@@ -20,12 +20,8 @@ from gitrepo import GitRepo, clean_env
 TEST = "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 
 
-@pytest.fixture(params=["no bytecode", "bytecode"])
-def repo(
-    tmp_path: Path, request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
-) -> GitRepo:
-    if request.param == "bytecode":
-        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+@pytest.fixture
+def repo(tmp_path: Path, bytecode: bool) -> GitRepo:
     return make_repo(tmp_path / "repo")
 
 
