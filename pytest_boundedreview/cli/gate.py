@@ -165,20 +165,28 @@ def check_working_tree(
 ) -> Verdict:
     """What an agent left: the report must be of the working tree with its untracked files
     (the tool's byproducts left out), against the base the stop hook judges it with: the one
-    recorded at the start of the last turn the hooks saw, else the merge base of the resolved
-    base and HEAD."""
+    recorded at the start of the last agent turn that left HEAD where it is, else the merge
+    base of the resolved base and HEAD."""
     from . import hookbase, hookstate
 
     place = hookbase.locate(repo.root)
     live = hookbase.live_tree(place)
     try:
-        turn = hookstate.latest(place.state)
+        kept = hookstate.records(place.state)
     except ValueError as exc:
         return EXIT_INDETERMINATE, str(exc)
+    # the last agent turn that left HEAD where it is (an older task's record, or one the user
+    # committed on since, is not this tree's)
+    head = repo.head() or hookbase.UNBORN
+    turn = next((c for c in kept if (c.stop_head or c.turn_commit) == head), None)
     commit, recorded = (turn.turn_commit, turn.turn_base) if turn else ("", "")
     judged = hookbase.judged(place, env, commit, live, recorded)
     if judged.unreviewable:
-        return EXIT_INDETERMINATE, judged.unreviewable
+        assert turn is not None
+        return EXIT_INDETERMINATE, (
+            f"{judged.unreviewable} (the last agent turn, recorded in {turn.path}): review "
+            "the commits yourself; once you have, delete that file and run the gate again"
+        )
     target, revision = report.target, f"tree:{live}"
     if target.revision != revision:
         why = (

@@ -116,6 +116,12 @@ def judged(
     # commit ids, never options: the state file is in the agent's reach
     if _COMMIT.fullmatch(recorded):
         commit: str | None = recorded
+        if not _exists(repo, recorded):
+            why = (
+                f"the commit the turn is judged against ({recorded[:12]}) is gone from the "
+                "repository (pruned or never fetched), so the turn's change cannot be told"
+            )
+            return Judged(None, None, review_command(place, []), why)
     elif turn_commit == UNBORN and head is not None:
         why = (
             "this turn started on a branch with no commit and committed since: no review "
@@ -143,6 +149,11 @@ def judged(
     if target not in ("auto", "local-diff") or (extra and target == "auto"):
         extra.append("--bounded-review-target=local-diff")
     return Judged(commit, tree, review_command(place, extra))
+
+
+def _exists(repo: Repo, commit: str) -> bool:
+    proc = git.run(["cat-file", "-e", f"{commit}^{{commit}}"], repo.root, check=False)
+    return proc.returncode == 0
 
 
 def _merge_base(repo: Repo, one: str, other: str) -> str | None:

@@ -184,6 +184,8 @@ def _decide(seen: Seen, counter: Counter, report: ReportView | None, why: str, k
         return Answer(False, f"stop allowed: {spent}; {state}")
     if counter.last == key:
         return Answer(False, f"stop allowed: no progress since the last block; {state}")
+    if not seen.review:  # no review can count: say so, name nothing to run
+        return Answer(True, f"This tree cannot be reviewed here ({why}). Tell the user so.")
     if seen.review_only:
         ask = f"Run `{seen.review}` and report its state to the user; do not edit."
         if less:

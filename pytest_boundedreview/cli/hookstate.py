@@ -22,7 +22,7 @@ from pathlib import Path
 from ..core.statefile import write_atomic
 from ..models.record import record
 
-_TEXT = ("last", "turn_tree", "turn_commit", "turn_base", "heard", "heard_by", "said")
+_TEXT = ("last", "turn_tree", "turn_commit", "turn_base", "stop_head", "heard", "heard_by", "said")
 _FLAGS = ("pending", "late", "said_block")
 # How soon after a stop's answer the other copy of the hook may repeat it: two copies of one
 # stop run one after the other within each one's deadline.
@@ -39,6 +39,7 @@ class Counter:
     turn_tree: str = ""  # the tree the current turn started with ("" when not recorded)
     turn_commit: str = ""  # the commit the current turn started at ("" when none recorded)
     turn_base: str = ""  # the base commit recorded with it, which the turn is judged against
+    stop_head: str = ""  # HEAD at the last stop answered ("" when none was)
     pending: bool = False  # the last answer was a block: the agent's next prompt follows it
     late: bool = False  # this task had its one block for a hook that could not decide in time
     heard: str = ""  # the stop answered last (its event's bytes, the tree), "" once repeated
@@ -119,13 +120,11 @@ def hearing(event: bytes, tree: str, nested: tuple[str, ...]) -> str:
     return digest.hexdigest()
 
 
-def latest(state: Path) -> Counter | None:
-    """The state the hooks wrote last in ``state`` (of any agent and session), or ``None``:
-    what a check after a headless agent exited judges that agent's last turn by."""
+def records(state: Path) -> list[Counter]:
+    """Every record the hooks keep in ``state`` (of any agent and session), newest first."""
     found = [path for path in (state / "agents").glob("*.json") if path.is_file()]
-    if not found:
-        return None
-    return Counter.load(max(found, key=lambda path: path.stat().st_mtime_ns))
+    found.sort(key=lambda path: path.stat().st_mtime_ns, reverse=True)
+    return [Counter.load(path) for path in found]
 
 
 @contextlib.contextmanager

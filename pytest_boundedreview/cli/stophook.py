@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,7 @@ def _stop(
 
     from ..target import git
     from ..target.livetree import unrecorded_edits
-    from .hookbase import judged, live_tree, locate
+    from .hookbase import UNBORN, judged, live_tree, locate
 
     session = PROTOCOLS[agent].session(event)
     folder = Path(repository(event))
@@ -106,8 +107,8 @@ def _stop(
     ceiling = ceiling_of(settings.mode, settings.max_repair_loops, settings.risk, reported)
     if untested:  # the tree records a nested repository's commit, not what its checkout holds
         report = f"{'; '.join(untested)}: commit there first, then review"
-    elif base.unreviewable:
-        report = base.unreviewable
+    elif base.unreviewable:  # and no command to name
+        report, base = base.unreviewable, replace(base, review="")
     review_only = settings.mode == "review-only"
     seen = Seen(live, report, ceiling, review_only, base.review, base.commit, settings.state_dir)
     heard, copy = hearing(data, live, untested), copy_of(env)
@@ -125,6 +126,7 @@ def _stop(
             result = decide(seen, counter)
         if again is None:
             counter.answered(heard, copy, now, result.block, result.text)
+        counter.stop_head = place.repo.head() or UNBORN
         counter.save()
         if not result.block:  # the task is over: an error in the next blocks once again
             counter_path(place.state, agent, session, ".error").unlink(missing_ok=True)

@@ -280,6 +280,7 @@ def test_the_working_tree_gate_judges_the_last_turn_as_the_hook_does(tmp_path: P
     repo.commit({"app.py": BROKEN}, "the regression, committed by the agent")
     repo.write("notes.txt", "something else\n")
     review(repo)  # against HEAD: clean
+    assert hook(repo, "claude").blocked  # the agent's stop, then it exits
     gated = subprocess.run(
         [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", "working-tree"],
         cwd=repo.path,
@@ -334,3 +335,68 @@ def test_a_harmless_change_reviewed_review_only_ends_clean(repo: GitRepo) -> Non
     review(repo, [*REVIEW_ONLY, "--bounded-review"])
     said = hook(repo, "claude")
     assert (said.blocked, said.message) == (False, "")
+
+
+def working_tree_gate(repo: GitRepo) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", "working-tree"],
+        cwd=repo.path,
+        env=clean_env(),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_working_tree_gate_leaves_out_a_turn_on_another_branch(tmp_path: Path) -> None:
+    """Yesterday's turn on another branch does not decide today's tree: a clean review of it
+    against the base a review takes is accepted."""
+    repo = make_repo(tmp_path / "repo")
+    hook(repo, "claude", kind="start")
+    repo.commit({"notes.txt": "yesterday\n"}, "yesterday's work on feature")
+    repo.git("checkout", "-q", "main")
+    repo.commit({"README": "main moved on\n"}, "main moves")
+    repo.git("checkout", "-q", "-b", "today")
+    repo.write("app.py", FIXED + "# today\n")
+    review(repo)
+    done = working_tree_gate(repo)
+    assert done.returncode == 0, done.stderr
+
+
+def test_the_working_tree_gate_says_how_to_clear_an_unborn_turn(tmp_path: Path) -> None:
+    repo = GitRepo.init(tmp_path / "repo")
+    repo.write(".gitignore", ".bounded-review/\n__pycache__/\n")
+    hook(repo, "claude", kind="start")
+    repo.commit({"app.py": FIXED, "test_app.py": TEST}, "the agent's first commit")
+    repo.write("notes.txt", "an edit\n")
+    review(repo, [sys.executable, "-m", "pytest", "--bounded-review", "--bounded-review-base=HEAD"])
+    hook(repo, "claude")  # the agent's stop, then it exits
+    done = working_tree_gate(repo)
+    assert done.returncode == 2
+    assert "delete that file and run the gate again" in done.stderr
+    for record in (repo.path / ".bounded-review" / "agents").glob("*.json"):
+        record.unlink()  # the user reviewed the first commit
+    done = working_tree_gate(repo)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_turn_whose_base_was_pruned_is_not_passed(tmp_path: Path) -> None:
+    repo = unconfigured(tmp_path, with_remote=False)
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", BROKEN)
+    repo.git("add", "app.py")
+    repo.git("commit", "-q", "--amend", "-m", "the regression, amended into the turn's start")
+    repo.git("reflog", "expire", "--expire=now", "--all")
+    repo.git("gc", "-q", "--prune=now")
+    repo.write("notes.txt", "an edit\n")
+    review(repo)  # against HEAD: clean
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "is gone from the repository" in said.instruction
+    assert "Run `" not in said.instruction  # no review can satisfy it: none is named
+    for _ in range(4):
+        said = hook(repo, "claude")
+        if not said.blocked:
+            break
+    assert not said.blocked
+    assert "not reviewed" in said.message
