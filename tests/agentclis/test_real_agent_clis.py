@@ -12,7 +12,6 @@ from __future__ import annotations
 import fcntl
 import json
 import os
-import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -240,14 +239,11 @@ def test_a_stubborn_agent_is_let_go_at_the_ceiling_with_the_state_shown(
     *held, last = found
     assert held, found
     assert all(stop.blocked for stop in held), found
-    assert len(held) <= 3  # at most the standard tier's ceiling (2 repair loops) + 1
     arrived(cli, found, script)
     assert last.path == "let go", last
-    # exactly the ceiling + 1 blocks, in one task: Gemini CLI's retries (each a new turn to its
-    # hooks) did not start the count again
-    loops = re.search(r"of (\d+) repair loop\(s\) used", last.message)
-    assert loops, last.message
-    assert len(held) == int(loops.group(1)) + 1, (found, last.message)
+    # exactly the rules' ceiling (the standard tier's 2 repair loops) + 1 blocks, in one task:
+    # Gemini CLI's retries (each a new turn to its hooks) did not start the count again
+    assert len(held) == 3, (found, last.message)
     assert f"{len(held)} block(s) spent on this task, the ceiling" in last.message
     # the exact state: the gate's value, the loop against its ceiling, what is left
     assert "review not clean (no)" in last.message, last.message
