@@ -80,14 +80,15 @@ def _blockers(report: ReportView, review: str) -> str:
     return "\n".join(lines)
 
 
-def state_of(report: ReportView) -> str:
-    """The state the agent is let go with, on one line."""
+def state_of(report: ReportView, ceiling: int) -> str:
+    """The state the agent is let go with, on one line (``ceiling``: the repair loops the
+    hook holds it to, the rules', which a report's own may only raise)."""
     left = [
         f"{terminal(found.path)}:{found.line} {terminal(found.failure_mode)}"
         for found in report.blockers[:5]
     ]
     left += [terminal(nodeid) for nodeid, _ in report.target_related[:5]]
-    used = f"{report.repair_loops_used} of {report.max_repair_loops} repair loop(s) used"
+    used = f"{report.repair_loops_used} of {ceiling} repair loop(s) used"
     status = terminal(report.loop_status)
     state = f"review not clean ({report.review_clean}): loop {status}, {used}"
     return state + (f"; unresolved: {'; '.join(left)}" if left else "")
@@ -176,7 +177,7 @@ def _decide(seen: Seen, counter: Counter, report: ReportView | None, why: str, k
         if less is None:
             return Answer(False)
         report, why = None, less
-    state = state_of(report) if report is not None else "not reviewed"
+    state = state_of(report, seen.ceiling) if report is not None else "not reviewed"
     if report is not None and _spent(report, seen):
         return Answer(False, state)
     if counter.blocks >= seen.ceiling + 1:

@@ -247,7 +247,7 @@ def test_a_stubborn_agent_is_let_go_at_the_ceiling_with_the_state_shown(
     assert f"{len(held)} block(s) spent on this task, the ceiling" in last.message
     # the exact state: the gate's value, the loop against its ceiling, what is left
     assert "review not clean (no)" in last.message, last.message
-    assert "repair loop(s) used" in last.message, last.message
+    assert "of 2 repair loop(s) used" in last.message, last.message  # the rules' ceiling
     assert "unresolved: tests/test_calc.py::test_add" in last.message, last.message
     assert gated[0] == "no"
     assert gated[1] != 0
