@@ -15,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from agentclis.realclis import agent_cli
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.core.errors import UsageError
@@ -42,9 +43,8 @@ def calc(tmp_path: Path) -> GitRepo:
 
 
 def _codex(repo: GitRepo, tmp_path: Path) -> list[str]:
-    codex = shutil.which("codex")
-    if codex is None:
-        pytest.skip("codex is not on PATH")
+    codex = agent_cli("codex")  # the Codex pinned in tests/agentclis
+    assert codex is not None
     home = tmp_path / "home"
     (home / ".codex").mkdir(parents=True, exist_ok=True)
     return [codex, "sandbox", "-P", ":workspace", "-C", str(repo.path), "--"]
