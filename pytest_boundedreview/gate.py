@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -47,15 +48,22 @@ def decide(
     return Gate(review_clean="yes", reasons=[])
 
 
-def unbacked_revisions(lanes: Sequence[LaneReport], verified: Sequence[ReportFinding]) -> list[str]:
-    """Why the gate cannot be ``yes`` for each verdict lane whose last answer is ``revise``
-    when none of its findings is among the ``verified`` blockers (after triage; a blocker a
-    waiver disposed of counts, its waiver being the answer to it). Such a revise is no
-    blocker either, since what it found did not hold: ``indeterminate``, never ``no``."""
+def disagreements(
+    lanes: Sequence[LaneReport], verified: Sequence[ReportFinding]
+) -> list[LaneReport]:
+    """The lane rows, each verdict lane whose last answer is ``revise`` with none of its
+    findings among the ``verified`` blockers (after triage; a blocker a waiver disposed of
+    counts) noted as a disagreement. What it found did not hold, so it blocks nothing and
+    keeps nothing from ``yes``: its findings are reported as advisory or rejected with their
+    reasons, and no repair round is opened for them."""
     backed = {name for finding in verified for name in finding.lanes}
+    note = (
+        "revise not backed by a verified blocker: its findings were rejected or demoted "
+        "(a disagreement, not a blocker)"
+    )
     return [
-        f"lane {lane.name!r} answered revise, but no verified blocker backs it: its findings "
-        "were rejected or demoted (the gate needs every verdict lane's last answer to be pass)"
-        for lane in lanes
+        dataclasses.replace(lane, note=f"{lane.note}; {note}" if lane.note else note)
         if lane.role == "verdict" and lane.status == "revise" and lane.name not in backed
+        else lane
+        for lane in lanes
     ]

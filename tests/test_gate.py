@@ -1,12 +1,14 @@
-"""The gate's lane rule: a verdict lane's last answer must be ``pass``; a ``revise`` that no
-verified blocker of its own backs keeps the gate ``indeterminate``."""
+"""The gate's lane rule: only verified blockers block; a ``revise`` that no verified blocker
+of its own backs is a disagreement, noted on its row, and keeps nothing from ``yes``."""
 
 from __future__ import annotations
+
+import dataclasses
 
 import pytest
 
 from pytest_boundedreview.baseline.classification import Classification
-from pytest_boundedreview.gate import decide, unbacked_revisions
+from pytest_boundedreview.gate import decide, disagreements
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.report import LaneReport
 
@@ -45,15 +47,17 @@ def blocker(*lanes: str) -> ReportFinding:
 def test_a_revise_needs_a_verified_blocker_of_its_own(
     rows: list[LaneReport], verified: list[ReportFinding], unbacked: list[str]
 ) -> None:
-    reasons = unbacked_revisions(rows, verified)
-    assert [r.split("'")[1] for r in reasons] == unbacked
+    noted = disagreements(rows, verified)
+    assert [r.name for r in noted if r.note and "a disagreement" in r.note] == unbacked
+    assert [r.status for r in noted] == [r.status for r in rows]  # the revise stays reported
 
 
-def test_an_unbacked_revise_is_indeterminate_and_a_blocker_still_says_no() -> None:
-    (why,) = unbacked_revisions([row("a", "revise")], [])
-    assert "lane 'a' answered revise, but no verified blocker backs it" in why
-    alone = decide(Classification(), [], [], [why])
-    assert (alone.review_clean, alone.reasons) == ("indeterminate", [why])
-    with_blocker = decide(Classification(), [], [blocker("b")], [why])
+def test_an_unbacked_revise_keeps_nothing_from_yes_and_a_blocker_still_says_no() -> None:
+    (noted,) = disagreements([dataclasses.replace(row("a", "revise"), note="retried")], [])
+    assert noted.note == (
+        "retried; revise not backed by a verified blocker: its findings were rejected or "
+        "demoted (a disagreement, not a blocker)"
+    )
+    assert decide(Classification(), [], []).review_clean == "yes"
+    with_blocker = decide(Classification(), [], [blocker("b")])
     assert with_blocker.review_clean == "no"
-    assert why in with_blocker.reasons

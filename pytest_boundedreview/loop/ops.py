@@ -153,7 +153,8 @@ def complete_round(
     state: LoopState | None, blocking: Sequence[str] = ()
 ) -> tuple[LoopState, dict[str, Any]]:
     """Close the open round; every lane must be complete (a failure must have been retried to
-    an answer, else ``BR_UNRESOLVED_FAILURE``)."""
+    an answer, else ``BR_UNRESOLVED_FAILURE``). ``blocking``: the verified blockers' fingerprints;
+    a verdict lane's ``revise`` without one is a disagreement, which keeps nothing from ``yes``."""
     state, current = open_round(state)
     for lane in current.lanes:
         last = lane.attempts[-1] if lane.attempts else None
@@ -165,10 +166,12 @@ def complete_round(
             raise LedgerError(
                 "UNRESOLVED_FAILURE", f"lane {lane.name!r} failed and was not retried to an answer"
             )
+    # a `revise` is a disagreement unless a verified blocker backs it (`blocking`: the
+    # fingerprints the orchestrator's triage verified); only those block (CONTRACT §7)
     failing = [
         lane.name
         for lane in current.lanes
-        if lane.role == "verdict" and lane.status not in ("pass", "retained")
+        if lane.role == "verdict" and lane.status not in ("pass", "retained", "revise")
     ]
     unanswered = sorted(set(current.scout_findings) - set(current.reconciled))
     fresh = [lane for lane in current.lanes if lane.role == "verdict" and lane.status != "retained"]

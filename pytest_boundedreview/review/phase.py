@@ -14,7 +14,7 @@ from ..baseline.classification import Classification
 from ..checks.scans import scan
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
-from ..gate import decide, unbacked_revisions
+from ..gate import decide, disagreements
 from ..models.record import record
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, Reduction, RiskReason
 from ..report.build import Evidence
@@ -177,11 +177,10 @@ class Review:
         triaged = lanes.triaged
         disposed = self._disposed([*findings, *triaged.blocking, *triaged.advisory], checks)
         counted = [f for f in disposed.findings if f.severity == "blocking"]
-        # A revise needs a verified blocker behind it (a waived one is answered by its
-        # waiver). Kept with the round's problems, so a reused round, whose rows no longer
-        # say revise, still carries them.
+        # A revise with no verified blocker of its own (a waived one is answered by its
+        # waiver) is a disagreement: noted on its row, it keeps nothing from "yes".
         verified = [*counted, *(f for f in disposed.waived if f.severity == "blocking")]
-        lanes.problems += unbacked_revisions(lanes.rows, verified)
+        lanes.rows = disagreements(lanes.rows, verified)
         gate = decide(tests, disposed.checks, counted, lanes.problems)
         for why in held:  # what did not run was not looked at: never "yes"
             gate = undecided(gate, why)

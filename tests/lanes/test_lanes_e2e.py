@@ -28,6 +28,12 @@ if mode == "revise-rejected":  # a line the file does not have
     findings = [{**finding, "line": 99}]
 if mode == "revise-demoted":  # style never blocks
     findings = [{**finding, "category": "style"}]
+if mode == "revise-unsure":  # under the configured min_confidence
+    findings = [{**finding, "confidence": 0.3}]
+if mode == "revise-misquoted":  # a quote the file does not have
+    findings = [{**finding, "quote": "x = 3"}]
+if mode == "revise-quoted":  # a quote the file has, at the line cited
+    findings = [{**finding, "quote": "x = 2"}]
 verdict = "pass" if not findings else "revise"
 if mode == "revise-bare":  # the bug named in prose, and no finding
     verdict = "revise"
@@ -39,12 +45,12 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": verdict,
 """
 
 
-def configure(project: GitRepo, tmp_path: Path, mode: str, extra: str = "") -> None:
+def configure(project: GitRepo, tmp_path: Path, mode: str, extra: str = "", top: str = "") -> None:
     script = tmp_path / "lane.py"
     script.write_text(LANE)
     command = [sys.executable, str(script), mode, str(project.path / "app.py")]
     config = (
-        "[tool.bounded-review]\nmax_retries = 1\n"
+        f"[tool.bounded-review]\nmax_retries = 1\n{top}"
         "[[tool.bounded-review.lanes]]\n"
         f'name = "bot"\nlens = "correctness"\ncommand = {json.dumps(command)}\n' + extra
     )
@@ -147,29 +153,71 @@ def test_a_revise_without_a_finding_is_an_unverified_attempt(
     assert result.ret == 1
 
 
-@pytest.mark.parametrize(
-    ("mode", "where"),
-    [("revise-rejected", "rejected"), ("revise-demoted", "advisory")],
+DISAGREEMENT = (
+    "revise not backed by a verified blocker: its findings were rejected or demoted "
+    "(a disagreement, not a blocker)"
 )
-def test_a_revise_whose_findings_do_not_hold_keeps_the_gate_from_yes(
-    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, mode: str, where: str
+
+
+def tree_state(project: GitRepo) -> tuple[str, bytes, str]:
+    """What a review must leave alone: the working tree's status, the index, the stash."""
+    index = (project.path / ".git" / "index").read_bytes()
+    return project.git("status", "--porcelain"), index, project.git("stash", "list")
+
+
+@pytest.mark.parametrize(
+    ("mode", "where", "why"),
+    [
+        ("revise-rejected", "rejected", "line 99 is outside the file (1 lines)"),
+        ("revise-misquoted", "rejected", "quote not found at location"),
+        ("revise-demoted", "advisory", "category 'style' is advisory-only: demoted"),
+        ("revise-unsure", "advisory", "confidence 0.3 is below the floor of 0.8: advisory"),
+    ],
+)
+def test_a_revise_whose_findings_do_not_hold_is_a_disagreement_not_a_blocker(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, mode: str, where: str, why: str
 ) -> None:
-    """A revise backed by nothing triage verified: nothing blocks, and the lane did not pass,
-    so the gate is indeterminate, on the first review and on the reused one alike."""
-    configure(project, tmp_path, mode)
-    reason = (
-        "lane 'bot' answered revise, but no verified blocker backs it: its findings were "
-        "rejected or demoted (the gate needs every verdict lane's last answer to be pass)"
-    )
-    for _ in range(2):  # the second run reuses the first round's results
+    """A revise backed by nothing triage verified: nothing blocks, so the gate is clean; the
+    report keeps the lane's revise and its finding with the reason, and the loop converges
+    (no repair round), on the first review and on the reused one alike."""
+    configure(project, tmp_path, mode, top="min_confidence = 0.8\n")
+    before = tree_state(project)
+    for run in range(2):  # the second run reuses the first round's results
         result, report = review(pytester)
         (row,) = report["lanes"]
-        assert len(report["findings"][where]) == 1
+        (finding,) = report["findings"][where]
+        reason = finding["reason"] if where == "rejected" else finding["note"]
+        assert why in reason, finding
         assert report["findings"]["blocking"] == []
-        assert report["gate"] == {"review_clean": "indeterminate", "reasons": [reason]}
-        assert report["loop"]["status"] == "open"
-        assert result.ret == 1
+        assert report["gate"] == {"review_clean": "yes", "reasons": []}
+        assert report["loop"]["status"] == "converged"
+        # no repair round was opened
+        assert (report["loop"]["round"], report["loop"]["repair_loops_used"]) == (1, 0)
+        assert result.ret == 0, result.stdout.str()
+        if run == 0:
+            assert row["status"] == "revise"
+            assert row["note"].endswith(DISAGREEMENT)
     assert row["status"] == "reused"
+    assert tree_state(project) == before
+
+
+@pytest.mark.parametrize("mode", ["revise-quoted", "finds"])
+def test_a_revise_with_a_verified_blocker_still_blocks(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, mode: str
+) -> None:
+    """The control: a finding that holds (quoted at its line, or on evidence) blocks, and
+    the lane's revise carries no disagreement note."""
+    configure(project, tmp_path, mode)
+    result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert row["status"] == "revise"
+    assert DISAGREEMENT not in row["note"]
+    (blocker,) = report["findings"]["blocking"]
+    expected = "quoted" if mode == "revise-quoted" else "evidence"
+    assert (blocker["lanes"], blocker["verification"]) == (["bot"], expected)
+    assert report["gate"] == {"review_clean": "no", "reasons": ["blocking finding: app.py:1 f"]}
+    assert report["loop"]["status"] == "open"
+    assert result.ret == 1
 
 
 def test_a_pass_with_a_rationale_is_clean_and_converges(

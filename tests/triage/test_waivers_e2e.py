@@ -208,10 +208,11 @@ def test_required_confidence_demotes_a_blocker_without_one(
     report = floor.review({"app.py": "x = 2  # BUG NOCONF\n"})
     (advisory,) = report["findings"]["advisory"]
     assert advisory["note"] == "no confidence given (require_confidence): advisory"
-    # Nothing blocks, and the lane's revise is backed by no verified blocker: not clean.
-    assert report["gate"]["review_clean"] == "indeterminate"
-    (why,) = report["gate"]["reasons"]
-    assert why.startswith("lane 'rev' answered revise, but no verified blocker backs it")
+    # Nothing blocks: the lane's revise, backed by no verified blocker, is a disagreement.
+    assert report["gate"] == {"review_clean": "yes", "reasons": []}
+    (row,) = report["lanes"]
+    assert row["status"] == "revise"
+    assert "revise not backed by a verified blocker" in row["note"]
 
 
 def test_waive_refuses_a_blank_reason_and_a_past_expiry(app: Project) -> None:
