@@ -173,21 +173,23 @@ def test_begin_and_next_round_refuse_a_malformed_revision(run: Orchestrator, rev
 
 
 @pytest.mark.parametrize(
-    ("verdicts", "outcome", "allowed"),
+    ("verdicts", "blocking", "outcome", "allowed"),
     [
-        (("pass",), "converged", True),
-        (("revise",), "converged", False),
-        (("revise",), "drift", True),
-        (("pass",), "deadlock", False),
+        (("pass",), False, "converged", True),
+        (("revise",), True, "converged", False),
+        # a revise whose finding triage did not verify is a disagreement (CONTRACT §7)
+        (("revise",), False, "converged", True),
+        (("revise",), True, "drift", True),
+        (("pass",), False, "deadlock", False),
     ],
 )
 def test_close_rules(
-    run: Orchestrator, verdicts: tuple[str, ...], outcome: str, allowed: bool
+    run: Orchestrator, verdicts: tuple[str, ...], blocking: bool, outcome: str, allowed: bool
 ) -> None:
     begin(run, lanes=("rev:correctness",))
     found = [BUG] if verdicts[0] == "revise" else []
     run.answer("rev", T1, verdict=verdicts[0], rationale="r", findings=found)
-    run("complete-round")
+    run("complete-round", *(["--blocking", "fp-bug"] if blocking else []))
     code, out = run("close", "--outcome", outcome)
     assert (code == 0) == allowed, out
 

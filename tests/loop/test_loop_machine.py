@@ -259,12 +259,15 @@ class LoopMachine(RuleBasedStateMachine):
                     assert lane.attempts[-1].status == "complete"  # nothing after an answer
                 if lane.role == "scout":
                     assert lane.status not in ("pass", "revise")
-        if state.status == "converged":  # on a revision a verdict lane reviewed and passed
+        if state.status == "converged":  # on a revision a verdict lane reviewed, no blocker
             last = state.rounds[-1]
             assert last.gate is not None
             assert last.gate.review_clean == "yes"
+            assert not last.blocking  # a `revise` without a verified blocker is a disagreement
             fresh = [lane for lane in last.lanes if lane.status != "retained"]
-            assert any(lane.role == "verdict" and lane.status == "pass" for lane in fresh)
+            assert any(
+                lane.role == "verdict" and lane.status in ("pass", "revise") for lane in fresh
+            )
             assert set(last.scout_findings) <= set(last.reconciled)
         if state.status in ("converged", "drift", "deadlock"):
             if self.closed_bytes is None:
