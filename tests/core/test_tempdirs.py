@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -47,4 +48,30 @@ def test_a_dead_runs_folder_of_every_kind_is_swept(
     mine = tempdirs.make(kind)  # this process is alive: its folder stays
     assert tempdirs.sweep() == [leftover]
     assert not leftover.exists()
+    assert mine.exists()
+
+
+def test_a_folder_of_another_process_id_namespace_is_never_taken_for_abandoned(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run inside a sandbox with its own process ids (Codex's, a container sharing the
+    temporary folder) cannot see the owners outside, nor they its owner."""
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    mine = tempdirs.make("base")
+    space = tempdirs._namespace()
+    if not space:
+        pytest.skip("this system has no process-id namespaces to read")
+    assert mine.name.startswith(f"bounded-review-base-{os.getpid()}n{space}-")
+    dead = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    elsewhere = tmp_path / f"bounded-review-base-{dead}n{int(space) + 1}-abc123"
+    here = tmp_path / f"bounded-review-base-{dead}n{space}-def456"
+    for folder in (elsewhere, here):
+        folder.mkdir()
+    assert tempdirs.sweep() == [here]
+    assert elsewhere.exists()
     assert mine.exists()
