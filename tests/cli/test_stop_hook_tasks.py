@@ -33,6 +33,14 @@ def run_named(repo: GitRepo, said: Said) -> dict[str, object]:
     return review(repo, command)
 
 
+def the_named_review_holds_the_regression(repo: GitRepo, said: Said) -> None:
+    """Run the review the block names; the next stop is blocked on the regression."""
+    run_named(repo, said)
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "test test_app.py::test_add: passes at base" in said.instruction
+
+
 def a_task(repo: GitRepo, agent: str, n: int) -> int:
     """One task as an obedient agent does it: a broken edit, the review the hook names, the
     fix, the review again; the blocks it took (asserting the hook let go on the clean fix)."""
@@ -114,10 +122,7 @@ def test_on_a_branch_ahead_of_its_base_the_named_command_satisfies_the_hook(
     repo.write("app.py", BROKEN)
     said = hook(repo, "claude")
     assert "--bounded-review-base=" in said.instruction
-    run_named(repo, said)
-    said = hook(repo, "claude")
-    assert said.blocked
-    assert "test test_app.py::test_add: passes at base" in said.instruction
+    the_named_review_holds_the_regression(repo, said)
     repo.write("app.py", FIXED + "# fixed\n")
     run_named(repo, said)  # "run the review again": the command named before
     assert hook(repo, "claude").message == ""  # clean: let go silently
@@ -143,10 +148,7 @@ def test_a_regression_committed_during_the_turn_is_judged_with_it(tmp_path: Path
     said = hook(repo, "claude")
     assert said.blocked, "a review against HEAD leaves the turn's own commit out"
     assert "reviewed against" in said.instruction
-    run_named(repo, said)
-    said = hook(repo, "claude")
-    assert said.blocked
-    assert "test test_app.py::test_add: passes at base" in said.instruction
+    the_named_review_holds_the_regression(repo, said)
 
 
 def test_a_clean_commit_during_the_turn_ends_clean(tmp_path: Path) -> None:
@@ -166,10 +168,7 @@ def test_a_regression_pushed_to_the_upstream_is_still_judged(tmp_path: Path) -> 
     repo.git("push", "-q", "origin", "feature")  # the upstream, the hook's base, moves
     said = hook(repo, "claude")
     assert said.blocked, "pushing the regression made it the base"
-    run_named(repo, said)
-    said = hook(repo, "claude")
-    assert said.blocked
-    assert "test test_app.py::test_add: passes at base" in said.instruction
+    the_named_review_holds_the_regression(repo, said)
 
 
 def test_a_reset_onto_a_regression_and_a_moved_upstream_are_still_judged(
@@ -184,10 +183,7 @@ def test_a_reset_onto_a_regression_and_a_moved_upstream_are_still_judged(
     repo.git("branch", "-q", "--set-upstream-to=elsewhere")  # the base now holds it
     said = hook(repo, "claude")
     assert said.blocked
-    run_named(repo, said)
-    said = hook(repo, "claude")
-    assert said.blocked
-    assert "test test_app.py::test_add: passes at base" in said.instruction
+    the_named_review_holds_the_regression(repo, said)
 
 
 def test_without_a_start_record_the_base_is_the_merge_base_with_head(tmp_path: Path) -> None:
@@ -197,10 +193,7 @@ def test_without_a_start_record_the_base_is_the_merge_base_with_head(tmp_path: P
     said = hook(repo, "claude")
     fork = repo.git("rev-parse", "origin/feature")
     assert f"--bounded-review-base={fork}" in said.instruction  # not HEAD
-    run_named(repo, said)
-    said = hook(repo, "claude")
-    assert said.blocked
-    assert "test test_app.py::test_add: passes at base" in said.instruction
+    the_named_review_holds_the_regression(repo, said)
 
 
 def test_an_error_blocks_once_per_task(tmp_path: Path) -> None:
@@ -281,14 +274,7 @@ def test_the_working_tree_gate_judges_the_last_turn_as_the_hook_does(tmp_path: P
     repo.write("notes.txt", "something else\n")
     review(repo)  # against HEAD: clean
     assert hook(repo, "claude").blocked  # the agent's stop, then it exits
-    gated = subprocess.run(
-        [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", "working-tree"],
-        cwd=repo.path,
-        env=clean_env(),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    gated = working_tree_gate(repo)
     assert gated.returncode == 2, gated.stdout + gated.stderr
     assert "--bounded-review-base=" in gated.stderr
 
