@@ -31,9 +31,7 @@ PUSH_SIGNS = ("PRE_COMMIT_TO_REF", "PRE_COMMIT_REMOTE_NAME", "PRE_COMMIT_REMOTE_
 MAX_REPORT_BYTES = 64 * 1024 * 1024
 # against HEAD whatever base is configured: a staged review against a named base takes its
 # merge base with HEAD, which is not a review of what this commit adds
-REVIEW_STAGED = (
-    "pytest --bounded-review --bounded-review-target=staged --bounded-review-base=HEAD"
-)
+REVIEW_STAGED = "pytest --bounded-review --bounded-review-target=staged --bounded-review-base=HEAD"
 REVIEW_PR = "pytest --bounded-review --bounded-review-target=pr"
 AGAIN = "run pytest --bounded-review again"
 Verdict = tuple[int, str]
