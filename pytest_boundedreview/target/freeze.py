@@ -332,9 +332,9 @@ def _against(
 
 
 _WHAT = {
-    "local-diff": "the working tree",
-    "staged": "the staged tree",
-    "pr": "the commits",
+    "local-diff": "the working tree against",
+    "staged": "the staged tree against",
+    "pr": "the commits since",
 }
 
 
@@ -343,10 +343,7 @@ def why(requested: RequestedKind, kind: TargetKind, base: str, commit: str | Non
     against = "HEAD" if base == "HEAD" else f"merge-base({base}, HEAD)"
     if commit is not None and base != "HEAD":
         against += f" = {commit[:12]}"
-    if kind == "pr":
-        what = f"the commits since {against}"
-    else:
-        what = f"{_WHAT[kind]} against {against}"
+    what = f"{_WHAT[kind]} {against}"
     if requested != "auto":
         return f"{kind} as asked: reviewing {what}"
     if kind == "pr":
