@@ -14,6 +14,7 @@ import pytest
 from .baseline.deselection import Deselections
 from .baseline.outcomes import COMPLETED, OutcomeCollector
 from .baseline.sessionreruns import SessionReruns
+from .baseline.toxsuite import ToxSuite, tox_suite
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
 from .baseline.witness import Witness
@@ -23,7 +24,7 @@ from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
 from .core.redaction import Redact, Redactor
-from .core.selecting import Selection
+from .core.selecting import Selection, paths
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
 from .prepared import Prepared
@@ -143,8 +144,24 @@ class BoundedReview:
             self.repo.root,
             changed,
             listed=settings.shard,
+            tox=self._tox(project, settings.suite, changed),
         )
         return judge(view)
+
+    def _tox(
+        self, project: Project, declared: list[str], changed: frozenset[str]
+    ) -> ToxSuite | None:
+        """The project's tox suite, where neither ``testpaths`` nor a declared suite names
+        the paths and this session was given some (see toxsuite.py)."""
+        config = self.config
+        if paths(declared) or words(project.options.get("testpaths", ())):
+            return None
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            return None
+        start = config.invocation_params.dir
+        given = [Path(start, a) for a in config.args if "::" not in str(a)]
+        base = self.target.base_commit
+        return tox_suite(self.repo, project.rootdir, base, changed, given, table_of(config))
 
     def _last_failed(self) -> list[str]:
         """--lf with failures on record runs only those: files without one are not even

@@ -33,6 +33,7 @@ from ..models.record import record
 from ..target.livetree import shown
 from .deselection import DROPPED, Deselections
 from .suite import Collected, Ignores, left_out, suite_files
+from .toxsuite import ToxSuite
 
 SHOWN = 20  # files or tests named before a count
 
@@ -92,6 +93,7 @@ class Session:
     root: Path  # the checkout
     changed: frozenset[str] = frozenset()  # the files the change touches, from the root
     listed: bool = False  # list the suite's files even when nothing needs comparing (a shard)
+    tox: ToxSuite | None = None  # the project's tox suite, where no testpaths is set
 
     @property
     def rootdir(self) -> Path:
@@ -126,8 +128,9 @@ class Session:
     def collected(self) -> Collected:
         options, tokens = self.project.options, self._project_tokens()
         globs = [g.value for g in scan(tokens, "addopts", ("--doctest-glob",))]
+        tox = self.tox.paths if self.tox is not None else ()
         return Collected(
-            testpaths=paths(self.declared) or words(options.get("testpaths", ())),
+            testpaths=paths(self.declared) or words(options.get("testpaths", ())) or tox,
             patterns=words(options.get("python_files", ())),
             skipped_dirs=words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
             doctest_modules="--doctest-modules" in tokens,
@@ -297,12 +300,19 @@ def judge(session: Session) -> Wholeness:
     origin = "declared suite" if paths(session.declared) else "testpaths"
     where = session.project.file
     config = f" ({shown(os.path.relpath(where, session.root))})" if where else ""
-    into.defined_by.append(
-        f"{origin}: {' '.join(testpaths)}{config}"
-        if testpaths
-        else f"the rootdir, no testpaths{config}"
-    )
+    tox = session.tox
+    if tox is not None and tox.command is not None and tuple(testpaths) == tox.paths:
+        into.defined_by.append(shown(tox.defined_by))
+    else:
+        into.defined_by.append(
+            f"{origin}: {' '.join(testpaths)}{config}"
+            if testpaths
+            else f"the rootdir, no testpaths{config}"
+        )
     _paths(session, into)
+    if into.paths_partial and tox is not None and tox.unread:
+        unread = "; ".join(map(shown, tox.unread))
+        into.paths_partial += f" (tox's pytest commands that could not be read: {unread})"
     _reconfigured(session, into)
     _deselected(session, into)
     if session.workers and not session.deselections.reported:
