@@ -112,22 +112,28 @@ def test_the_working_tree_gate_answers_for_what_an_agent_left(sample: GitRepo) -
 
 
 def test_the_commit_gate_binds_the_base_to_head(sample: GitRepo) -> None:
-    """A review of the staged tree against a commit whose tree is that tree (``git stash
-    create``) reviews an empty diff: it is not a review of what the commit adds."""
+    """A review of the staged tree against an older commit is not a review of what the commit
+    adds. A base whose tree is the staged tree (``git stash create``) no longer makes an empty
+    diff: a named base is its merge base with HEAD, here HEAD itself."""
     handle = git.open_repo(sample.path)
     report = sample.path / ".bounded-review" / "report.json"
     sample.write("app.py", "x = 2\n")
     sample.git("add", "app.py")
     stash = sample.git("stash", "create")
+    head = sample.git("rev-parse", "HEAD")
     with sample.untouched():
         base = f"--bounded-review-base={stash}"
         assert review(sample, "--bounded-review-target=local-diff", base) == 0
-        assert json.loads(report.read_text())["gate"]["review_clean"] == "yes"  # nothing to review
+        reviewed = json.loads(report.read_text())["target"]
+        assert (reviewed["base_commit"], reviewed["files"]) == (head, ["app.py"])
+        assert check(handle, report, "pre-commit", {})[0] == 0  # a review of the commit
+        older = "--bounded-review-base=HEAD~1"
+        assert review(sample, "--bounded-review-target=staged", older) == 0
         status, why = check(handle, report, "pre-commit", {})
     assert status == 2
-    assert f"local-diff against {stash} ({stash[:12]})" in why
-    assert f"committed on HEAD ({sample.git('rev-parse', 'HEAD')[:12]})" in why
-    assert "--bounded-review-target=staged" in why
+    assert f"staged against HEAD~1 ({sample.git('rev-parse', 'HEAD~1')[:12]})" in why
+    assert f"committed on HEAD ({head[:12]})" in why
+    assert "--bounded-review-target=staged --bounded-review-base=HEAD" in why
     # a report that does not record its base commit (an earlier version's) is refused too
     assert review(sample, "--bounded-review-target=staged") == 0
     assert check(handle, report, "pre-commit", {})[0] == 0  # the staged review passes
