@@ -36,7 +36,6 @@ from ..core.errors import GitError
 from ..models.record import record
 from ..target import git, imported
 from . import basecontent, copyin, fillin
-from .basecontent import builds_modules as builds
 
 SETUP_ARGV, SETUP_STATUS, SETUP_LOG = "setup.json", "setup.status", "setup.log"
 HELD_SPEC = "held.json"
@@ -141,7 +140,7 @@ def plan(
             info = (repo.root / name).stat()
             stamps.append([name, info.st_size, info.st_mtime_ns])
     parts: list[object] = [list(setup), stamps]
-    stamp = json.dumps(parts + [held.stamp] if held.stamp else parts)
+    stamp = json.dumps([*parts, held.stamp] if held.stamp else parts)
     stamp = stamp if setup or stamps or held.stamp else ""
     return Preparation(
         tuple(copies),

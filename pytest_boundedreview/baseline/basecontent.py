@@ -208,9 +208,7 @@ def _has(git_dir: Path, commit: str) -> bool:
 MAX_DEPTH = 4
 
 
-def submodules(
-    repo: git.Repo, commit: str
-) -> tuple[tuple[Submodule, ...], tuple[str, ...]]:
+def submodules(repo: git.Repo, commit: str) -> tuple[tuple[Submodule, ...], tuple[str, ...]]:
     """The submodules to check out in a checkout of ``commit`` (nested ones too), and why
     base answers are uncertain (a checked-out submodule whose recorded commit is not here).
     Two stats when the repository has none."""
@@ -220,7 +218,9 @@ def submodules(
     found: list[Submodule] = []
     uncertain: list[str] = []
 
-    def walk(git_dir: Path | None, at: str, prefix: str, live: Path, home: Path, depth: int) -> None:
+    def walk(
+        git_dir: Path | None, at: str, prefix: str, live: Path, home: Path, depth: int
+    ) -> None:
         cwd = git_dir if git_dir is not None else repo.root
         for name, path, sha in _gitlinks(git_dir, cwd, at):
             where = live / path

@@ -112,14 +112,13 @@ def test_a_new_example_changes_the_base_cache_key(prop: GitRepo) -> None:
         return artefacts.plan(opened, base, prop.path, None, {}).stamp
 
     first = stamp()
-    assert first and first == stamp()
+    assert first
+    assert first == stamp()
     (examples / "bbbb").write_bytes(b"2")
     assert stamp() != first
 
 
-def test_the_database_setting_of_the_environment_is_followed(
-    prop: GitRepo, tmp_path: Path
-) -> None:
+def test_the_database_setting_of_the_environment_is_followed(prop: GitRepo, tmp_path: Path) -> None:
     opened = git.open_repo(prop.path)
     base = prop.git("rev-parse", "main")
     (prop.path / "db" / "examples").mkdir(parents=True)

@@ -4,6 +4,9 @@ repository already has; where that commit is not there, its answers are unknown.
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
@@ -28,7 +31,7 @@ ALLOW = ("-c", "protocol.file.allow=always")
 def library(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
     """A repository of its own holding ``helpers.py`` (``legacy`` has an old bug)."""
     lib = GitRepo.init(tmp_path_factory.mktemp("lib") / "lib")
-    lib.commit({"helpers.py": HELPERS}, "helpers")
+    lib.commit({"helpers.py": HELPERS, ".gitignore": "__pycache__/\n"}, "helpers")
     return lib
 
 
@@ -106,9 +109,10 @@ def test_a_base_commit_the_repository_lacks_makes_the_answers_unknown(
         result, report = review(pytester)
     unknown = {t["nodeid"]: t["reason"] for t in report["tests"]["unknown"]}
     assert list(unknown) == ["tests/test_helpers.py::test_legacy"], report["tests"]
-    assert f"the base's commit {lost[:12]} is not in the local repository" in unknown[
-        "tests/test_helpers.py::test_legacy"
-    ]
+    assert (
+        f"the base's commit {lost[:12]} is not in the local repository"
+        in unknown["tests/test_helpers.py::test_legacy"]
+    )
     assert ids(report, "pre_existing") == []
     assert result.ret == 1
 
@@ -126,4 +130,38 @@ def test_a_submodule_not_checked_out_here_is_not_needed_at_the_base(
     project.commit({"README.md": "docs\n"}, "docs only")
     result, report = review(pytester)
     assert ids(report, "pre_existing") == ["tests/test_old.py::test_old"]
+    assert result.ret == 0
+
+
+@pytest.mark.parametrize("bytecode", ["written", "not written"])
+def test_a_kept_base_checkout_gets_its_submodule_afresh_each_run(
+    pytester: pytest.Pytester,
+    project: GitRepo,
+    library: GitRepo,
+    monkeypatch: pytest.MonkeyPatch,
+    bytecode: str,
+    tmp_path: Path,
+) -> None:
+    """``reuse_base_checkout``: the second run finds the kept checkout, whose submodule an
+    earlier run's tests may have changed; it is written again at the base's commit."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if bytecode == "written":
+        monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)
+    else:
+        monkeypatch.setenv("PYTHONDONTWRITEBYTECODE", "1")
+    config = PYPROJECT + "[tool.bounded-review]\nreuse_base_checkout = true\n"
+    project.git(*ALLOW, "submodule", "--quiet", "add", str(library.path), "vendor/lib")
+    project.commit({"pyproject.toml": config, "tests/test_helpers.py": TESTS}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"README.md": "docs\n"}, "docs only")
+    with project.untouched():
+        first = review(pytester)[1]
+    assert ids(first, "pre_existing") == ["tests/test_helpers.py::test_legacy"]
+    [kept] = (tmp_path / "cache").glob("**/checkouts/*/*/vendor/lib/helpers.py")
+    kept.write_text(HELPERS.replace("return 4", "return 5"))  # left by an earlier run
+    shutil.rmtree(project.path / ".bounded-review" / "cache")  # the base is asked again
+    project.commit({"README.md": "more docs\n"}, "docs again")
+    with project.untouched():
+        result, report = review(pytester)
+    assert ids(report, "pre_existing") == ["tests/test_helpers.py::test_legacy"], report["tests"]
     assert result.ret == 0

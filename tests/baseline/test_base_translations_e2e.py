@@ -19,7 +19,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def tr(text):
-    return gettext.translation("messages", os.path.join(HERE, "locale"), ["de"], fallback=True).gettext(text)
+    found = gettext.translation("messages", os.path.join(HERE, "locale"), ["de"], fallback=True)
+    return found.gettext(text)
 
 
 def greet():
