@@ -148,7 +148,7 @@ def refusal(kind: str, untested: tuple[str, ...], args: tuple[str, ...]) -> str 
         f" and {len(untested) - 5} more" if len(untested) > 5 else ""
     )
     return (
-        f"the tree tested would not be the tree reviewed: the working tree differs from the "
+        f"the tree tested is not the tree reviewed: the working tree differs from the "
         f"{kind} snapshot in {shown}, so no test ran; run `{run_command(kind, args)}`, which "
         "tests the snapshot in a checkout of its own and leaves the working tree, the index "
         "and the stash as they are"
