@@ -60,7 +60,7 @@ class BoundedReview:
         self.waivers = prepared.waivers
         self.rules = prepared.rules
         self.checkout, self.home = prepared.checkout, prepared.home
-        args = tuple(map(str, config.invocation_params.args))
+        self._args = args = tuple(map(str, config.invocation_params.args))
         # Decided before the tests: none of them would be of the snapshot (see tested.py).
         self._refused = None
         if not (target.empty or settings.shard):
@@ -315,8 +315,9 @@ class BoundedReview:
                 self.review.evidence(gate, self._counts()), unfinished=reason
             )
 
-        if self._refused:
-            return undecided(self._refused)
+        if self._refused:  # the next run is the command the reason names
+            again = tested.run_command(self.target.kind, self._args)
+            return dataclasses.replace(undecided(self._refused), again=again)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             how = f": {self._ended}" if self._ended else ""
             return undecided(f"the pytest session did not complete (exit {int(exitstatus)}){how}")

@@ -236,6 +236,7 @@ def test_pytest_in_a_differing_tree_decides_before_any_test_and_names_the_comman
     command = reason.split("run `", 1)[1].split("`", 1)[0]
     expected = ["bounded-review", "run", "--target", "staged", "--no-lanes", "--", "-q", *workers]
     assert shlex.split(command) == expected
+    assert data["next_action"].endswith(f"; then re-run {command}")
     with project.untouched():  # the command named works
         done = run(project, *shlex.split(command)[1:])
     assert done.returncode == 0, done.stdout + done.stderr
