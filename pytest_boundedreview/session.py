@@ -14,7 +14,6 @@ import pytest
 from .baseline.deselection import Deselections
 from .baseline.outcomes import COMPLETED, OutcomeCollector
 from .baseline.sessionreruns import SessionReruns
-from .baseline.toxsuite import ToxSuite, tox_suite
 from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
 from .baseline.witness import Witness
@@ -33,6 +32,7 @@ from .target.livetree import untested_reason
 
 if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
     # full garbage collection of the tests' run would walk its functions and classes
+    from .baseline.toxsuite import ToxSuite
     from .checks.diverged import Verdict
     from .report.build import Evidence
     from .review.phase import Counts, Review
@@ -168,6 +168,8 @@ class BoundedReview:
     ) -> ToxSuite | None:
         """The project's tox suite, where neither ``testpaths`` nor a declared suite names
         the paths and this session was given some (see toxsuite.py)."""
+        from .baseline.toxsuite import tox_suite  # only for a session given paths
+
         config = self.config
         if paths(declared) or words(project.options.get("testpaths", ())):
             return None

@@ -21,7 +21,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -33,7 +33,9 @@ from ..models.record import record
 from ..target.livetree import shown
 from .deselection import DROPPED, Deselections
 from .suite import Collected, Ignores, left_out, suite_files
-from .toxsuite import ToxSuite
+
+if TYPE_CHECKING:
+    from .toxsuite import ToxSuite
 
 SHOWN = 20  # files or tests named before a count
 

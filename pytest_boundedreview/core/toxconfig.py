@@ -10,7 +10,6 @@ that cannot be resolved without running tox is named, never guessed."""
 
 from __future__ import annotations
 
-import configparser
 import re
 import shlex
 import sys
@@ -18,11 +17,6 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 from ..models.record import record
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on Python 3.10 only
-    import tomli as tomllib
 
 # tox's order: the first of these holding a tox configuration is the one it uses
 FILES = ("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml")
@@ -62,6 +56,10 @@ def _of(name: str, text: str) -> list[Command] | None:
     """The pytest commands of one file; ``None`` when it holds no tox configuration."""
     if name in ("tox.ini", "setup.cfg"):
         return _ini(name, text, name == "setup.cfg")
+    if sys.version_info >= (3, 11):  # imported only for a project with a tox file
+        import tomllib
+    else:  # pragma: no cover - exercised on Python 3.10 only
+        import tomli as tomllib
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError:
@@ -78,6 +76,8 @@ def _of(name: str, text: str) -> list[Command] | None:
 
 
 def _ini(name: str, text: str, setup_cfg: bool) -> list[Command] | None:
+    import configparser  # only for a project with a tox file
+
     parser = configparser.ConfigParser(interpolation=None, strict=False)
     try:
         parser.read_string(text)
