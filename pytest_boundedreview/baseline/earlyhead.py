@@ -41,6 +41,7 @@ class EarlyHead:
                     env=child_env(environ=run.environ),
                     timeout=run.timeout,
                     paths=[str(path) for path in run.paths],
+                    kind=("re-run", " at head"),
                 )
             except OSError:  # no folder for it: the re-run starts the usual way, later
                 self._waiting = None

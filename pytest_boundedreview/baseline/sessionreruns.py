@@ -218,11 +218,11 @@ class SessionReruns:
     def classification(self) -> Classification:
         """The session's failures re-run at head and at the base, and classified; its other
         questions answered at the base."""
+        if not (self.collector.failed or self.questions):
+            return Classification()
         from .classify import conclude
         from .waits import told
 
-        if not (self.collector.failed or self.questions):
-            return Classification()
         begun, self._begun = self._begun, None
         try:
             if isinstance(begun, BaseException):
