@@ -6,12 +6,13 @@ from __future__ import annotations
 import contextlib
 import shutil
 import sys
+import time
 from pathlib import Path
 
 import pytest
 
 from pytest_boundedreview.baseline import baserun, waits
-from pytest_boundedreview.baseline.rerun import Ask, PendingRerun, start_rerun
+from pytest_boundedreview.baseline.rerun import Ask, PendingRerun, start_rerun, start_waiting
 from pytest_boundedreview.baseline.runspec import BaselineRun
 from pytest_boundedreview.target import git
 
@@ -117,3 +118,39 @@ def test_a_base_rerun_that_loses_its_folders_twice_is_unavailable_with_the_reaso
     assert len(checkouts) == 2, "once more in a new checkout, then no more"
     why = f"the base re-run lost its folders twice: the checkout {checkouts[1]} vanished"
     assert str(raised.value).startswith(why)
+
+
+STAMP = """\
+import os
+import pytest
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection(session):
+    open(os.environ["STAMP"], "w").close()
+    return (yield)
+"""
+
+
+def test_a_waiting_child_whose_folder_vanishes_ends_on_its_own(tmp_path: Path) -> None:
+    """Its folder removed while it waits for its node ids: the child exits (before, it waited
+    on for a selection that could never come, as long as its starter lived)."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "conftest.py").write_text(STAMP)
+    (root / "test_x.py").write_text("def test_x():\n    pass\n")
+    stamp = tmp_path / "stamp"
+    env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": ":".join(sys.path), "STAMP": str(stamp)}
+    waiting = start_waiting(rootdir=root, args=["-p", "no:randomly"], env=env, timeout=600)
+    assert waiting is not None
+    child = waiting._child
+    try:
+        deadline = time.monotonic() + 120
+        while not stamp.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        shutil.rmtree(waiting._folder)
+        while child.running() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert not child.running()
+    finally:
+        waiting.cancel()
