@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import GitError
 from ..models.record import record
 from ..target import kept, worktree
-from . import testdefs
+from . import basecontent, testdefs
 from .childenv import child_env, moved
 from .rerun import (
     Ask,
@@ -211,7 +211,9 @@ def started_at_base(run: BaselineRun, ask: Ask) -> Iterator[Callable[[], BaseAns
                 raise BaseUnavailable(f"base run {broke}: {ran.detail}")
             why = run.preparation.withheld_because()
             verdicts = {n: verdict_at_base(n, ran, rootdir, why) for n in ask.nodeids}
-            trusted = not (ran.live or ran.withheld)
+            uncertain = run.preparation.uncertain  # what the base ran without (basecontent.py)
+            verdicts = basecontent.uncertain_verdicts(verdicts, uncertain)
+            trusted = not (ran.live or ran.withheld or uncertain)
             return BaseAnswer(verdicts, ran.listed, ran if ask.whole else None, trusted)
 
         yield answer
