@@ -159,6 +159,7 @@ class BoundedReview:
             self.repo.root,
             changed,
             listed=settings.shard,
+            base_commit=target.base_commit,
             tox=self._tox(project, settings.suite, changed),
         )
         return judge(view)

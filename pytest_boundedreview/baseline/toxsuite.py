@@ -1,10 +1,11 @@
 """The suite a project's tox configuration runs, where its pytest configuration sets no
-``testpaths``: a session whose paths are exactly those one pytest command of tox gives is the
-whole suite (``pytest tests examples/tiny/tests`` as tox runs it leaves out no stray
-``examples/test_*.py``). The tox file is read as the base has it when the change touches it
-(a change cannot define its own suite), and never run: a command whose arguments cannot be read
-(a substitution only tox resolves, an option this session does not know) defines nothing, and
-is named."""
+``testpaths``: every path the pytest commands of the environments ``tox`` runs by default give,
+together. A session whose paths are exactly those is the whole suite (``pytest tests
+examples/tiny/tests`` as tox runs it leaves out no stray ``examples/test_*.py``); one command of
+several is not. The tox file is read from the base commit, never from the disk (a change, or a
+file git does not see, cannot define its own suite), and never run: when one of its pytest
+commands cannot be read (a substitution only tox resolves, an option this session does not
+know) or runs the whole rootdir, tox defines nothing, and the reason is named."""
 
 from __future__ import annotations
 
@@ -20,18 +21,18 @@ from ..target import git
 
 @record(frozen=True)
 class ToxSuite:
-    """The tox command the session's paths match (``None``: none), those paths relative to
-    the rootdir, and why other pytest commands of tox could not be read."""
+    """The pytest commands of tox whose paths, together, the session's are (none: they are
+    not), those paths relative to the rootdir, and why commands of tox could not be read."""
 
     file: str
-    command: Command | None = None
+    commands: tuple[Command, ...] = ()
     paths: tuple[str, ...] = ()
     unread: tuple[str, ...] = ()
 
     @property
     def defined_by(self) -> str:
-        assert self.command is not None
-        return f"tox: {self.command.text} ({self.command.where})"
+        shown = "; ".join(f"{c.text} ({c.where})" for c in self.commands)
+        return f"tox: {shown}"
 
 
 def tox_suite(
@@ -52,30 +53,28 @@ def tox_suite(
     folder = rootdir.relative_to(root)
 
     def read(name: str) -> str | None:
-        where = (folder / name).as_posix()
-        if base_commit and where in changed:
-            return repo.show(base_commit, where)  # the base's, or none when the change adds it
-        try:
-            return (rootdir / name).read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
+        # the base's: the change cannot add or edit it, and an ignored file is not the project's
+        return repo.show(base_commit, (folder / name).as_posix()) if base_commit else None
 
     file, found = commands(read)
     if not file:
         return None
     wanted = {p.resolve() for p in given}
-    unread = []
+    unread, suite = [], set()
     for command in found:
         why = command.unresolved or _unreadable(command, table)
+        paths = [] if why else (pytest_paths(command.args, table) or [])
+        if not why and not paths:
+            why = "it runs the rootdir as pytest does with no paths"
         if why:
             unread.append(f"{command.where} `{command.text}`: {why}")
             continue
-        paths = pytest_paths(command.args, table) or []
         start = (rootdir / command.changedir).resolve()
-        absolute = {(start / p).resolve() for p in paths}
-        if paths and absolute == wanted and all(p.is_relative_to(rootdir) for p in absolute):
-            relative = tuple(sorted(p.relative_to(rootdir).as_posix() for p in absolute))
-            return ToxSuite(file, command, relative, tuple(unread))
+        suite |= {(start / p).resolve() for p in paths}
+    inside = all(p.is_relative_to(rootdir) for p in suite)
+    if found and not unread and suite == wanted and inside:
+        relative = tuple(sorted(p.relative_to(rootdir).as_posix() for p in suite))
+        return ToxSuite(file, tuple(found), relative)
     return ToxSuite(file, unread=tuple(unread))
 
 

@@ -4,9 +4,11 @@ file tox would use (``tox.ini``, ``setup.cfg`` with ``[tox:tox]``, ``pyproject.t
 ``commands`` that start pytest (``pytest``, ``py.test``, ``python -m pytest``, ``coverage run
 -m pytest``), with ``{posargs}`` as tox fills it when given none (its default, or nothing),
 ``{toxinidir}`` and ``{tox_root}`` resolved, and the folder they run in. Where ``env_list`` is
-set, only the environments ``tox`` runs with no arguments count (``[testenv]``'s commands are
-theirs; a ``benchmark`` or ``docs`` environment outside it is not the suite). A substitution
-that cannot be resolved without running tox is named, never guessed."""
+set, only the environments ``tox`` runs with no arguments count, each with its own commands or
+``[testenv]``'s, a line with a factor condition (``unit: pytest tests``) only where the
+environment has those factors (a ``benchmark`` or ``docs`` environment outside it is not the
+suite); where it is not set, every environment the file defines. A substitution that cannot be
+resolved without running tox is named, never guessed."""
 
 from __future__ import annotations
 
@@ -85,26 +87,49 @@ def _ini(name: str, text: str, setup_cfg: bool) -> list[Command] | None:
         return None
     if setup_cfg and not parser.has_section("tox:tox"):
         return None
-    found = []
     core = "tox:tox" if setup_cfg else "tox"
     listed = parser.get(core, "env_list", fallback=parser.get(core, "envlist", fallback=""))
-    run = _expanded(re.split(r"[\s,]+(?![^{]*\})", listed))
-    for section in parser.sections():
-        if section != "testenv" and not section.startswith("testenv:"):
+    sections = {s for s in parser.sections() if s == "testenv" or s.startswith("testenv:")}
+    run = _expanded(_split(listed))
+    if not run:  # every environment the file defines: more than tox runs, never less
+        run = {s[8:] for s in sections if s != "testenv"} | {"py"}
+    found: list[Command] = []
+    for env in sorted(run):
+        own = f"testenv:{env}"
+        section = own if own in sections and parser.has_option(own, "commands") else "testenv"
+        if section not in sections:
             continue
-        if run and section != "testenv" and not _expanded([section[8:]]) & run:
-            continue  # an environment tox runs only when asked for by name
-        where = f"{name} [{section}]"
         body = parser[section]
-        raw = body.get("commands", "")
-        changedir = body.get("changedir", body.get("change_dir", "")).strip()
-        for line in _lines(raw):
-            found += _command(where, changedir, line, line)
+        where = f"{name} [{section}]"
+        changedir = parser.get(
+            own, "changedir", fallback=parser.get(own, "change_dir", fallback="")
+        )
+        changedir = changedir or body.get("changedir", body.get("change_dir", ""))
+        for line in _lines(body.get("commands", ""), env):
+            command = _command(where, changedir.strip(), line, line)
+            found += [c for c in command if c not in found]
     return found
 
 
-def _lines(raw: str) -> Iterator[str]:
-    """An ini ``commands`` value's commands: one a line, a trailing backslash continuing it."""
+def _split(listed: str) -> list[str]:
+    """A list of names, by commas or white space outside braces."""
+    return re.split(r"[\s,]+(?![^{]*\})", listed)
+
+
+def _applies(condition: str, env: str) -> bool:
+    """Whether a factor condition (``py311,py312``, ``unit-!pypy``, ``{a,b}-c``) holds for
+    the environment ``env``, whose factors are its dash-separated parts."""
+    factors = set(env.split("-"))
+    for alternative in _expanded(_split(condition)):
+        wanted = alternative.split("-")
+        if all((w[1:] not in factors) if w.startswith("!") else (w in factors) for w in wanted):
+            return True
+    return False
+
+
+def _lines(raw: str, env: str) -> Iterator[str]:
+    """An ini ``commands`` value's commands for the environment ``env``: one a line, a trailing
+    backslash continuing it, a line with a factor condition only where it holds."""
     pending = ""
     for line in raw.splitlines():
         line = line.strip()
@@ -112,19 +137,28 @@ def _lines(raw: str) -> Iterator[str]:
             pending += line[:-1] + " "
             continue
         line, pending = pending + line, ""
-        if line and not line.startswith("#"):
-            yield _FACTORS.sub("", line, count=1)
+        if not line or line.startswith("#"):
+            continue
+        condition = _FACTORS.match(line)
+        if condition is None:
+            yield line
+        elif _applies(condition.group(0).rstrip().removesuffix(":"), env):
+            yield line[condition.end() :]
     if pending.strip():
         yield pending.strip()
 
 
 def _toml(file: str, data: Mapping[str, Any], prefix: str) -> Iterator[Command]:
-    tables: list[tuple[str, Any]] = [("env_run_base", data.get("env_run_base"))]
     envs, listed = data.get("env"), data.get("env_list")
-    run = {str(n) for n in listed} if isinstance(listed, list) else set()
-    if isinstance(envs, dict):
-        tables += [(f"env.{n}", body) for n, body in envs.items() if not run or n in run]
-    for table, body in tables:
+    envs = envs if isinstance(envs, dict) else {}
+    run = [str(n) for n in listed] if isinstance(listed, list) else [*envs, "py"]
+    base = data.get("env_run_base")
+    seen: list[Command] = []
+    for env in run:
+        own = envs.get(env)
+        table, body = (f"env.{env}", own) if isinstance(own, dict) else ("env_run_base", base)
+        if isinstance(own, dict) and "commands" not in own:
+            table, body = "env_run_base", {**(base if isinstance(base, dict) else {}), **own}
         if not isinstance(body, dict):
             continue
         changedir = body.get("change_dir", body.get("changedir", ""))
@@ -133,7 +167,10 @@ def _toml(file: str, data: Mapping[str, Any], prefix: str) -> Iterator[Command]:
             if isinstance(command, list):
                 words, text = _toml_words(command)
                 where = f"{file} [{prefix}{table}]"
-                yield from _command(where, changedir, shlex.join(words), text)
+                for found in _command(where, changedir, shlex.join(words), text):
+                    if found not in seen:
+                        seen.append(found)
+                        yield found
 
 
 def _expanded(names: list[str]) -> set[str]:

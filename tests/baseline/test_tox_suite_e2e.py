@@ -144,3 +144,53 @@ def test_testpaths_still_define_the_suite(pytester: pytest.Pytester, project: Gi
     code, report = review(pytester, project, *PATHS)
     partial(code, report)
     assert report["suite"]["defined_by"] == ["testpaths: tests examples (pyproject.toml)"]
+
+
+SPLIT = {
+    "two commands": "[tox]\nenvlist = py3\n\n[testenv]\ncommands =\n    pytest tests\n"
+    "    pytest examples/tiny/tests\n",
+    "two environments": "[tox]\nenvlist = unit, tiny\n\n[testenv:unit]\ncommands = pytest tests\n\n"
+    "[testenv:tiny]\ncommands = pytest examples/tiny/tests\n",
+    "factors": "[tox]\nenvlist = py3-unit, py3-tiny\n\n[testenv]\ncommands =\n"
+    "    unit: pytest tests\n    tiny: pytest examples/tiny/tests\n"
+    "    slow: pytest tests/test_a.py\n",
+}
+
+
+@pytest.mark.parametrize("layout", list(SPLIT))
+def test_one_command_of_several_is_not_the_suite_all_of_them_together_are(
+    pytester: pytest.Pytester, project: GitRepo, layout: str
+) -> None:
+    """tox's suite is every path its default environments' pytest commands give, together:
+    a run of one command's paths leaves the other's out (partial), a run of them all is whole,
+    and a factor line of an environment tox does not run by default (``slow:``) adds nothing."""
+    setup(project, "tox.ini", SPLIT[layout])
+    code, report = review(pytester, project, "tests")
+    assert report["statuses"]["local_verification"] == "partial"
+    assert "examples/tiny/tests/test_tiny.py" in report["suite"]["left_out"]
+    assert code == 1
+    code, report = review(pytester, project, *PATHS)
+    assert report["gate"] == {"review_clean": "yes", "reasons": []}, report["gate"]
+    assert report["suite"]["defined_by"][0].startswith("tox: pytest ")
+    assert code == 0
+
+
+def test_a_tox_file_git_does_not_see_defines_nothing(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    """The tox file is read from the base commit: one the base lacks, here ignored by the
+    repository's exclude file so the tree looks clean, does not make a narrow run whole."""
+    setup(project, "tox.ini", TOX_INI.replace("{command}", INI_POSARGS))
+    project.git("rm", "--quiet", "tox.ini")
+    project.git("commit", "--quiet", "--amend", "--no-edit")
+    project.git("checkout", "--quiet", "main")
+    project.git("rm", "--quiet", "tox.ini")
+    project.git("commit", "--quiet", "-m", "no tox")
+    project.git("checkout", "--quiet", "feature")
+    project.git("rebase", "--quiet", "main")
+    project.write("tox.ini", TOX_INI.replace("{command}", "pytest tests"))
+    (project.path / ".git" / "info" / "exclude").write_text("tox.ini\n")
+    assert project.git("status", "--porcelain").strip() == ""
+    code, report = review(pytester, project, "tests")
+    partial(code, report)
+    assert report["suite"]["defined_by"] == ["the rootdir, no testpaths (pyproject.toml)"]

@@ -121,3 +121,28 @@ TABLE = {**BUILTIN, "--maxfail": None, "--cov": "?", "--tb": None, "--strict-mar
 )
 def test_the_paths_among_pytest_s_arguments(args: list[str], paths: list[str] | None) -> None:
     assert pytest_paths(args, TABLE) == paths
+
+
+def test_a_factor_line_counts_only_for_the_default_environments_that_have_its_factors() -> None:
+    """pyparsing's layout: ``unit:`` lines of ``[testenv]`` run in every ``-unit`` environment
+    of ``envlist``, ``doctest:`` ones are not pytest, a ``slow:`` line no default environment
+    has is not the suite, and a negated factor (``!pypy``) is honoured."""
+    ini = """[tox]
+envlist = py39-unit, py{310,311}-{unit,doctest}, mypy-check
+[testenv]
+commands =
+    unit: pytest tests examples/tiny/tests {posargs}
+    doctest: sphinx-build -b doctest docs out
+    slow: pytest tests/test_slow.py
+    unit-!pypy: pytest extra
+[testenv:mypy-check]
+commands = mypy pkg
+"""
+    assert read(tox_ini=ini) == {
+        "file": "tox.ini",
+        "tox.ini [testenv] pytest tests examples/tiny/tests {posargs}": (
+            "tests",
+            "examples/tiny/tests",
+        ),
+        "tox.ini [testenv] pytest extra": ("extra",),
+    }
