@@ -145,6 +145,34 @@ def test_the_commit_gate_binds_the_base_to_head(sample: GitRepo) -> None:
     assert "does not record the commit it was reviewed against" in why
 
 
+def test_the_commit_gate_takes_the_staged_review_against_the_configured_base(
+    sample: GitRepo,
+) -> None:
+    """With ``base = "main"`` configured, the pre-commit review of a feature branch's staged
+    tree is against merge-base(main, HEAD): the branch with this commit, as its pull request
+    will be. The commit gate takes that review; an older commit of one's choosing is still not
+    this commit's review."""
+    sample.commit({"pyproject.toml": '[tool.bounded-review]\nbase = "main"\n'}, "configured")
+    sample.git("checkout", "--quiet", "-b", "feature")
+    sample.commit({"app.py": "x = 2  # work in progress\n"}, "wip")
+    handle = git.open_repo(sample.path)
+    report = sample.path / ".bounded-review" / "report.json"
+    sample.write("app.py", "x = 3  # harmless\n")
+    sample.git("add", "app.py")
+    with sample.untouched():
+        assert review(sample, "--bounded-review-target=staged") == 0
+        reviewed = json.loads(report.read_text())["target"]
+        assert reviewed["base_commit"] == sample.git("rev-parse", "main")
+        assert check(handle, report, "pre-commit", {})[0] == 0
+        first = sample.git("rev-list", "--max-parents=0", "HEAD")
+        assert (
+            review(sample, "--bounded-review-target=staged", f"--bounded-review-base={first}") == 0
+        )
+        status, why = check(handle, report, "pre-commit", {})
+    assert status == 2
+    assert "not a review of this commit" in why
+
+
 def test_the_commit_gate_on_an_unborn_branch_needs_a_review_against_nothing(
     tmp_path: Path,
 ) -> None:
