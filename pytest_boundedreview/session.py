@@ -412,9 +412,11 @@ class BoundedReview:
         """Why a session in a checkout of the snapshot did not test it alone, if it did not."""
         if self.checkout is None:
             return []
-        from .baseline.basefirst import ran_live
+        from .baseline.basefirst import ran_live, tried
 
-        return tested.ran_outside(self.target.kind, ran_live(self.checkout.record))
+        kind, folder = self.target.kind, self.checkout.record
+        outside = tested.ran_outside(kind, ran_live(folder))
+        return outside + tested.ran_without(kind, self.checkout.unfilled, tried(folder))
 
     def _state(self) -> Path:
         return state_folder(self.home, self.settings.state_dir)

@@ -98,11 +98,13 @@ def plan(
     rootdir: Path,
     configured: Sequence[str] | None,
     environ: Mapping[str, str] | None = None,
+    whose: str = "the base",
 ) -> Preparation:
     """How to prepare a checkout of ``base_commit`` for a session run in ``rootdir`` of
     ``repo`` (with ``environ``), with ``base_setup`` set to ``configured``. Each kind of
     ignored artefact is copied when the working tree's files it is built from are the
-    base's."""
+    base's. ``whose`` names the checkout in what is said: a checkout of the snapshot under
+    review (a tree, see ``cli/runplace.py``) is planned here too, and runs no set-up command."""
     try:
         built = imported.built_in_place(repo, basecontent.SUFFIXES)
     except GitError:  # none known: none copied
@@ -132,7 +134,7 @@ def plan(
                 f"base, as the change touches what they are built from ({shown}); "
                 "`base_setup` can build them there"
             )
-    held = basecontent.plan(repo, base_commit, rootdir, environ)
+    held = basecontent.plan(repo, base_commit, rootdir, environ, whose=whose)
     setup, notes = _setup_of_base(repo, base_commit, rootdir, configured)
     stamps = []
     for name in copies:

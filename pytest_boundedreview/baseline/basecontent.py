@@ -208,10 +208,13 @@ def _has(git_dir: Path, commit: str) -> bool:
 MAX_DEPTH = 4
 
 
-def submodules(repo: git.Repo, commit: str) -> tuple[tuple[Submodule, ...], tuple[str, ...]]:
-    """The submodules to check out in a checkout of ``commit`` (nested ones too), and why
-    base answers are uncertain (a checked-out submodule whose recorded commit is not here).
-    Two stats when the repository has none."""
+def submodules(
+    repo: git.Repo, commit: str, whose: str = "the base"
+) -> tuple[tuple[Submodule, ...], tuple[str, ...]]:
+    """The submodules to check out in a checkout of ``commit`` (a commit or a tree, named
+    ``whose`` in what is said; nested ones too), and why its answers are uncertain (a
+    checked-out submodule whose recorded commit is not here). Two stats when the repository
+    has none."""
     modules = repo.common_dir / "modules"
     if not (repo.root / ".gitmodules").exists() and not modules.is_dir():
         return (), ()
@@ -231,8 +234,8 @@ def submodules(repo: git.Repo, commit: str) -> tuple[tuple[Submodule, ...], tupl
             if source is None:
                 if where.is_dir() and any(where.iterdir()):
                     uncertain.append(
-                        f"submodule {shown}: the base's commit {sha[:12]} is not in the local "
-                        f"repository, so the base ran without it (fetch it: "
+                        f"submodule {shown}: {whose}'s commit {sha[:12]} is not in the local "
+                        f"repository, so {whose} ran without it (fetch it: "
                         f"git -C {shown} fetch origin {sha})"
                     )
                 continue
@@ -250,9 +253,10 @@ def plan(
     rootdir: Path,
     environ: Mapping[str, str] | None,
     cwd: Path | None = None,
+    whose: str = "the base",
 ) -> Held:
-    """What a checkout of ``commit`` is given for a session run in ``rootdir`` of ``repo``
-    (started in ``cwd``, with ``environ``)."""
+    """What a checkout of ``commit`` (``whose``) is given for a session run in ``rootdir`` of
+    ``repo`` (started in ``cwd``, with ``environ``)."""
     trees: list[tuple[str, str]] = []
     stamps: list[object] = []
     examples = examples_folder(os.environ if environ is None else environ, cwd or Path.cwd())
@@ -264,7 +268,7 @@ def plan(
         if place:
             trees.append((str(examples[0]), place))
             stamps.append(["hypothesis", place, _digest(examples[0])])
-    subs, uncertain = submodules(repo, commit)
+    subs, uncertain = submodules(repo, commit, whose)
     stamps += [["submodule", s.path, s.commit] for s in subs]
     stamps += [["uncertain", *uncertain]] if uncertain else []
     return Held(tuple(trees), subs, uncertain, json.dumps(stamps) if stamps else "")

@@ -2,17 +2,21 @@
 differs from the ``staged`` or ``pr`` snapshot under review (unstaged edits, untracked files),
 in a checkout of the snapshot of its own (``target/tested.py``), importing the checkout's code
 wherever the environment points into the working tree (an editable install), as a base re-run
-does (``baseline/basefirst.py``). The user's tree, index and stash are left as they are."""
+does (``baseline/basefirst.py``). The checkout is given what a base checkout is given, by the
+same plan (``baseline/artefacts.py``, ``basecontent.py``): submodules at the snapshot's
+commits, the Hypothesis example database, and build artefacts whose sources the working tree
+holds as the snapshot does. The user's tree, index and stash are left as they are."""
 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..baseline import basefirst
+from ..baseline import artefacts, basefirst, copyin, fillin
 from ..baseline.childenv import child_env, moved
 from ..models.record import record
 from ..target import git, tested
@@ -53,10 +57,29 @@ def place(kind: str) -> Iterator[Place]:
     with tested.checkout(repo, tree) as copy:
         folder = copy.parent / "record"
         folder.mkdir()
-        checkout = tested.Checkout(live=repo.root, copy=copy, record=folder)
-        # PYTHONPATH entries in the working tree become the checkout's, GIT_* (a hook's
-        # GIT_INDEX_FILE) are dropped: the checkout's index is the snapshot
-        env = basefirst.prepare(folder, repo.root, copy, child_env((), (repo.root, copy)))
-        env[tested.ENV] = checkout.announced()
         here = Path.cwd().resolve().relative_to(repo.root.resolve())
+        # planned for where the session starts, as a base checkout is for where its re-run does
+        given = artefacts.plan(repo, tree, repo.root / here, None, whose=f"the {kind} snapshot")
+        unfilled = _fill(given, repo.root, copy)
+        checkout = tested.Checkout(live=repo.root, copy=copy, record=folder, unfilled=unfilled)
+        # PYTHONPATH entries in the working tree become the checkout's, GIT_* (a hook's
+        # GIT_INDEX_FILE) are dropped: the checkout's index is the snapshot; an import of a
+        # compiled module withheld from it is noted (see tested.ran_without)
+        start = child_env((), (repo.root, copy))
+        env = basefirst.prepare(folder, repo.root, copy, start, given.withheld)
+        env[tested.ENV] = checkout.announced()
         yield Place(cwd=copy / here, env=env, checkout=checkout)
+
+
+def _fill(given: artefacts.Preparation, live: Path, copy: Path) -> tuple[str, ...]:
+    """Give ``copy`` what ``given`` plans, as a base checkout's child does (submodules first:
+    compiled modules may be copied into them); what it could not give, said for the report.
+    Its set-up command is left out: the snapshot is tested as the working tree is."""
+    unfilled = list(given.uncertain)
+    if given.held.needed:
+        try:
+            fillin.fill(str(copy), json.loads(given.held.spec()))
+        except SystemExit as exc:  # fillin's way of naming what failed
+            unfilled.append(str(exc.code))
+    copyin.copy_in(str(live), str(copy), given.copies)
+    return tuple(unfilled)

@@ -35,15 +35,24 @@ KINDS = ("staged", "pr")  # the snapshots the working tree may differ from by it
 @record(frozen=True)
 class Checkout:
     """A session's run in a checkout of the snapshot: the user's repository (``live``), the
-    checkout (``copy``) and the folder its imports of the working tree are reported in."""
+    checkout (``copy``), the folder its imports of the working tree are reported in, and what
+    the checkout could not be given that the working tree's run has (``unfilled``: a
+    submodule commit missing locally, build artefacts of sources the snapshot does not hold)."""
 
     live: Path
     copy: Path
     record: Path
+    unfilled: tuple[str, ...] = ()
 
     def announced(self) -> str:
         """The value of :data:`ENV` that tells the session in ``copy`` what it stands for."""
-        data = {"live": str(self.live), "copy": str(self.copy), "record": str(self.record)}
+        data: dict[str, object] = {
+            "live": str(self.live),
+            "copy": str(self.copy),
+            "record": str(self.record),
+        }
+        if self.unfilled:
+            data["unfilled"] = list(self.unfilled)
         return json.dumps(data)
 
 
@@ -83,7 +92,10 @@ def checkout_of(repo: git.Repo, environ: Mapping[str, str]) -> Checkout | None:
     try:
         data = json.loads(text)
         live, copy, folder = (Path(data[key]) for key in ("live", "copy", "record"))
-    except (ValueError, TypeError, KeyError):
+        unfilled = data.get("unfilled", [])
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if not isinstance(unfilled, list) or not all(isinstance(r, str) for r in unfilled):
         return None
     if copy.resolve() != repo.root.resolve():
         return None
@@ -95,7 +107,7 @@ def checkout_of(repo: git.Repo, environ: Mapping[str, str]) -> Checkout | None:
         repo.common_dir.resolve()
     ):
         return None  # not the repository this checkout was made from
-    return Checkout(live=user.root, copy=repo.root, record=folder)
+    return Checkout(live=user.root, copy=repo.root, record=folder, unfilled=tuple(unfilled))
 
 
 # How livetree.differences names a path whose content alone differs; a file git converts as
@@ -173,6 +185,25 @@ def ran_outside(kind: str, live: tuple[str, ...] | None) -> list[str]:
         f"not the snapshot: {shown}; load the project's modules by import, not from a path "
         "of the working tree, or stage or set aside what differs and run the review again"
     ]
+
+
+def ran_without(kind: str, unfilled: tuple[str, ...], tried: tuple[str, ...]) -> list[str]:
+    """Why a session in a checkout of the ``kind`` snapshot did not run as the working tree
+    runs: what the checkout was not given (``unfilled``), and the compiled modules it was not
+    given (their sources in the working tree are not the snapshot's) that tests imported in
+    vain (``tried``)."""
+    reasons = [
+        f"the checkout of the {kind} snapshot lacks what the tests use: {r}" for r in unfilled
+    ]
+    if tried:
+        shown = ", ".join(tried[:3]) + (" ..." if len(tried) > 3 else "")
+        reasons.append(
+            f"the session in a checkout of the {kind} snapshot imported compiled modules it was "
+            f"not given, as the working tree's sources they are built from are not the "
+            f"snapshot's: {shown}; stage or set aside the source edits and build again, then "
+            "run the review again"
+        )
+    return reasons
 
 
 def outputs_home(settings: Settings, checkout: Checkout | None) -> Settings:
