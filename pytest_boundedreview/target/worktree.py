@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..core import tempdirs
-from . import git
+from . import discard, git
 
 
 def _listed(repo: git.Repo) -> list[Path]:
@@ -35,8 +35,13 @@ def admin_dir(path: Path) -> Path | None:
 
 
 def remove(repo: git.Repo, path: Path) -> None:
-    """Remove one of our checkouts and its registration; never raises."""
+    """Remove one of our checkouts and its registration; never raises. A large one is
+    unregistered now and its files removed after the session (see discard.py)."""
     admin = admin_dir(path)
+    worktrees = (repo.common_dir / "worktrees").resolve()
+    ours = admin is not None and admin.parent.resolve() == worktrees
+    if ours and tempdirs.owner(path.parent) is not None and discard.later(path.parent, admin):
+        return
     proc = git.run(["worktree", "remove", "--force", "--force", str(path)], repo.root, check=False)
     if proc.returncode != 0 and admin is not None and admin.parent.name == "worktrees":
         shutil.rmtree(admin, ignore_errors=True)
