@@ -5,7 +5,8 @@ Each holds a suite like ``bench/baseline.py``'s (``tests`` tests in 40 files, 5 
 base), a package ``pkg`` whose ``__init__.py`` reads one of its data files, and inert data files
 in folders of 500 (``assets/dNNN/fNNNNN.txt``) up to ``files`` tracked files in all. Branches:
 ``main`` (the base), ``feature`` (5 regressions through ``lib.py``), ``green`` (the base with
-its failures fixed) and ``harmless`` (``green`` and a README line). A run clones the cached repository (``git clone --local``: its objects hard-linked).
+its failures fixed) and ``harmless`` (``green`` and a README line). A run clones the cached
+repository (``git clone --local``: its objects hard-linked).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from pathlib import Path
 from baseline import FILES, PRE_EXISTING, REGRESSIONS, WORK, git, module
 
 VERSION = "2"
+PACKAGE = b"""from importlib.resources import files
+
+NAME = (files(__name__) / "name.txt").read_text()
+"""
 PER_FOLDER = 500
 
 
@@ -39,7 +44,7 @@ def _suite(tests: int, work_ms: float, pre: set[int]) -> dict[str, bytes]:
         ".gitignore": b"__pycache__/\n.pytest_cache/\n",
         "lib.py": b"def double(x):\n    return x * 2\n",
         "helpers.py": WORK.encode(),
-        "pkg/__init__.py": b'from importlib.resources import files\n\nNAME = (files(__name__) / "name.txt").read_text()\n',
+        "pkg/__init__.py": PACKAGE,
         "pkg/name.txt": b"pkg\n",
     }
     for i in range(FILES):
@@ -61,7 +66,9 @@ def stream(files: int, tests: int, work_ms: float) -> bytes:
     for n in range(inert):
         _blob(out, first_inert + n, b"inert data file %d\n" % n)
     broken = ", ".join(str(n) for n in regressions)
-    lib = f"BROKEN = {{{broken}}}\n\n\ndef double(x):\n    return x * 2 + (1 if x in BROKEN else 0)\n"
+    lib = (
+        f"BROKEN = {{{broken}}}\n\n\ndef double(x):\n    return x * 2 + (1 if x in BROKEN else 0)\n"
+    )
     changed = {"lib.py": lib.encode(), "README.md": b"docs\n"}
     per_file = tests // FILES
     for i in sorted({n // per_file for n in pre}):

@@ -41,7 +41,9 @@ def fresh(repo: Path) -> None:
     shutil.rmtree(repo / ".bounded-review", ignore_errors=True)
 
 
-def measure(files: int, tests: int, work_ms: float, repeat: int, folder: Path) -> dict[str, list[float]]:
+def measure(
+    files: int, tests: int, work_ms: float, repeat: int, folder: Path
+) -> dict[str, list[float]]:
     """Seconds added to plain pytest by each variant, ``repeat`` times, interleaved."""
     bare = cached(files, tests, work_ms)
     changed = clone(bare, folder / f"changed-{files}", "feature")
@@ -64,7 +66,7 @@ def measure(files: int, tests: int, work_ms: float, repeat: int, folder: Path) -
 
 
 def shown(values: list[float]) -> str:
-    return f"{statistics.median(values):+.2f} ({min(values):+.2f}..{max(values):+.2f})"
+    return f"{statistics.median(values):.2f} ({min(values):.2f}..{max(values):.2f})"
 
 
 def main() -> int:
@@ -83,12 +85,13 @@ def main() -> int:
     smallest = statistics.median(results[min(args.files)]["cold"])
     rows = []
     for files, added in results.items():
-        cold = statistics.median(added["cold"])
+        cold, plain = statistics.median(added["cold"]), statistics.median(added["plain"])
+        size = f"{files:,} files"
         rows += [
-            (f"{files:,} files: plain pytest, seconds", f"{statistics.median(added['plain']):.2f}", ""),
-            (f"{files:,} files: fresh clone, cold", shown(added["cold"]), f"{cold / smallest:.2f}x"),
-            (f"{files:,} files: warm", shown(added["warm"]), ""),
-            (f"{files:,} files: harmless change, fresh clone", shown(added["harmless"]), ""),
+            (f"{size}: plain pytest (its own seconds)", f"{plain:.2f}", ""),
+            (f"{size}: cold, seconds added", shown(added["cold"]), f"{cold / smallest:.2f}x"),
+            (f"{size}: warm, seconds added", shown(added["warm"]), ""),
+            (f"{size}: harmless change, cold, seconds added", shown(added["harmless"]), ""),
         ]
     intro = (
         f"Seconds the review adds to plain pytest run just before it (median of {args.repeat} "
@@ -100,7 +103,7 @@ def main() -> int:
         f"{os.cpu_count()} CPUs. Target: the cost at 100,000 files within 1.2x of the cost "
         "at 2,000."
     )
-    header = ("run", "median seconds added", "against the smallest")
+    header = ("run", "median seconds", "against the smallest")
     record(args.out, "scale", TITLE, intro, header, rows)
     return 0
 
