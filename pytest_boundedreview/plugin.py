@@ -142,6 +142,10 @@ def pytest_configure(config: pytest.Config) -> None:
         reruns = asked(getattr(config, "workerinput", {}))  # the flaky check's, at head
         if reruns is not None:
             config.pluginmanager.register(reruns, "bounded-review-worker-reruns")
+        from .baseline import basefirst, redirect
+
+        if os.environ.get(redirect.ENV):  # a session run in a copy (see target/tested.py)
+            config.pluginmanager.register(basefirst.ReportAtEnd(), "bounded-review-provenance")
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.
     config.option.continue_on_collection_errors = True

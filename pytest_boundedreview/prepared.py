@@ -16,7 +16,7 @@ from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.pytestini import Collection, from_session
 from .models.record import record
-from .target import baseconfig, git, kept, worktree
+from .target import baseconfig, git, kept, tested, worktree
 from .target.freeze import Target, freeze
 from .target.statedir import approver
 from .triage.waivers import blob_names as waiver_blobs
@@ -35,6 +35,14 @@ class Prepared:
     target: Target
     waivers: Sequence[Waiver]
     rules: baseconfig.Ruled
+    # The user's repository, when the session runs in a checkout of the snapshot made for it
+    # (``bounded-review run``, see tested.py): the state folder and the outputs are there.
+    checkout: tested.Checkout | None = None
+
+    @property
+    def home(self) -> Path:
+        """The working tree whose state folder the session keeps and writes its outputs in."""
+        return self.repo.root if self.checkout is None else self.checkout.live
 
 
 def collection(config: pytest.Config) -> Collection:
@@ -125,9 +133,15 @@ def prepare(
         env = os.environ if environ is None else environ
         head = at_head[0] if at_head else None
         own = _own_options(config, repo, overrides, env, head)
-        settings, path = load_settings(
-            rootdir, repo.root, {**overrides, **own}, approver(repo, collection(config))
-        )
+        checkout = tested.checkout_of(repo, env)
+        # the state folder and the outputs are checked where they are: in the user's tree
+        home = repo if checkout is None else git.open_repo(checkout.live)
+
+        def approve(settings: Settings) -> Path:
+            moved = tested.outputs_home(settings, checkout)
+            return approver(home, collection(config))(moved)
+
+        settings, path = load_settings(rootdir, repo.root, {**overrides, **own}, approve)
         kept.sweep(repo, keep=settings.reuse_base_checkout)
 
         def blobs(base_commit: str, tree: str) -> list[str]:
@@ -155,8 +169,10 @@ def prepare(
             held = dataclasses.replace(rules.settings, base=use.base, target=use.target)
             rules = dataclasses.replace(rules, settings=held)
         if rules.settings.state_dir != settings.state_dir:  # the base's, checked as the change's
-            approver(repo, collection(config))(rules.settings)
+            approve(rules.settings)
         waivers = load_waivers(repo, target.tree, rules.settings, target.base_commit)
     except FatalError as exc:
         raise pytest.UsageError(f"bounded-review: {exc}") from None
-    return Prepared(rules.settings, repo, target, waivers, rules)
+    return Prepared(
+        tested.outputs_home(rules.settings, checkout), repo, target, waivers, rules, checkout
+    )

@@ -27,7 +27,7 @@ from .core.selecting import Selection
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
 from .prepared import Prepared
-from .target import imported
+from .target import imported, tested
 from .target.livetree import untested_reason
 
 if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
@@ -59,6 +59,12 @@ class BoundedReview:
         self.target = target = prepared.target
         self.waivers = prepared.waivers
         self.rules = prepared.rules
+        self.checkout, self.home = prepared.checkout, prepared.home
+        self._args = args = tuple(map(str, config.invocation_params.args))
+        # Decided before the tests: none of them would be of the snapshot (see tested.py).
+        self._refused = None
+        if not (target.empty or settings.shard):
+            self._refused = tested.refusal(target.kind, target.untested, args)
         # The stamp's redactor (plugin.py): failures scrubbed of the started environment's secrets.
         self.collector = OutcomeCollector(repo.root, redact or Redactor(self.environ))
         self.witnessed = Witnessed(witness, repo.root)
@@ -93,7 +99,16 @@ class BoundedReview:
         base = target.base + (f" @ {target.base_commit[:12]}" if target.base_commit else "")
         count = len(target.files)
         what = f"{count} file{'' if count == 1 else 's'} changed" if count else "nothing to review"
-        return [f"bounded-review: target {target.kind} (base {base}), {target.revision}, {what}"]
+        header = f"bounded-review: target {target.kind} (base {base}), {target.revision}, {what}"
+        if self.checkout is None:
+            return [header]
+        moved = f"bounded-review: tested in a checkout of the {target.kind} snapshot, "
+        return [header, moved + f"for the working tree {self.home}, which is left as it is"]
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_collection(self) -> None:
+        if self._refused:  # before xdist's workers are given any test
+            pytest.exit(self._refused, returncode=pytest.ExitCode.TESTS_FAILED)
 
     def _progress(self, message: str) -> None:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -285,7 +300,7 @@ class BoundedReview:
             stopped,
             deterministic=[*found, *observed.findings],
             partial=partial,
-            unsettled=observed.undecided,
+            unsettled=[*self._outside, *observed.undecided],
         )
 
     def _shard_held(self) -> list[str]:
@@ -300,6 +315,9 @@ class BoundedReview:
                 self.review.evidence(gate, self._counts()), unfinished=reason
             )
 
+        if self._refused:  # the next run is the command the reason names
+            again = tested.run_command(self.target.kind, self._args)
+            return dataclasses.replace(undecided(self._refused), again=again)
         if exitstatus not in (pytest.ExitCode.OK, pytest.ExitCode.TESTS_FAILED):
             how = f": {self._ended}" if self._ended else ""
             return undecided(f"the pytest session did not complete (exit {int(exitstatus)}){how}")
@@ -310,8 +328,8 @@ class BoundedReview:
                 return undecided("nothing to review; pytest's own status stands")
             if unfinished := self._unfinished(session, exitstatus):
                 return undecided(unfinished)
-            if self.target.untested:
-                return undecided(self._untested()[0])
+            if untested := self._untested():
+                return undecided(untested[0])
             return self.review.evidence(Gate(review_clean="yes"), self._counts())
         return self._classified(session, exitstatus)
 
@@ -366,10 +384,20 @@ class BoundedReview:
     def _untested(self) -> list[str]:
         """Why the snapshot reviewed is not what the session tested, if it is not."""
         target = self.target
-        return [untested_reason(target.kind, target.untested)] if target.untested else []
+        reasons = [untested_reason(target.kind, target.untested)] if target.untested else []
+        return reasons + self._outside
+
+    @functools.cached_property
+    def _outside(self) -> list[str]:
+        """Why a session in a checkout of the snapshot did not test it alone, if it did not."""
+        if self.checkout is None:
+            return []
+        from .baseline.basefirst import ran_live
+
+        return tested.ran_outside(self.target.kind, ran_live(self.checkout.record))
 
     def _state(self) -> Path:
-        return state_folder(self.repo.root, self.settings.state_dir)
+        return state_folder(self.home, self.settings.state_dir)
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

@@ -262,6 +262,47 @@ def test_the_review_hook_passes_a_clean_staged_change(
     assert report["target"]["kind"] == "staged"
 
 
+def framework_state(repo: GitRepo) -> tuple[object, ...]:
+    """The user's state as pre-commit leaves it: pre-commit itself sets unstaged edits aside
+    and back (``git checkout``, ``git apply``), which rewrites the index file's stat data, so
+    its entries are compared rather than its bytes (the direct runs compare bytes:
+    tests/target/test_tested_checkout_e2e.py)."""
+    status, _, stash, refs = repo.user_state()
+    return status, repo.git("ls-files", "--stage"), stash, refs
+
+
+def test_the_review_hook_passes_a_clean_staged_change_beside_scratch_files(
+    sample: GitRepo, offered: tuple[Path, str, str]
+) -> None:
+    """pre-commit sets unstaged edits aside, never untracked files: the review tests the
+    staged tree in a checkout of its own, and the user's tree, index and stash stay."""
+    sample.write("app.py", "x = 2\n")
+    sample.git("add", "app.py")
+    sample.write("notes.txt", "scratch\n")  # untracked, not ignored
+    sample.write("test_a.py", "def test_a():\n    assert 1  # wip\n")  # unstaged
+    before = framework_state(sample)
+    passed = try_repo(sample, offered, "bounded-review", "pre-commit")
+    assert framework_state(sample) == before
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    report = json.loads((sample.path / ".bounded-review" / "report.json").read_text())
+    assert report["target"]["revision"] == f"tree:{sample.git('write-tree')}"
+    assert report["gate"]["review_clean"] == "yes"
+
+
+def test_the_review_hook_refuses_a_staged_regression_beside_scratch_files(
+    sample: GitRepo, offered: tuple[Path, str, str]
+) -> None:
+    sample.write("test_a.py", "def test_a():\n    assert 0\n")
+    sample.git("add", "test_a.py")
+    sample.write("notes.txt", "scratch\n")
+    before = framework_state(sample)
+    refused = try_repo(sample, offered, "bounded-review", "pre-commit")
+    assert framework_state(sample) == before
+    assert refused.returncode != 0, refused.stdout
+    report = json.loads((sample.path / ".bounded-review" / "report.json").read_text())
+    assert report["gate"]["review_clean"] == "no"
+
+
 @pytest.fixture
 def with_shim(sample: GitRepo) -> GitRepo:
     hook = sample.path / ".git" / "hooks" / "pre-commit"

@@ -1,15 +1,17 @@
 """The base checkout made ready to run as the working tree runs: compiled modules built in place
 copied in, then the configured set-up command (``base_setup``), before the base re-run starts.
 
-A compiled module (``*.so``, ``*.pyd``, ``*.dylib``) that git ignores is what an in-place build
-left next to the sources. A checkout of the base has none, so a test needing one fails, skips
-or takes a fallback there for that reason alone. They are copied into the checkout (see
-``copyin.py``) when the working tree's files they are built from are the base's: C, C++, Cython,
-Rust, Fortran or CUDA sources and headers, and the build files that say how (``setup.py``,
-``meson.build``, ``CMakeLists.txt``, ``Cargo.toml``, ...). ``pyproject.toml`` and
-``setup.cfg`` are not counted: they change for many other reasons, and a build setting changed
-there alone is the set-up command's to rebuild. Otherwise they are withheld, and a base run
-that tried to import one answers nothing (``redirect.py`` notes such imports).
+Ignored build artefacts (``basecontent.ARTEFACTS``: compiled modules ``*.so``, ``*.pyd``,
+``*.dylib``; compiled translations ``*.mo``) are what a build left next to the sources. A
+checkout of the base has none, so a test needing one fails, skips or takes a fallback there
+for that reason alone. They are copied into the checkout (see ``copyin.py``) when the working
+tree's files each kind is built from are the base's (for compiled modules: C, C++, Cython,
+Rust, Fortran or CUDA sources and headers, and the build files; for translations: ``.po``
+catalogues). Otherwise that kind is withheld: a base run that tried to import a withheld
+compiled module answers nothing (``redirect.py`` notes such imports); while translations are
+withheld, a base answer other than a pass says nothing (no import reveals a missing file).
+What else the checkout holds (submodules, the Hypothesis example database) is
+``basecontent.py``'s, written by ``fillin.py``.
 
 ``base_setup`` then runs in the checkout, in pytest's rootdir there, with the session's
 environment, as the first step of the base re-run's child: after ``git worktree add`` (the
@@ -26,31 +28,18 @@ import json
 import os
 import shlex
 import sys
-from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from ..core.configfile import table_in
 from ..core.errors import GitError
 from ..models.record import record
 from ..target import git, imported
-from . import copyin
+from . import basecontent, copyin, fillin
 
-SOURCE_SUFFIXES = frozenset(
-    {".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".pyx", ".pxd", ".pxi"}
-    | {".rs", ".f", ".f90", ".f95", ".cu", ".cuh", ".cmake"}
-)
-BUILD_FILES = frozenset(
-    {"setup.py", "meson.build", "meson.options", "meson_options.txt", "CMakeLists.txt"}
-    | {"Cargo.toml", "Cargo.lock"}
-)
 SETUP_ARGV, SETUP_STATUS, SETUP_LOG = "setup.json", "setup.status", "setup.log"
+HELD_SPEC = "held.json"
 _TAIL_BYTES, _TAIL_LINES = 64 * 1024, 5
-
-
-def builds(path: str) -> bool:
-    """Whether ``path`` is a file compiled modules are built from."""
-    name = PurePosixPath(path)
-    return name.suffix.lower() in SOURCE_SUFFIXES or name.name in BUILD_FILES
 
 
 @record(frozen=True)
@@ -63,10 +52,13 @@ class Preparation:
     setup: tuple[str, ...] = ()  # the set-up command run after the copies
     notes: tuple[str, ...] = ()  # what the report says about it
     stamp: str = ""  # what base answers made after it rest on (for the base cache)
+    held: basecontent.Held = basecontent.Held()  # submodules, Hypothesis examples
+    # Why a base answer other than a pass says nothing (see basecontent.uncertain_verdicts).
+    uncertain: tuple[str, ...] = ()
 
     @property
     def needed(self) -> bool:
-        return bool(self.copies or self.setup)
+        return bool(self.copies or self.setup or self.held.needed)
 
     def withheld_because(self) -> str:
         shown = ", ".join(self.because[:3]) + (" ..." if len(self.because) > 3 else "")
@@ -80,6 +72,10 @@ class Preparation:
         the set-up command's argv is written to ``folder`` now, its output and a failing
         exit status there later (see :func:`setup_failure`)."""
         steps = []
+        if self.held.needed:  # submodules first: compiled modules may be copied into them
+            (folder / HELD_SPEC).write_text(self.held.spec(), encoding="utf-8")
+            filler = [sys.executable, "-I", "-S", str(Path(fillin.__file__).resolve())]
+            steps.append(shlex.join([*filler, str(checkout), str(folder / HELD_SPEC)]))
         if self.copies:
             copier = [sys.executable, "-I", "-S", str(Path(copyin.__file__).resolve())]
             steps.append(shlex.join([*copier, str(live), str(checkout), *self.copies]))
@@ -97,29 +93,65 @@ class Preparation:
 
 
 def plan(
-    repo: git.Repo, base_commit: str, rootdir: Path, configured: Sequence[str] | None
+    repo: git.Repo,
+    base_commit: str,
+    rootdir: Path,
+    configured: Sequence[str] | None,
+    environ: Mapping[str, str] | None = None,
 ) -> Preparation:
     """How to prepare a checkout of ``base_commit`` for a session run in ``rootdir`` of
-    ``repo``, with ``base_setup`` set to ``configured``. Compiled modules are copied when the
-    working tree's build inputs are the base's."""
+    ``repo`` (with ``environ``), with ``base_setup`` set to ``configured``. Each kind of
+    ignored artefact is copied when the working tree's files it is built from are the
+    base's."""
     try:
-        built = imported.built_in_place(repo)
+        built = imported.built_in_place(repo, basecontent.SUFFIXES)
     except GitError:  # none known: none copied
         built = []
+    changed: list[str] = []
+    broken = ""
     try:
         changed = imported.changed_since(repo, base_commit) if built else []
-        because = tuple(p for p in changed if builds(p))
     except GitError as exc:  # then nothing says they are the base's
-        because = (f"the working tree could not be compared with the base: {exc}",)
-    copies, withheld = ((), tuple(built)) if because else (tuple(built), ())
+        broken = f"the working tree could not be compared with the base: {exc}"
+    copies: list[str] = []
+    withheld: list[str] = []
+    because: list[str] = []
+    uncertain: list[str] = []
+    for artefact in basecontent.ARTEFACTS:
+        mine = [name for name in built if name.endswith(artefact.suffixes)]
+        sources = [broken] if broken else [p for p in changed if artefact.built_from(p)]
+        if not mine or not sources:
+            copies += mine
+        elif artefact.noticed:
+            withheld += mine
+            because += sources
+        else:
+            shown = ", ".join(sources[:3]) + (" ..." if len(sources) > 3 else "")
+            uncertain.append(
+                f"{len(mine)} {artefact.kind}(s) of the working tree were not given to the "
+                f"base, as the change touches what they are built from ({shown}); "
+                "`base_setup` can build them there"
+            )
+    held = basecontent.plan(repo, base_commit, rootdir, environ)
     setup, notes = _setup_of_base(repo, base_commit, rootdir, configured)
     stamps = []
     for name in copies:
         with contextlib.suppress(OSError):
             info = (repo.root / name).stat()
             stamps.append([name, info.st_size, info.st_mtime_ns])
-    stamp = json.dumps([list(setup), stamps]) if setup or stamps else ""
-    return Preparation(copies, withheld, because, setup, notes, stamp)
+    parts: list[object] = [list(setup), stamps]
+    stamp = json.dumps([*parts, held.stamp] if held.stamp else parts)
+    stamp = stamp if setup or stamps or held.stamp else ""
+    return Preparation(
+        tuple(copies),
+        tuple(withheld),
+        tuple(because),
+        setup,
+        notes,
+        stamp,
+        held,
+        (*uncertain, *held.uncertain),
+    )
 
 
 def _setup_of_base(

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -143,3 +144,41 @@ def tried(folder: Path) -> tuple[str, ...]:
 
 def _pair(item: object) -> bool:
     return isinstance(item, list) and len(item) == 2 and all(isinstance(s, str) for s in item)
+
+
+def report_now() -> None:
+    """Have this process's redirect (when it runs under one) write what it ran from the live
+    repository so far: an xdist worker's before its controller reads it."""
+    module = sys.modules.get(MODULE)
+    if module is not None:
+        module.report_now()
+
+
+def ran_live(folder: Path) -> tuple[str, ...] | None:
+    """``"module (file)"`` of each module this process and the processes it started (its
+    workers, its re-runs) ran from the live repository, when they run in a copy of it under
+    the redirect recording into ``folder``; ``None`` when this process runs under none."""
+    module = sys.modules.get(MODULE)
+    if module is None or str(folder) not in getattr(module, "_installed", ()):
+        return None
+    module.report_now()
+    found: set[str] = set()
+    for report in sorted(folder.glob("provenance*.json")):
+        try:
+            text = report.read_bytes()
+            data = json.loads(text) if len(text) <= MAX_BYTES else None
+        except (OSError, ValueError):
+            data = None
+        live = data.get("live") if isinstance(data, dict) else None
+        if not isinstance(live, list) or not all(_pair(item) for item in live):
+            return (f"? ({report.name}: unreadable)",)
+        found.update(f"{name or '?'} ({file})" for name, file in live)
+    return tuple(sorted(found))
+
+
+class ReportAtEnd:
+    """On an xdist worker of a session run in a copy: what it ran from the live repository,
+    written as its session ends, before its controller reads it (see :func:`ran_live`)."""
+
+    def pytest_sessionfinish(self) -> None:
+        report_now()

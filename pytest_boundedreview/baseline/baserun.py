@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from ..core.errors import GitError
 from ..models.record import record
 from ..target import kept, worktree
-from . import testdefs
+from . import basecontent, testdefs
 from .childenv import child_env, moved
 from .rerun import (
     Ask,
@@ -92,6 +92,8 @@ def start_in(
     is the base's (``at_base``, see artefacts.py); also the rootdir the node ids are relative
     to."""
     rootdir, args, env = _at(checkout, run)
+    if not checkout.is_dir():  # removed under the session: no answer, not "missing"
+        return PendingRerun.vanished("the checkout", checkout), rootdir
     if not rootdir.is_dir():
         return PendingRerun(), rootdir
     pending = start_rerun(
@@ -102,8 +104,16 @@ def start_in(
         timeout=run.timeout,
         copy_of=(run.repo.root, checkout),
         prepare=run.preparation if at_base else None,
+        what=ask.described(*_kind(run, at_base)),
     )
     return pending, rootdir
+
+
+def _kind(run: BaselineRun, at_base: bool = True) -> tuple[str, str]:
+    """What a progress line calls a re-run of ``run`` in a checkout, and where it runs."""
+    if at_base and run.base_commit is not None:
+        return "base re-run", f" at {run.base_commit[:12]}"
+    return "re-run", " in a checkout"
 
 
 def start_waiting_in(
@@ -129,6 +139,7 @@ def start_waiting_in(
         copy_of=(run.repo.root, checkout),
         prepare=run.preparation,
         listing=listing,
+        kind=_kind(run),
     )
 
 
@@ -185,7 +196,14 @@ def started_at_base(run: BaselineRun, ask: Ask) -> Iterator[Callable[[], BaseAns
         stack.callback(pending.cancel)
 
         def answer() -> BaseAnswer:
+            nonlocal rootdir
             ran = pending.result()
+            if ran.status == "vanished":  # removed under the run: once more, in a new checkout
+                again, rootdir = start_in(enter_checkout(run, stack), ask, run)
+                stack.callback(again.cancel)
+                ran = again.result()
+                if ran.status == "vanished":
+                    raise BaseUnavailable(f"the base re-run lost its folders twice: {ran.detail}")
             if ran.status == "setup":
                 raise BaseUnavailable(f"the base could not be set up: {ran.detail}")
             if ran.status != "ok":
@@ -193,7 +211,9 @@ def started_at_base(run: BaselineRun, ask: Ask) -> Iterator[Callable[[], BaseAns
                 raise BaseUnavailable(f"base run {broke}: {ran.detail}")
             why = run.preparation.withheld_because()
             verdicts = {n: verdict_at_base(n, ran, rootdir, why) for n in ask.nodeids}
-            trusted = not (ran.live or ran.withheld)
+            uncertain = run.preparation.uncertain  # what the base ran without (basecontent.py)
+            verdicts = basecontent.uncertain_verdicts(verdicts, uncertain)
+            trusted = not (ran.live or ran.withheld or uncertain)
             return BaseAnswer(verdicts, ran.listed, ran if ask.whole else None, trusted)
 
         yield answer

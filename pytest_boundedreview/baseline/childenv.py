@@ -59,6 +59,12 @@ def disabled(plugin: str, args: Sequence[str], env: Mapping[str, str]) -> bool:
     )
 
 
+def has_terminal(args: Sequence[str], env: Mapping[str, str], rootdir: Path) -> bool:
+    """Whether a child given ``args`` and ``env`` in ``rootdir`` knows the terminal plugin's
+    options (``-q``, ``--tb``): not with ``-p no:terminal``, which a re-run repeats."""
+    return not disabled("terminal", [*addopts_at(rootdir), *args], env)
+
+
 def loads_xdist(args: Sequence[str], env: Mapping[str, str], rootdir: Path) -> bool:
     """Whether a child given ``args`` and ``env`` in ``rootdir`` has pytest-xdist (and so
     knows ``-n``): installed, not turned off (by the options, ``PYTEST_ADDOPTS`` or the

@@ -7,8 +7,8 @@ process: the re-run at head is a pytest child. It starts at the first such failu
 the rootdir, with the session's options and its environment from before its tests ran; it
 loads the plugins and the conftest files of the session's paths, and waits (see
 :func:`rerun.start_waiting`). When the session ends it is handed the failures, so its start
-is behind it. A child that ended early or broke is replaced by a re-run started the usual
-way; :meth:`EarlyHead.close` ends it on every exit of the session.
+is behind it. A child that ended early or broke, or whose folder vanished, is replaced by a
+re-run started the usual way; :meth:`EarlyHead.close` ends it on every exit of the session.
 """
 
 from __future__ import annotations
@@ -41,6 +41,7 @@ class EarlyHead:
                     env=child_env(environ=run.environ),
                     timeout=run.timeout,
                     paths=[str(path) for path in run.paths],
+                    kind=("re-run", " at head"),
                 )
             except OSError:  # no folder for it: the re-run starts the usual way, later
                 self._waiting = None
@@ -53,7 +54,7 @@ class EarlyHead:
         if pending is None:
             return usual(nodeids)
         ran = pending.result()
-        return ran if ran.status != "error" else usual(nodeids)
+        return ran if ran.status not in ("error", "vanished") else usual(nodeids)
 
     def close(self) -> None:
         """End the child; safe to call more than once."""

@@ -11,9 +11,9 @@ With ``--bounded-review-wait`` the child is started before its node ids are know
 pytest, loads the plugins and the conftest files of the paths it was given, lists at once the
 tests it collects from the paths in ``DIR/list.json`` (when the starter wrote one), waits for
 ``select.json`` to appear, then collects the files listed there. It ends when the process that
-started it is gone. Once its result is written it ends at once: its starter reads the result
-and ends it anyway, so what would follow (other plugins' summaries, pytest's exit) is not
-spent.
+started it, or its folder, is gone. Once its result is written it ends at once: its starter
+reads the result and ends it anyway, so what would follow (other plugins' summaries, pytest's
+exit) is not spent.
 """
 
 from __future__ import annotations
@@ -91,11 +91,13 @@ def _selection(folder: Path) -> dict[str, Any]:
 
 
 def _await_selection(folder: Path) -> dict[str, Any]:
-    """Wait for this child's node ids; exit when its starter is gone."""
+    """Wait for this child's node ids; exit when its starter or its folder is gone."""
     starter = os.getppid()
     while not (folder / SELECT).exists():
         if os.getppid() != starter:
             os._exit(3)  # orphaned: nobody will ever read the result
+        if not folder.is_dir():
+            os._exit(3)  # removed under it: no selection will ever come, nor a result go
         time.sleep(POLL_SECONDS)
     return _selection(folder)
 

@@ -22,9 +22,9 @@ from typing import Literal
 from ..core import subproc, tempdirs
 from ..core.redaction import Redactor
 from ..models.record import record
-from . import artefacts, basefirst, recorder
+from . import artefacts, basefirst, recorder, waits
 from .artefacts import Preparation
-from .childenv import configured_in, loads_xdist
+from .childenv import configured_in, has_terminal, loads_xdist
 
 
 @record(frozen=True)
@@ -41,6 +41,15 @@ class Ask:
     def of(cls, nodeids: Iterable[str]) -> Ask:
         return cls(frozenset(nodeids))
 
+    def described(self, kind: str = "re-run", place: str = "") -> str:
+        """What a re-run of this is, for a progress line: "the base re-run of 3 test(s) at
+        abc1234" (``kind`` "base re-run", ``place`` " at abc1234")."""
+        tests = self.nodeids or not (self.whole or self.listing)
+        what = [f"{len(self.nodeids)} test(s)"] if tests else []
+        what += [f"{len(self.whole)} file(s) run whole"] if self.whole else []
+        what += [f"the collection of {len(self.listing)} path(s)"] if self.listing else []
+        return f"the {kind} of {' and '.join(what)}{place}"
+
     def files(self, rootdir: Path) -> list[str]:
         """What the re-run collects to run: the files of its node ids and the files it runs
         whole, those that exist in ``rootdir`` (and do not lead out of it). The paths it
@@ -55,7 +64,7 @@ class RerunResult:
     """Outcomes of one re-run. ``status`` is ``ok`` unless the run itself broke (``setup``:
     the set-up command run before it failed)."""
 
-    status: Literal["ok", "timeout", "error", "setup"]
+    status: Literal["ok", "timeout", "error", "setup", "vanished"]
     detail: str = ""
     found: frozenset[str] = frozenset()
     failed: Mapping[str, str] = field(default_factory=dict)
@@ -77,7 +86,8 @@ def _within(path: Path, folder: Path) -> bool:
 
 class PendingRerun:
     """A re-run started by :func:`start_rerun`: :meth:`result` waits for its outcomes,
-    :meth:`cancel` ends it. Either removes its folder; both are safe to call twice."""
+    :meth:`cancel` ends it. Either removes its folder; both are safe to call twice. The wait
+    ends as soon as a folder the child works in is gone (``vanished``; see waits.py)."""
 
     def __init__(
         self,
@@ -85,10 +95,20 @@ class PendingRerun:
         child: subproc.Started | subproc.Outcome | None = None,
         timeout: float = 0,
         in_copy: bool = False,
+        watch: waits.Watch | None = None,
     ) -> None:
         self._folder, self._child, self._timeout = folder, child, timeout
         self._in_copy = in_copy  # the child ran in a copy and reports what it took from live
+        self._watch = watch
         self._result: RerunResult | None = None
+
+    @classmethod
+    def vanished(cls, name: str, folder: Path) -> PendingRerun:
+        """A re-run that cannot start: ``folder`` (``name``: what it was) is gone."""
+        pending = cls()
+        detail = f"{name} {folder} vanished during the run"
+        pending._result = RerunResult(status="vanished", detail=detail)
+        return pending
 
     def result(self) -> RerunResult:
         if self._result is None:
@@ -108,10 +128,14 @@ class PendingRerun:
         if self._folder is None or self._child is None:
             return RerunResult(status="ok")  # nothing to run
         ready = (self._folder / recorder.READY).exists
-        child = self._child
+        child, watch = self._child, self._watch
         # Once the child says its result is written, its terminal summary and exit (another
-        # plugin's summary may take long) are not waited for.
-        outcome = child if isinstance(child, subproc.Outcome) else child.finish(ready)
+        # plugin's summary may take long) are not waited for; nor is a child whose folders
+        # are gone (it waits for a file that never comes, or runs in no tree).
+        done = ready if watch is None else (lambda: ready() or watch.look())
+        outcome = child if isinstance(child, subproc.Outcome) else child.finish(done)
+        if watch is not None and not ready() and watch.gone():  # its end may be theirs
+            return RerunResult(status="vanished", detail=watch.vanished or "")
         setup = artefacts.setup_command(self._folder)
         if outcome.timed_out:
             detail = f"re-run timed out after {self._timeout:g}s"
@@ -183,13 +207,17 @@ def _start_child(
         if prepare is not None and prepare.needed:
             steps.append(prepare.script(*copy_of, rootdir, folder))
     argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
-    argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}", "-q"]
+    configured = configured_in(rootdir, copy_of)
+    # -q and --tb are the terminal plugin's: unknown options where a session turned it off
+    terminal = has_terminal(args, env, configured)
+    argv += [f"--bounded-review-record={folder}", f"--rootdir={rootdir}"]
+    argv += ["-q"] if terminal else []
     argv += ["-o", f"cache_dir={folder / 'cache'}", "--continue-on-collection-errors"]
-    if loads_xdist(args, env, configured_in(rootdir, copy_of)):
+    if loads_xdist(args, env, configured):
         argv += ["-n", "0"]
     # The signature comes from the exception itself: no traceback is rendered (--tb=no,
     # after the session's own options, wins), so a re-run costs about the test's own time.
-    argv += [*args, "--tb=no"]
+    argv += [*args, *(["--tb=no"] if terminal else [])]
     argv += ["--bounded-review-wait", "--", *paths] if files is None else ["--", *files]
     if steps:  # then say so (MADE), and become the pytest child
         made, there = shlex.quote(str(folder / MADE)), shlex.quote(str(rootdir))
@@ -207,9 +235,11 @@ def start_rerun(
     timeout: float,
     copy_of: tuple[Path, Path] | None = None,
     prepare: Preparation | None = None,
+    what: str = "",
 ) -> PendingRerun:
     """Start what ``ask`` asks (relative to ``rootdir``), once, in a pytest child; files
-    missing there are skipped. ``copy_of``, ``prepare``: see :func:`_start_child`."""
+    missing there are skipped. ``copy_of``, ``prepare``: see :func:`_start_child`; ``what``:
+    what its progress lines call it (see :meth:`Ask.described`)."""
     files = ask.files(rootdir)
     if not files and not ask.listing:
         return PendingRerun()
@@ -219,10 +249,18 @@ def start_rerun(
         child = _start_child(
             folder, rootdir, args, env, timeout, files, copy_of=copy_of, prepare=prepare
         )
-        return PendingRerun(folder, child, timeout, in_copy=copy_of is not None)
+        watch = waits.Watch(what or ask.described(), _folders(folder, copy_of))
+        return PendingRerun(folder, child, timeout, copy_of is not None, watch)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise
+
+
+def _folders(folder: Path, copy_of: tuple[Path, Path] | None) -> list[tuple[str, Path]]:
+    """The folders a re-run child works in, by what a reason calls them: its record folder,
+    and the copy of the repository it runs in, if any."""
+    found = [("the re-run's folder", folder)]
+    return found + ([("the checkout", copy_of[1])] if copy_of is not None else [])
 
 
 MADE = "made"  # the command a waiting child runs first has succeeded
@@ -239,30 +277,37 @@ class WaitingRerun:
         rootdir: Path,
         timeout: float,
         made: bool,
-        in_copy: bool = False,
+        copy_of: tuple[Path, Path] | None = None,
         listing: tuple[str, ...] = (),
+        kind: tuple[str, str] = ("re-run", ""),
     ) -> None:
         self._folder, self._child, self._timeout = folder, child, timeout
         self.rootdir = rootdir
         self.made = made  # ``rootdir`` is there (else the command run first is making it)
-        self._in_copy = in_copy
+        self._copy_of = copy_of
+        self._in_copy = copy_of is not None
         self._listing = listing  # the paths the child lists before it waits
+        self._kind = kind  # what its progress lines call it, and where (see Ask.described)
 
     def hand(self, ask: Ask) -> PendingRerun | None:
         """Give the child what it is asked (see :class:`Ask`), its time counted from now;
-        ``None`` when it has already ended (then the caller starts a re-run of its own)."""
+        ``None`` when it has already ended, or a folder it works in is gone (then the caller
+        starts a re-run of its own)."""
         deadline = time.monotonic() + self._timeout
+        what = ask.described(*self._kind)
+        making = waits.Watch(f"{what} to start", _folders(self._folder, None))
         while not self.made:  # rootdir is being made (and made ready)
             self.made = (self._folder / MADE).exists()
             if self.made:
                 break
             if not self._child.running() and artefacts.setup_failure(self._folder):
                 return PendingRerun(self._folder, self._child, self._timeout, self._in_copy)
-            if not self._child.running() or time.monotonic() > deadline:
+            if not self._child.running() or making.look() or time.monotonic() > deadline:
                 self.cancel()
                 return None
             time.sleep(recorder.POLL_SECONDS)
-        if not self._child.running():
+        watch = waits.Watch(what, _folders(self._folder, self._copy_of))
+        if not self._child.running() or watch.gone():
             self.cancel()
             return None
         listed = set(self._listing)  # already listed: not collected again for that
@@ -271,9 +316,13 @@ class WaitingRerun:
         if not (files or ask.listing or self._listing):
             self.cancel()
             return PendingRerun()
-        _select(self._folder, ask, files)
+        try:
+            _select(self._folder, ask, files)
+        except OSError:  # its folder went just now
+            self.cancel()
+            return None
         self._child.restart_clock()
-        return PendingRerun(self._folder, self._child, self._timeout, self._in_copy)
+        return PendingRerun(self._folder, self._child, self._timeout, self._in_copy, watch)
 
     def cancel(self) -> None:
         self._child.stop()
@@ -291,12 +340,14 @@ def start_waiting(
     copy_of: tuple[Path, Path] | None = None,
     prepare: Preparation | None = None,
     listing: Sequence[str] = (),
+    kind: tuple[str, str] = ("re-run", ""),
 ) -> WaitingRerun | None:
     """Start a pytest child in ``rootdir`` that loads the conftest files of ``paths`` (as a
     session given them does), lists the tests it collects from ``listing`` (relative to
     ``rootdir``) at once, and waits for the node ids it is to run (see
     :meth:`WaitingRerun.hand`), once the command ``first`` (if any) made ``rootdir``; ``None``
-    when it cannot start. ``copy_of``, ``prepare``: see :func:`_start_child`."""
+    when it cannot start. ``copy_of``, ``prepare``: see :func:`_start_child`; ``kind``: what
+    its progress lines call it (see :meth:`Ask.described`)."""
     folder = tempdirs.make("rerun")
     try:
         if listing:
@@ -312,7 +363,7 @@ def start_waiting(
         return None
     readied = copy_of is not None and prepare is not None and prepare.needed
     made = not first and not readied
-    return WaitingRerun(folder, child, rootdir, timeout, made, copy_of is not None, tuple(listing))
+    return WaitingRerun(folder, child, rootdir, timeout, made, copy_of, tuple(listing), kind)
 
 
 def rerun(
@@ -326,8 +377,10 @@ def rerun(
 ) -> RerunResult:
     """Run ``nodeids`` (relative to ``rootdir``) once; files missing there are skipped.
     ``copy_of``: see :func:`_start_child`."""
+    ask = Ask.of(nodeids)
+    what = ask.described(place="" if copy_of is not None else " at head")
     pending = start_rerun(
-        Ask.of(nodeids), rootdir=rootdir, args=args, env=env, timeout=timeout, copy_of=copy_of
+        ask, rootdir=rootdir, args=args, env=env, timeout=timeout, copy_of=copy_of, what=what
     )
     return pending.result()
 

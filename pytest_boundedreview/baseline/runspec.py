@@ -54,7 +54,9 @@ class BaselineRun:
         if "preparation" not in self.worked_out:
             plan = artefacts.Preparation()
             if self.base_commit is not None:
-                plan = artefacts.plan(self.repo, self.base_commit, self.rootdir, self.setup)
+                plan = artefacts.plan(
+                    self.repo, self.base_commit, self.rootdir, self.setup, self.environ
+                )
             self.worked_out["preparation"] = plan
         return self.worked_out["preparation"]
 

@@ -209,22 +209,26 @@ class SessionReruns:
 
     def _begin(self) -> Begun:
         from .classify import begin
+        from .waits import told
 
         failed, run = self.collector.failed, self.baseline_run()
-        return begin(failed, run, self._progress, self._at_base, self.questions)
+        with told(self._progress):  # a wait for the early child says what it waits for
+            return begin(failed, run, self._progress, self._at_base, self.questions)
 
     def classification(self) -> Classification:
         """The session's failures re-run at head and at the base, and classified; its other
         questions answered at the base."""
-        from .classify import conclude
-
         if not (self.collector.failed or self.questions):
             return Classification()
+        from .classify import conclude
+        from .waits import told
+
         begun, self._begun = self._begun, None
         try:
             if isinstance(begun, BaseException):
                 raise begun
-            concluded = conclude(begun or self._begin(), self._progress)
+            with told(self._progress):  # each wait on a child says what it waits for
+                concluded = conclude(begun or self._begin(), self._progress)
             return concluded.scrubbed(self.collector.redact)
         finally:  # its answers are in; the checks' base runs need its kept checkout free,
             # while without them the child stays for the lanes' reproductions at the base

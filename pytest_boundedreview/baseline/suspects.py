@@ -70,6 +70,13 @@ def _installed() -> tuple[str, ...]:
     return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
 
 
+@functools.cache
+def _real(filename: str) -> str:
+    """``os.path.realpath``, once per file: a scan reads the same few hundred code files'
+    names thousands of times."""
+    return os.path.realpath(filename)
+
+
 def _code_file(thing: object) -> tuple[str, int] | None:
     """The file and first line of a function's code, through methods, class and static
     methods, properties and partials; None for anything else."""
@@ -86,11 +93,11 @@ def _code_file(thing: object) -> tuple[str, int] | None:
     filename = getattr(code, "co_filename", None)
     if not isinstance(filename, str) or filename.startswith("<"):
         return None
-    return os.path.realpath(filename), int(getattr(code, "co_firstlineno", 1))
+    return _real(filename), int(getattr(code, "co_firstlineno", 1))
 
 
 def _project(file: str, root: Path) -> bool:
-    top = os.path.join(os.path.realpath(root), "")
+    top = os.path.join(_real(str(root)), "")
     return file.startswith(top) and not file.startswith(_installed())
 
 

@@ -153,6 +153,13 @@ def _paths(session: Session, into: Wholeness) -> None:
         return  # the paths given hold every folder of the suite: no git to ask
     suite = into.suite = session.suite()
     missed = left_out(suite, session.rootdir, given, ignores)
+    theirs = _of_other_repositories(session, missed)
+    if theirs:
+        missed = [m for m in missed if m not in theirs]
+        into.defined_by.append(
+            f"test files of submodules the change does not touch are theirs, not this "
+            f"project's: {_shown([shown(t) for t in theirs])}"
+        )
     into.covered = sorted(set(suite) - set(missed))
     if missed:
         source = config.args_source
@@ -167,6 +174,25 @@ def _paths(session: Session, into: Wholeness) -> None:
             f"run ({shown(how)}): {_shown(names)}"
         )
         into.left_out = names
+
+
+def _of_other_repositories(session: Session, names: Sequence[str]) -> list[str]:
+    """Those of ``names`` (relative to the rootdir) inside a submodule or an embedded repository
+    that the change does not touch: another repository's tests, run by its own CI, which the
+    project's CI leaves out as often as not. One whose commit the change moves is this
+    change's to test (uncommitted files in a submodule are reported as untested anyway)."""
+    root = session.root.resolve()
+    theirs = []
+    for name in names:
+        file = session.rootdir / name
+        for folder in file.parents:
+            if folder == root or not folder.is_relative_to(root):
+                break
+            if (folder / ".git").exists():
+                if folder.relative_to(root).as_posix() not in session.changed:
+                    theirs.append(name)
+                break
+    return theirs
 
 
 def _reaches_all(session: Session, given: Sequence[Path]) -> bool:

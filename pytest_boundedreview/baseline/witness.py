@@ -136,7 +136,11 @@ class Witness:
         if when == "setup":
             self._seen.pop(item.nodeid, None)  # this run's call starts uncalled
         elif when == "call" and item.stash.get(WATCHED, False):
-            self._check(item, report, self._seen.get(item.nodeid, NOT_CALLED))
+            seen = self._seen.get(item.nodeid, NOT_CALLED)
+            # a report made while the call is still running is a subtest's, not the test's:
+            # the test's own is checked here once its call is over, and again at teardown
+            if seen != _CALLING:
+                self._check(item, report, seen)
         elif when == "teardown":
             setattr(report, STAMP, self._stamp(item))
         return report

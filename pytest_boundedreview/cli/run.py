@@ -19,6 +19,7 @@ from ..core.errors import (
     UsageError,
 )
 from ..target import git
+from .runplace import Place, place
 
 VALUE_OPTIONS = ("base", "target", "mode", "risk", "markdown", "sarif")
 FLAGS = ("no_lanes", "full", "reset")
@@ -60,8 +61,9 @@ def add_parser(sub: Any) -> None:
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
-def _report_path(args: argparse.Namespace) -> Path:
-    """Where the session will write its report: ``--report``, else the configured one."""
+def _report_path(args: argparse.Namespace) -> tuple[Path, str]:
+    """Where the session will write its report: ``--report``, else the configured one; and
+    the target kind asked for."""
     from ..core.config import load_settings, option_overrides
     from ..target import git
     from ..target.statedir import approver
@@ -71,10 +73,10 @@ def _report_path(args: argparse.Namespace) -> Path:
     settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
     # Not created here: the session checks the folder against its own pytest configuration
     # first, and creates it.
-    return settings.report_file(repo.root / settings.state_dir)
+    return settings.report_file(repo.root / settings.state_dir), args.target or settings.target
 
 
-def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:
+def pytest_argv(args: argparse.Namespace, report: Path, where: Place | None = None) -> list[str]:
     argv = [sys.executable, "-m", "pytest", "--bounded-review"]
     for key in VALUE_OPTIONS:
         value = getattr(args, key)
@@ -83,7 +85,8 @@ def pytest_argv(args: argparse.Namespace, report: Path) -> list[str]:
     argv += [f"--bounded-review-{key.replace('_', '-')}" for key in FLAGS if getattr(args, key)]
     argv.append(f"--bounded-review-report={report}")
     extra = list(args.pytest_args)
-    return argv + (extra[1:] if extra[:1] == ["--"] else extra)
+    extra = extra[1:] if extra[:1] == ["--"] else extra
+    return argv + (extra if where is None else where.args(extra))
 
 
 def _identity(path: Path) -> tuple[int, int, int] | None:
@@ -127,9 +130,12 @@ def _exit_by(report: Path, status: int) -> int:
 
 
 def run_code(args: argparse.Namespace) -> int:
-    report = _report_path(args)
+
+    report, kind = _report_path(args)
     before = _identity(report)
-    status = subprocess.run(pytest_argv(args, report), check=False).returncode
+    with place(kind) as where:  # a checkout of the snapshot when the working tree differs
+        argv = pytest_argv(args, report, where)
+        status = subprocess.run(argv, cwd=where.cwd, env=where.env, check=False).returncode
     if status == 2:
         return EXIT_INTERRUPTED
     if status in (EXIT_INTERNAL, EXIT_USAGE):

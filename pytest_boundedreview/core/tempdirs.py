@@ -15,7 +15,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
-KINDS = ("base", "rerun", "index", "plan", "lane", "agent", "snapshot")
+KINDS = ("base", "rerun", "index", "plan", "lane", "agent", "snapshot", "tested")
 _NAME = re.compile(r"bounded-review-(?P<kind>[a-z]+)-(?P<pid>\d+)(?:n(?P<ns>\d+))?-")
 
 

@@ -63,9 +63,10 @@ def ignored(repo: git.Repo, files: Iterable[str]) -> list[str]:
 EXTENSION_SUFFIXES = (".so", ".pyd", ".dylib")
 
 
-def built_in_place(repo: git.Repo) -> list[str]:
-    """The compiled modules git ignores in ``repo``'s working tree, relative to its top: what
-    an in-place build (``build_ext --inplace``, ``maturin develop``) leaves next to the
+def built_in_place(repo: git.Repo, suffixes: tuple[str, ...] = EXTENSION_SUFFIXES) -> list[str]:
+    """The files git ignores in ``repo``'s working tree whose names end in ``suffixes``
+    (compiled modules by default), relative to its top: what an in-place build
+    (``build_ext --inplace``, ``maturin develop``, ``pybabel compile``) leaves next to the
     sources. Folders git ignores whole (a virtual environment, ``build/``) are not looked
     into: git names them without listing their files, which keeps this cheap."""
     proc = git.run(
@@ -76,7 +77,7 @@ def built_in_place(repo: git.Repo) -> list[str]:
     if proc.returncode != 0:
         return []
     names = git.decode(proc.stdout).split("\0")
-    return sorted(n for n in names if n.endswith(EXTENSION_SUFFIXES) and not n.endswith("/"))
+    return sorted(n for n in names if n.endswith(suffixes) and not n.endswith("/"))
 
 
 def changed_since(repo: git.Repo, commit: str) -> list[str]:

@@ -14,6 +14,7 @@ from typing import Literal
 
 from ..baseline.baserun import BaseUnavailable, base_verdicts, rerun_in
 from ..baseline.runspec import BaselineRun
+from ..baseline.waits import told
 from ..core import subproc
 from ..lanes.environment import lane_env
 from ..lanes.snapshot import snapshot_copy
@@ -48,7 +49,8 @@ class Reproducer:
         commands = [(k, s.command) for k, s in unique.items() if s.command is not None]
         results: dict[str, Reproduced] = {}
         if nodeids:
-            results.update(self._tests(nodeids))
+            with told(self.progress):  # a wait on a re-run child says what it waits for
+                results.update(self._tests(nodeids))
         for index, (name, argv) in enumerate(commands):
             if index >= MAX_COMMANDS:
                 why = f"not run: more than {MAX_COMMANDS} distinct reproduction commands"

@@ -322,3 +322,50 @@ def test_declared_paths_take_the_place_of_testpaths(
     code, report = review(pytester, "tests/test_a.py")
     assert report["suite"]["left_out"] == ["tests/test_b.py"]
     assert code == 1
+
+
+def _with_submodule(project: GitRepo, tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    """A project whose ``vendor/suite`` is a submodule holding its own test file, the project's
+    own tests under ``tests/``, on a feature branch; returns the submodule's origin."""
+    origin = GitRepo.init(tmp_path_factory.mktemp("suite-origin"))
+    origin.commit({"test_sanity.py": TEST, "data.json": "{}\n"}, "suite")
+    project.commit({"tests/test_a.py": TEST, "app.py": "x = 1\n"}, "base")
+    project.git(
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "--quiet",
+        str(origin.path),
+        "vendor/suite",
+    )
+    project.git("commit", "--quiet", "-m", "the shared suite")
+    project.git("checkout", "--quiet", "-b", "feature")
+    return origin
+
+
+def test_a_submodules_own_tests_left_out_are_its_own_unless_the_change_touches_it(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """A project whose CI runs its own folder only (`pytest tests`) leaves a submodule's tests
+    to that repository: the run is whole. Once the change moves the submodule's commit, its
+    tests are this change's, and a run leaving them out is partial."""
+    origin = _with_submodule(project, tmp_path_factory)
+    project.commit({"app.py": "x = 2  # harmless\n"}, "change")
+    code, report = review(pytester, "tests")
+    assert_whole(code, report)
+    assert report["suite"]["defined_by"][-1] == (
+        "test files of submodules the change does not touch are theirs, not this project's: "
+        "vendor/suite/test_sanity.py"
+    )
+
+    origin.commit({"test_sanity.py": TEST + "\n\ndef test_two():\n    pass\n"}, "more")
+    suite = GitRepo(project.path / "vendor" / "suite")
+    suite.git("-c", "protocol.file.allow=always", "pull", "--quiet", "origin", "main")
+    project.git("commit", "--quiet", "-am", "bump the suite")
+    code, report = review(pytester, "tests")
+    why = (
+        "1 test file(s) of the suite left out by the paths and ignores of this run (tests): "
+        "vendor/suite/test_sanity.py"
+    )
+    assert_partial(code, report, why)

@@ -137,3 +137,33 @@ def test_the_wrapper_keeps_what_pytest_and_plugins_read_of_the_test(
     result = pytester.runpytest_inprocess("-p", "no:randomly", plugins=[Witness(pytester.path)])
     result.assert_outcomes(passed=1, failed=1)
     assert "watched" not in result.stdout.str()  # the wrapper hides from tracebacks
+
+
+def test_a_subtests_report_is_not_held_against_its_test_while_it_runs(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest's ``subtests`` makes a report for each subtest from inside the test's call: those
+    are not the test's report, so none of them is taken for one that differs from its call
+    (each would cost a scan of the code that runs tests); the test's own report still is."""
+    pytester.makepyfile(
+        test_sub="""
+        def test_passes(subtests):
+            for n in range(3):
+                with subtests.test(n=n):
+                    assert n < 3
+
+
+        def test_a_subtest_fails(subtests):
+            with subtests.test(n=1):
+                assert False
+        """
+    )
+    witness = Witness(pytester.path)
+    reprec = pytester.inline_run("-p", "no:randomly", plugins=[witness])
+    reports = reprec.getreports("pytest_runtest_logreport")
+    stamped = {
+        r.nodeid.split("::", 1)[1]: getattr(r, STAMP) for r in reports if r.when == "teardown"
+    }
+    assert stamped == {"test_passes": "returned", "test_a_subtest_fails": "returned"}
+    assert witness.suspects(reprec.getcalls("pytest_sessionfinish")[0].session.config) == []
+    assert not witness._odd
