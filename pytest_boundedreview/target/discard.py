@@ -48,7 +48,7 @@ def later(folder: Path, admin: Path | None) -> bool:
         return False
     remover = [sys.executable, "-I", "-S", "-c", _REMOVER, str(folder)]
     try:
-        started = subprocess.run(  # noqa: S603 (our interpreter, our own folder)
+        started = subprocess.run(
             ["sh", "-c", _DETACH, "sh", *remover],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,

@@ -131,7 +131,8 @@ def test_a_large_checkout_is_unregistered_at_once_and_removed_after(
             admin = worktree.admin_dir(path)
         assert (path / "app.py").exists()  # not removed in place: left to the remover
         assert len(listed(two_commits)) == 1  # but git forgot it before the session went on
-        assert admin is not None and not admin.exists()
+        assert admin is not None
+        assert not admin.exists()
         assert two_commits.git("worktree", "prune", "--dry-run", "--verbose") == ""
         go.touch()
         deadline = time.monotonic() + 60
