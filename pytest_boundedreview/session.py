@@ -23,7 +23,7 @@ from .core.ceilings import Tier
 from .core.errors import FatalError
 from .core.pytestini import words
 from .core.redaction import Redact, Redactor
-from .core.selecting import Selection
+from .core.selecting import Selection, paths
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
 from .prepared import Prepared
@@ -32,6 +32,7 @@ from .target.livetree import untested_reason
 
 if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
     # full garbage collection of the tests' run would walk its functions and classes
+    from .baseline.toxsuite import ToxSuite
     from .checks.diverged import Verdict
     from .report.build import Evidence
     from .review.phase import Counts, Review
@@ -158,8 +159,27 @@ class BoundedReview:
             self.repo.root,
             changed,
             listed=settings.shard,
+            base_commit=target.base_commit,
+            tox=self._tox(project, settings.suite, changed),
         )
         return judge(view)
+
+    def _tox(
+        self, project: Project, declared: list[str], changed: frozenset[str]
+    ) -> ToxSuite | None:
+        """The project's tox suite, where neither ``testpaths`` nor a declared suite names
+        the paths and this session was given some (see toxsuite.py)."""
+        from .baseline.toxsuite import tox_suite  # only for a session given paths
+
+        config = self.config
+        if paths(declared) or words(project.options.get("testpaths", ())):
+            return None
+        if config.args_source != pytest.Config.ArgsSource.ARGS:
+            return None
+        start = config.invocation_params.dir
+        given = [Path(start, a) for a in config.args if "::" not in str(a)]
+        base = self.target.base_commit
+        return tox_suite(self.repo, project.rootdir, base, changed, given, table_of(config))
 
     def _last_failed(self) -> list[str]:
         """--lf with failures on record runs only those: files without one are not even

@@ -93,6 +93,8 @@ def report(findings: int = 3, text: str = "off by one", shard: bool = False) -> 
                 files=["src/a.py"],
                 empty=False,
                 base_commit="def",
+                reason="no uncommitted changes: reviewing the commits since "
+                "merge-base(main, HEAD) = def",
             ),
             "authorization": "review-and-fix",
             "risk": RiskInfo(tier="strict", reasons=[RiskReason(path="src/a.py", rule=text)]),

@@ -112,22 +112,28 @@ def test_the_working_tree_gate_answers_for_what_an_agent_left(sample: GitRepo) -
 
 
 def test_the_commit_gate_binds_the_base_to_head(sample: GitRepo) -> None:
-    """A review of the staged tree against a commit whose tree is that tree (``git stash
-    create``) reviews an empty diff: it is not a review of what the commit adds."""
+    """A review of the staged tree against an older commit is not a review of what the commit
+    adds. A base whose tree is the staged tree (``git stash create``) no longer makes an empty
+    diff: a named base is its merge base with HEAD, here HEAD itself."""
     handle = git.open_repo(sample.path)
     report = sample.path / ".bounded-review" / "report.json"
     sample.write("app.py", "x = 2\n")
     sample.git("add", "app.py")
     stash = sample.git("stash", "create")
+    head = sample.git("rev-parse", "HEAD")
     with sample.untouched():
         base = f"--bounded-review-base={stash}"
         assert review(sample, "--bounded-review-target=local-diff", base) == 0
-        assert json.loads(report.read_text())["gate"]["review_clean"] == "yes"  # nothing to review
+        reviewed = json.loads(report.read_text())["target"]
+        assert (reviewed["base_commit"], reviewed["files"]) == (head, ["app.py"])
+        assert check(handle, report, "pre-commit", {})[0] == 0  # a review of the commit
+        older = "--bounded-review-base=HEAD~1"
+        assert review(sample, "--bounded-review-target=staged", older) == 0
         status, why = check(handle, report, "pre-commit", {})
     assert status == 2
-    assert f"local-diff against {stash} ({stash[:12]})" in why
-    assert f"committed on HEAD ({sample.git('rev-parse', 'HEAD')[:12]})" in why
-    assert "--bounded-review-target=staged" in why
+    assert f"staged against HEAD~1 ({sample.git('rev-parse', 'HEAD~1')[:12]})" in why
+    assert f"committed on HEAD ({head[:12]})" in why
+    assert "--bounded-review-target=staged --bounded-review-base=HEAD" in why
     # a report that does not record its base commit (an earlier version's) is refused too
     assert review(sample, "--bounded-review-target=staged") == 0
     assert check(handle, report, "pre-commit", {})[0] == 0  # the staged review passes
@@ -137,6 +143,34 @@ def test_the_commit_gate_binds_the_base_to_head(sample: GitRepo) -> None:
     status, why = check(handle, report, "pre-commit", {})
     assert status == 2
     assert "does not record the commit it was reviewed against" in why
+
+
+def test_the_commit_gate_takes_the_staged_review_against_the_configured_base(
+    sample: GitRepo,
+) -> None:
+    """With ``base = "main"`` configured, the pre-commit review of a feature branch's staged
+    tree is against merge-base(main, HEAD): the branch with this commit, as its pull request
+    will be. The commit gate takes that review; an older commit of one's choosing is still not
+    this commit's review."""
+    sample.commit({"pyproject.toml": '[tool.bounded-review]\nbase = "main"\n'}, "configured")
+    sample.git("checkout", "--quiet", "-b", "feature")
+    sample.commit({"app.py": "x = 2  # work in progress\n"}, "wip")
+    handle = git.open_repo(sample.path)
+    report = sample.path / ".bounded-review" / "report.json"
+    sample.write("app.py", "x = 3  # harmless\n")
+    sample.git("add", "app.py")
+    with sample.untouched():
+        assert review(sample, "--bounded-review-target=staged") == 0
+        reviewed = json.loads(report.read_text())["target"]
+        assert reviewed["base_commit"] == sample.git("rev-parse", "main")
+        assert check(handle, report, "pre-commit", {})[0] == 0
+        first = sample.git("rev-list", "--max-parents=0", "HEAD")
+        assert (
+            review(sample, "--bounded-review-target=staged", f"--bounded-review-base={first}") == 0
+        )
+        status, why = check(handle, report, "pre-commit", {})
+    assert status == 2
+    assert "not a review of this commit" in why
 
 
 def test_the_commit_gate_on_an_unborn_branch_needs_a_review_against_nothing(

@@ -21,7 +21,7 @@ import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -30,9 +30,13 @@ from ..core.outcomes import PLUGINS, weakened_in_file, weakening
 from ..core.pytestini import DEFAULT_NORECURSEDIRS, words
 from ..core.selecting import Selection, paths, scan
 from ..models.record import record
+from ..target import git
 from ..target.livetree import shown
 from .deselection import DROPPED, Deselections
 from .suite import Collected, Ignores, left_out, suite_files
+
+if TYPE_CHECKING:
+    from .toxsuite import ToxSuite
 
 SHOWN = 20  # files or tests named before a count
 
@@ -91,7 +95,9 @@ class Session:
     project: Project
     root: Path  # the checkout
     changed: frozenset[str] = frozenset()  # the files the change touches, from the root
+    base_commit: str | None = None  # the base the change is judged against
     listed: bool = False  # list the suite's files even when nothing needs comparing (a shard)
+    tox: ToxSuite | None = None  # the project's tox suite, where no testpaths is set
 
     @property
     def rootdir(self) -> Path:
@@ -126,8 +132,9 @@ class Session:
     def collected(self) -> Collected:
         options, tokens = self.project.options, self._project_tokens()
         globs = [g.value for g in scan(tokens, "addopts", ("--doctest-glob",))]
+        tox = self.tox.paths if self.tox is not None else ()
         return Collected(
-            testpaths=paths(self.declared) or words(options.get("testpaths", ())),
+            testpaths=paths(self.declared) or words(options.get("testpaths", ())) or tox,
             patterns=words(options.get("python_files", ())),
             skipped_dirs=words(options.get("norecursedirs", DEFAULT_NORECURSEDIRS)),
             doctest_modules="--doctest-modules" in tokens,
@@ -177,22 +184,26 @@ def _paths(session: Session, into: Wholeness) -> None:
 
 
 def _of_other_repositories(session: Session, names: Sequence[str]) -> list[str]:
-    """Those of ``names`` (relative to the rootdir) inside a submodule or an embedded repository
-    that the change does not touch: another repository's tests, run by its own CI, which the
-    project's CI leaves out as often as not. One whose commit the change moves is this
-    change's to test (uncommitted files in a submodule are reported as untested anyway)."""
+    """Those of ``names`` (relative to the rootdir) inside a submodule the base records and the
+    change does not move, where no ``testpaths`` or declared suite names the suite's folders:
+    another repository's tests, run by its own CI, which the project's CI leaves out as often
+    as not. A folder git does not record as a submodule (an embedded ``.git`` of the working
+    tree) is the project's; so is every folder the project names as its suite."""
+    if session.base_commit is None or paths(session.declared):
+        return []
+    if words(session.project.options.get("testpaths", ())):
+        return []
     root = session.root.resolve()
-    theirs = []
+    folders: dict[str, list[str]] = {}
     for name in names:
-        file = session.rootdir / name
-        for folder in file.parents:
-            if folder == root or not folder.is_relative_to(root):
-                break
-            if (folder / ".git").exists():
-                if folder.relative_to(root).as_posix() not in session.changed:
-                    theirs.append(name)
-                break
-    return theirs
+        file = (session.rootdir / name).resolve()
+        if file.is_relative_to(root):
+            for folder in file.relative_to(root).parents:
+                if folder.name:
+                    folders.setdefault(folder.as_posix(), []).append(name)
+    links = git.open_repo(root).gitlinks(session.base_commit, sorted(folders))
+    theirs = {n for link in links - session.changed for n in folders[link]}
+    return [n for n in names if n in theirs]
 
 
 def _reaches_all(session: Session, given: Sequence[Path]) -> bool:
@@ -323,12 +334,19 @@ def judge(session: Session) -> Wholeness:
     origin = "declared suite" if paths(session.declared) else "testpaths"
     where = session.project.file
     config = f" ({shown(os.path.relpath(where, session.root))})" if where else ""
-    into.defined_by.append(
-        f"{origin}: {' '.join(testpaths)}{config}"
-        if testpaths
-        else f"the rootdir, no testpaths{config}"
-    )
+    tox = session.tox
+    if tox is not None and tox.commands and tuple(testpaths) == tox.paths:
+        into.defined_by.append(shown(tox.defined_by))
+    else:
+        into.defined_by.append(
+            f"{origin}: {' '.join(testpaths)}{config}"
+            if testpaths
+            else f"the rootdir, no testpaths{config}"
+        )
     _paths(session, into)
+    if into.paths_partial and tox is not None and tox.unread:
+        unread = "; ".join(map(shown, tox.unread))
+        into.paths_partial += f" (tox's pytest commands that could not be read: {unread})"
     _reconfigured(session, into)
     _deselected(session, into)
     if session.workers and not session.deselections.reported:

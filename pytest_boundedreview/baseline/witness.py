@@ -83,21 +83,27 @@ def _watched(
     test: Callable[..., object], nodeid: str, seen: dict[str, str]
 ) -> Callable[..., object]:
     """``test`` wrapped: each call noted in ``seen[nodeid]``, a raise kept over a later
-    return within one run."""
+    return within one run. The wrapper has the test's globals: pytest evaluates a string
+    condition (``skipif("name is None")``) in ``item.obj.__globals__``."""
+    raised, calling, returned = _raised, _CALLING, RETURNED  # cells, not this module's globals
 
     def watched(*args: object, **kwargs: object) -> object:
         __tracebackhide__ = True
-        if seen.get(nodeid, RETURNED) in (RETURNED, _CALLING):  # a raise in this run stays
-            seen[nodeid] = _CALLING
+        if seen.get(nodeid, returned) in (returned, calling):  # a raise in this run stays
+            seen[nodeid] = calling
         try:
             result = test(*args, **kwargs)
         except BaseException as exc:
-            seen[nodeid] = _raised(exc)
+            seen[nodeid] = raised(exc)
             raise
-        if seen.get(nodeid) == _CALLING:
-            seen[nodeid] = RETURNED
+        if seen.get(nodeid) == calling:
+            seen[nodeid] = returned
         return result
 
+    namespace = getattr(test, "__globals__", None)
+    if isinstance(namespace, dict):
+        code, closure = watched.__code__, watched.__closure__
+        watched = FunctionType(code, namespace, watched.__name__, None, closure)
     # update_wrapper copies the function's attributes (Hypothesis's, marks) and sets
     # __wrapped__, which pytest follows for the test's location and traceback.
     return functools.update_wrapper(watched, test)

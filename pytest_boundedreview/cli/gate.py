@@ -29,7 +29,9 @@ if TYPE_CHECKING:
 STAGES = ("auto", "pre-commit", "pre-push", "manual", "working-tree")
 PUSH_SIGNS = ("PRE_COMMIT_TO_REF", "PRE_COMMIT_REMOTE_NAME", "PRE_COMMIT_REMOTE_URL")
 MAX_REPORT_BYTES = 64 * 1024 * 1024
-REVIEW_STAGED = "pytest --bounded-review --bounded-review-target=staged"
+# against HEAD whatever base is configured: a staged review against a named base takes its
+# merge base with HEAD, which is not a review of what this commit adds
+REVIEW_STAGED = "pytest --bounded-review --bounded-review-target=staged --bounded-review-base=HEAD"
 REVIEW_PR = "pytest --bounded-review --bounded-review-target=pr"
 AGAIN = "run pytest --bounded-review again"
 Verdict = tuple[int, str]
@@ -129,8 +131,10 @@ def check_commit(
     state_dir: str | None = None,
 ) -> Verdict:
     """A commit: the report must be of the staged tree, reviewed against the HEAD commit the
-    commit goes on (none on an unborn branch): a review of the same tree against another base
-    (an older commit, a stash) is not a review of what this commit adds."""
+    commit goes on (none on an unborn branch), or against the merge base of HEAD and the
+    configured base (what `bounded-review run --target staged` reviews where `base` is set: the
+    branch with this commit, as its pull request will be); a review of the same tree against
+    another base (an older commit of one's choosing, a stash) is not a review of this commit."""
     target, head = report.target, repo.head()
     revision = f"tree:{staged_tree(repo, env)}"
     if target.revision != revision:
@@ -148,7 +152,7 @@ def check_commit(
             f"an earlier version), so it cannot be matched with {what}: run {REVIEW_STAGED}"
         )
         return EXIT_INDETERMINATE, why
-    if target.base_commit != head:
+    if target.base_commit != head and target.base_commit != _branch_base(repo, env, head):
         against = f"{target.base} ({target.base_commit[:12] if target.base_commit else 'none'})"
         on = f"HEAD ({head[:12]})" if head else "an unborn branch (no commit yet)"
         why = (
@@ -158,6 +162,15 @@ def check_commit(
         )
         return EXIT_INDETERMINATE, why
     return verdict(path, report, what, f"run {REVIEW_STAGED}", state_dir)
+
+
+def _branch_base(repo: git.Repo, env: Mapping[str, str], head: str | None) -> str | None:
+    """The merge base of ``head`` and the base a review resolves from the configuration and
+    the environment (``None`` when there is none but ``head`` itself)."""
+    from . import hookbase
+
+    found = hookbase.turn_base(hookbase.locate(repo.root, repo), env, head)
+    return found if found and found != head else None
 
 
 def check_working_tree(

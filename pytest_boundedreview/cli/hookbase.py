@@ -136,13 +136,22 @@ def judged(
             commit = _merge_base(repo, resolved, anchor) or anchor
         elif anchor is None:
             commit = resolved
+    if commit not in (None, head) and head and _merge_base(repo, commit, head) != commit:
+        # a review takes a named base's merge base with HEAD (CONTRACT §3): none can be
+        # judged against a commit HEAD was moved back behind (the commits undone unseen)
+        why = (
+            f"HEAD ({head[:12]}) no longer descends from the commit the turn is judged against "
+            f"({commit[:12]}): a review against any named base takes its merge base with HEAD, "
+            "so none can see the commits the turn moved HEAD back past"
+        )
+        return Judged(None, None, review_command(place, []), why)
     tree = head_tree if commit == head else repo.tree_of(commit) if commit else None
-    # What the review command takes with no base named: the configured base (a local diff),
-    # HEAD (a local diff, no base configured), or the merge base with HEAD (a committed tree).
-    if target == "auto" and live == head_tree:
+    # What the review command takes with no base named: the configured base's merge base with
+    # HEAD (a local diff, or a committed tree), or HEAD (a local diff, no base configured).
+    if (target == "auto" and live == head_tree) or name is not None:
         bare = _merge_base(repo, resolved, head) if resolved and head else None
     else:
-        bare = head if name is None else resolved
+        bare = head
     extra = []
     if commit is not None and commit != bare:
         extra.append(f"--bounded-review-base={commit}")

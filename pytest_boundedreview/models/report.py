@@ -46,6 +46,9 @@ class TargetInfo:
     # the commit ``base`` named when reviewed (for ``pr``, its merge-base with HEAD): what the
     # pre-push gate matches with the pushed range; absent from reports of earlier versions
     base_commit: str | None = None
+    # which kind was chosen and why, against what ("uncommitted changes: reviewing the working
+    # tree against merge-base(main, HEAD)"); absent from reports of earlier versions
+    reason: str | None = None
 
 
 @plain

@@ -60,5 +60,6 @@ def freeze_plan(repo: git.Repo, path: Path) -> tuple[Target, str]:
         diff=patch,
         scope=parse_scope(raw, patch),
         identity="sha256:" + hashlib.sha256(data).hexdigest(),
+        reason=f"plan as asked: reviewing the plan {where}",
     )
     return target, data.decode("utf-8")

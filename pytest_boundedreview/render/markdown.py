@@ -67,6 +67,7 @@ def _summary(report: Report) -> Iterator[str]:
     yield (
         f"Target {code(target.kind)} (base {base}), {code(target.revision)}, "
         f"{len(target.files)} file(s)."
+        + (f" {md(target.reason[0].upper() + target.reason[1:])}." if target.reason else "")
     )
     yield (
         f"Authorization {report.authorization}; risk **{report.risk.tier}**; budget "

@@ -58,6 +58,8 @@ def _header(report: Report) -> Iterator[str]:
         f"target {target.kind} (base {terminal(target.base or '-')}), {target.revision}, "
         f"{len(target.files)} file(s)" + (" - nothing to review" if target.empty else "")
     )
+    if target.reason:
+        yield f"  {terminal(target.reason)}"
     risk, budget, loop = report.risk, report.budget, report.loop
     why = "; ".join(terminal(r.rule) for r in risk.reasons[:5])
     yield (

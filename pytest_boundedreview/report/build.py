@@ -168,6 +168,7 @@ def build(ev: Evidence) -> Report:
             files=[shown(f) for f in ev.target.files],
             empty=ev.target.empty,
             base_commit=ev.target.base_commit,
+            reason=ev.target.reason or None,
         ),
         authorization=ev.settings.mode,
         risk=RiskInfo(tier=tier, reasons=reasons),

@@ -19,6 +19,10 @@ _SHALLOW_HINT = (
     "this is a shallow clone: fetch the history with `git fetch --unshallow` "
     "(in GitHub Actions, set `fetch-depth: 0` on actions/checkout)"
 )
+_DEEPEN_HINT = (
+    "fetch more history (`git fetch --deepen=100`, or all of it: `git fetch --unshallow`; "
+    "in GitHub Actions, set `fetch-depth: 0` on actions/checkout)"
+)
 # Both faces take the base: pytest as an option, the bounded-review commands as --base.
 REQUESTED = "the base option or the `base` setting"
 _NAME_A_BASE = "pass --bounded-review-base=REF (bounded-review commands: --base REF)"
@@ -61,14 +65,27 @@ def named_base(explicit: str | None, env: Mapping[str, str], origin: str) -> tup
 def pr_base(
     repo: git.Repo, explicit: str | None, env: Mapping[str, str], origin: str, head: str
 ) -> tuple[str, str]:
-    """The review base's name and its merge base with ``head``: one git process when both
-    resolve, the usual two (for their errors) otherwise."""
+    """The review base's name and its merge base with ``head``."""
     name, named_by = _base_ref(repo, explicit, env, origin)
+    return name, named_merge_base(repo, name, named_by, head)
+
+
+def named_merge_base(repo: git.Repo, name: str, origin: str | None, head: str | None) -> str:
+    """``merge-base(name, head)``: what a named base means for every target kind (CONTRACT
+    §3), so that what the base gained after the branch point is not blamed on the change. One
+    git process when both resolve; otherwise an error naming the base, where it came from
+    (``origin``) and the fix, never the base's tip instead."""
+    if head is None:
+        raise BaseRefError(
+            f"base {name!r} (from {origin or 'origin/HEAD'}) has no merge base with this "
+            "branch: it has no commit yet; commit first, or name no base to review the "
+            "working tree as a whole"
+        )
     if not name.startswith("-"):
         proc = git.run(["merge-base", f"{name}^{{commit}}", head], repo.root, check=False)
         if proc.returncode == 0:
-            return name, git.decode(proc.stdout).strip()
-    return name, merge_base_of(repo, require(repo, name, named_by), head)
+            return git.decode(proc.stdout).strip()
+    return merge_base_of(repo, require(repo, name, origin), head, name)
 
 
 def unconfigured_base(repo: git.Repo, env: Mapping[str, str], head: str) -> str | None:
@@ -136,12 +153,20 @@ def require(repo: git.Repo, ref: str, origin: str | None) -> str:
     )
 
 
-def merge_base_of(repo: git.Repo, base_commit: str, head: str) -> str:
+def merge_base_of(repo: git.Repo, base_commit: str, head: str, name: str = "") -> str:
+    """The merge base of ``base_commit`` (named ``name``) and ``head``; an error naming the
+    fix when they share no history here (a shallow clone, unrelated histories)."""
     proc = git.run(["merge-base", base_commit, head], repo.root, check=False)
     if proc.returncode == 0:
         return git.decode(proc.stdout).strip()
+    shown = f"{name!r} ({base_commit[:12]})" if name else base_commit[:12]
     if repo.shallow:
         raise BaseRefError(
-            f"the base {base_commit[:12]} and HEAD share no history here; {_SHALLOW_HINT}"
+            f"the base {shown} and HEAD share no history in this shallow clone, so their "
+            f"merge base is unknown; {_DEEPEN_HINT}"
         )
-    raise BaseRefError(f"the base {base_commit[:12]} and HEAD have no common ancestor")
+    raise BaseRefError(
+        f"the base {shown} and HEAD have no common ancestor (unrelated histories), so there "
+        "is no merge base to review against: name a base this branch grew from "
+        f"({_NAME_A_BASE}), or name none to review the working tree against HEAD"
+    )

@@ -17,7 +17,7 @@ from ..core import tempdirs
 from ..core.errors import UsageError
 from ..models.record import record
 from . import git
-from .base import REQUESTED, named_base, pr_base, require
+from .base import REQUESTED, named_base, named_merge_base, pr_base
 from .byproducts import leave_out
 from .gitwritable import require_writable
 from .livetree import differences, dirty_submodules, unflag
@@ -74,6 +74,8 @@ class Target:
     identity: str | None = None  # a plan's ``sha256:<hex>``; code targets are their tree
     # Paths whose content on disk, which the session tests, differs from the reviewed tree.
     untested: tuple[str, ...] = ()
+    # Which kind was chosen and why, and what it is reviewed against (the report's header).
+    reason: str = ""
 
     @property
     def revision(self) -> str:
@@ -126,6 +128,12 @@ class _PrAhead:
             if self._blobs is not None:
                 names = self._blobs(self.merge_base, self.head_tree)
                 self._batch = git.Batch(self.repo.root, names)
+
+    def merge_base_now(self) -> str | None:
+        """The merge base, waited for; ``None`` when git found none (asked again for its
+        error)."""
+        self._settle()
+        return self.merge_base
 
     def pr(self) -> tuple[str, str, tuple[str, str]] | None:
         """The base's name, its merge base and the diff from it (the blobs read too,
@@ -272,13 +280,10 @@ def freeze(
                 "staged",
                 tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env)),
             )
-            base_name, base_commit = "HEAD", head
+            base_name, base_commit = _against(repo, base, base_origin, head, ahead)
         elif requested == "local-diff" or (requested == "auto" and tree != head_tree):
             kind = "local-diff"
-            if base:
-                base_name, base_commit = base, require(repo, base, base_origin)
-            else:
-                base_name, base_commit = "HEAD", head
+            base_name, base_commit = _against(repo, base, base_origin, head, ahead)
         else:
             kind, tree = "pr", head_tree
             if head is None:
@@ -306,4 +311,41 @@ def freeze(
         scope=parse_scope(raw, patch),
         committed=head is not None and tree == head_tree and not untested,
         untested=untested,
+        reason=why(requested, kind, base_name, base_commit),
     )
+
+
+def _against(
+    repo: git.Repo, base: str | None, origin: str, head: str | None, ahead: _PrAhead | None
+) -> tuple[str, str | None]:
+    """What a working tree or staged tree is reviewed against: ``HEAD`` when no base is named,
+    else the named base's merge base with HEAD (asked already when the snapshot could have
+    been a ``pr``), never its tip: what the base gained after the branch point is not the
+    change's."""
+    if not base:
+        return "HEAD", head
+    if ahead is not None and ahead.name == base:
+        found = ahead.merge_base_now()
+        if found is not None:
+            return base, found
+    return base, named_merge_base(repo, base, origin, head)
+
+
+_WHAT = {
+    "local-diff": "the working tree against",
+    "staged": "the staged tree against",
+    "pr": "the commits since",
+}
+
+
+def why(requested: RequestedKind, kind: TargetKind, base: str, commit: str | None) -> str:
+    """The header's line on the target: which kind, why, and against what."""
+    against = "HEAD" if base == "HEAD" else f"merge-base({base}, HEAD)"
+    if commit is not None and base != "HEAD":
+        against += f" = {commit[:12]}"
+    what = f"{_WHAT[kind]} {against}"
+    if requested != "auto":
+        return f"{kind} as asked: reviewing {what}"
+    if kind == "pr":
+        return f"no uncommitted changes: reviewing {what}"
+    return f"uncommitted changes: reviewing {what}"

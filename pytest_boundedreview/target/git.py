@@ -302,6 +302,17 @@ class Repo:
     def empty_tree(self) -> str:
         return text(["hash-object", "-t", "tree", "--stdin"], self.root)
 
+    def gitlinks(self, rev: str, paths: Sequence[str]) -> set[str]:
+        """Those of ``paths`` (folders, from the top) that ``rev`` records as a submodule's
+        commit (an entry of mode 160000)."""
+        if not paths:
+            return set()
+        listed = run(["ls-tree", "-z", rev, "--", *paths], self.root, check=False)
+        if listed.returncode != 0:
+            return set()
+        entries = listed.stdout.decode("utf-8", "surrogateescape").split("\0")
+        return {e.split("\t", 1)[1] for e in entries if e.startswith("160000 ") and "\t" in e}
+
     def show(self, rev: str, path: str) -> str | None:
         """The text of ``path`` at ``rev`` (a commit or tree id), or ``None`` if absent."""
         name = f"{rev}:{path}"

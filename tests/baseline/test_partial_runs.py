@@ -369,3 +369,58 @@ def test_a_submodules_own_tests_left_out_are_its_own_unless_the_change_touches_i
         "vendor/suite/test_sanity.py"
     )
     assert_partial(code, report, why)
+
+
+def test_a_folder_git_does_not_record_as_a_submodule_is_the_projects(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Only a submodule the base records counts as another repository: a ``.git`` file or
+    folder dropped into one of the project's test folders (invisible to ``git status``) does
+    not make the tests there someone else's."""
+    project.commit(
+        {"tests/test_a.py": TEST, "legacy/test_old.py": TEST, "app.py": "x = 1\n"}, "base"
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": "x = 2  # harmless\n"}, "change")
+    project.write("legacy/.git", "gitdir: /nonexistent\n")
+    code, report = review(pytester, "tests")
+    why = (
+        "1 test file(s) of the suite left out by the paths and ignores of this run (tests): "
+        "legacy/test_old.py"
+    )
+    assert_partial(code, report, why)
+
+
+def test_a_submodule_inside_the_configured_testpaths_is_the_projects_suite(
+    pytester: pytest.Pytester, project: GitRepo, tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """Where ``testpaths`` names the folder a submodule lies in, the project says its tests are
+    part of its suite: a run leaving them out is partial."""
+    origin = GitRepo.init(tmp_path_factory.mktemp("conformance-origin"))
+    origin.commit({"test_conformance.py": TEST}, "suite")
+    project.commit(
+        {
+            "tests/unit/test_a.py": TEST,
+            "app.py": "x = 1\n",
+            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+        },
+        "base",
+    )
+    project.git(
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "--quiet",
+        str(origin.path),
+        "tests/conformance",
+    )
+    project.git("commit", "--quiet", "-m", "the conformance suite")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": "x = 2  # harmless\n"}, "change")
+    code, report = review(pytester, "tests/unit")
+    why = (
+        "1 test file(s) of the suite left out by the paths and ignores of this run "
+        "(tests/unit): tests/conformance/test_conformance.py"
+    )
+    assert_partial(code, report, why)

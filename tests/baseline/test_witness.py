@@ -167,3 +167,45 @@ def test_a_subtests_report_is_not_held_against_its_test_while_it_runs(
     assert stamped == {"test_passes": "returned", "test_a_subtest_fails": "returned"}
     assert witness.suspects(reprec.getcalls("pytest_sessionfinish")[0].session.config) == []
     assert not witness._odd
+
+
+def test_a_string_condition_is_read_in_the_test_modules_namespace(
+    pytester: pytest.Pytester,
+) -> None:
+    """pytest evaluates ``skipif("...")`` and ``xfail("...")`` in the test function's globals
+    (``item.obj.__globals__``): the wrapped function keeps the module's, so a condition naming
+    one of its names skips or xfails as without the wrapper, never an error."""
+    pytester.makepyfile(
+        test_cond="""
+        import pytest
+
+        OPTIONAL = None
+
+
+        @pytest.mark.skipif("OPTIONAL is None")
+        def test_skipped():
+            OPTIONAL.run()
+
+
+        @pytest.mark.xfail("OPTIONAL is None", reason="not here", strict=True)
+        def test_xfailed():
+            OPTIONAL.run()
+
+
+        class TestMethods:
+            @pytest.mark.skipif("OPTIONAL is None")
+            def test_method(self):
+                OPTIONAL.run()
+        """
+    )
+    reprec = pytester.inline_run("-p", "no:randomly", plugins=[Witness(pytester.path)])
+    outcomes = {
+        r.nodeid.split("::", 1)[1]: (r.outcome, hasattr(r, "wasxfail"))
+        for r in reprec.getreports("pytest_runtest_logreport")
+        if (r.when == "setup" and r.skipped) or r.when == "call"
+    }
+    assert outcomes == {
+        "test_skipped": ("skipped", False),
+        "test_xfailed": ("skipped", True),
+        "TestMethods::test_method": ("skipped", False),
+    }

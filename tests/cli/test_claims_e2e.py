@@ -23,7 +23,7 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
 """
 # A change of a normal size: the automatic risk tier is standard, not economy.
 CALC = "".join(f"def f{n}(x):\n    return x + {n}\n\n\n" for n in range(8))
-STAGED = "pytest --bounded-review --bounded-review-target=staged"
+STAGED = "pytest --bounded-review --bounded-review-target=staged --bounded-review-base=HEAD"
 REVIEW = [sys.executable, "-m", "pytest", "-q", *STAGED.split()[1:]]
 
 

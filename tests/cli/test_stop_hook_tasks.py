@@ -386,3 +386,59 @@ def test_a_turn_whose_base_was_pruned_is_not_passed(tmp_path: Path) -> None:
             break
     assert not said.blocked
     assert "not reviewed" in said.message
+
+
+def test_the_commit_a_block_names_is_its_own_merge_base_with_head(tmp_path: Path) -> None:
+    """A review takes a named base's merge base with HEAD; the commit the hook names is an
+    ancestor of HEAD, so that merge base is the commit itself: the review it names is the one
+    the hook judges against."""
+    repo = unconfigured(tmp_path, with_remote=True)
+    repo.commit({"extra.py": "Y = 1\n"}, "an unpushed commit")
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", FIXED + "# harmless\n")
+    said = hook(repo, "claude")
+    fork = repo.git("rev-parse", "origin/feature")
+    assert f"--bounded-review-base={fork}" in said.instruction
+    assert repo.git("merge-base", fork, "HEAD") == fork
+    report = run_named(repo, said)
+    assert report["target"]["base_commit"] == fork  # type: ignore[index]
+    assert hook(repo, "claude").message == ""
+
+
+def test_a_configured_base_that_moved_on_is_reviewed_from_the_branch_point(
+    tmp_path: Path,
+) -> None:
+    """``base = "main"`` configured, ``main`` moved on after the branch point: a bare review
+    of the working tree takes the merge base, which the hook judges against, so the command
+    it names needs no base."""
+    repo = make_repo(tmp_path / "repo")
+    fork = repo.git("rev-parse", "HEAD")
+    repo.git("checkout", "--quiet", "main")
+    repo.commit({"later.py": "Z = 1\n"}, "main moves on")
+    repo.git("checkout", "--quiet", "feature")
+    hook(repo, "claude", kind="start")
+    repo.write("app.py", FIXED + "# harmless\n")
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "--bounded-review-base" not in said.instruction
+    report = run_named(repo, said)
+    assert report["target"]["base_commit"] == fork  # type: ignore[index]
+    assert hook(repo, "claude").message == ""
+
+
+def test_head_moved_back_behind_the_turn_s_base_is_not_passed(tmp_path: Path) -> None:
+    """A reset past the commit the turn is judged against undoes commits no review against a
+    named base can see (its merge base with HEAD is older): never passed as reviewed."""
+    repo = unconfigured(tmp_path, with_remote=False)
+    repo.commit({"app.py": FIXED + "# a later fix\n"}, "a fix before the turn")
+    hook(repo, "claude", kind="start")
+    repo.git("reset", "-q", "--hard", "HEAD~1")  # the fix undone
+    said = hook(repo, "claude")
+    assert said.blocked
+    assert "no longer descends from the commit the turn is judged against" in said.instruction
+    for _ in range(4):
+        if not said.blocked:
+            break
+        said = hook(repo, "claude")
+    assert not said.blocked
+    assert "not reviewed" in said.message

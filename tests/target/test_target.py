@@ -346,7 +346,7 @@ def _two_steps(repo: git.Repo, ref: str, head: str) -> tuple[str, str] | str:
     base with ``head`` (or the error either step raises)."""
     try:
         name, commit = resolve_base(repo, ref, {})
-        return name, merge_base_of(repo, commit, head)
+        return name, merge_base_of(repo, commit, head, name)
     except BaseRefError as exc:
         return str(exc)
 
@@ -459,14 +459,16 @@ def test_the_callers_blobs_are_read_beside_the_diff_of_a_pr_asked_ahead(
     assert remembered[names[1]] == b"[tool.other]\n"
     assert remembered[names[2]] is None
 
-    # A local diff: what was asked ahead (at the merge base and HEAD's tree) is stopped
-    # unread; the blobs at its own base and tree are read beside its diff.
+    # A local diff: against the same merge base (asked ahead, not again), not main's tip;
+    # the blobs at its base and its own tree are read beside its diff.
     (feature.path / "app.py").write_text("dirty = True\n")
     monkeypatch.setattr(git, "_KNOWN", {})
+    calls.clear()
     local = freeze(repo, "auto", "main", {}, blobs=blobs)
     assert local.kind == "local-diff"
-    assert local.base_commit != target.base_commit
+    assert local.base_commit == target.base_commit
+    assert sum(args[0] == "merge-base" for args in calls) == 1
     assert local.tree != target.tree
     named = blobs(local.base_commit, local.tree)  # type: ignore[arg-type]
-    assert set(git._KNOWN) == {(repo.root, name) for name in named}
-    assert git.read_objects(repo.root, named)[named[0]] == b"hello again\n"  # main, moved on
+    assert {(repo.root, name) for name in named} <= set(git._KNOWN)
+    assert git.read_objects(repo.root, named)[named[0]] == b"hello\n"  # not main's later edit
