@@ -7,7 +7,7 @@ begins and ends; a plain run gets the same marks, and each part of a review run 
 with the same part of the plain run just before it (medians of the paired differences, in
 milliseconds). Three cases: one test and a one-line change (the fixed cost), and a suite of
 ``--tests`` tests with 5 regressions and 5 pre-existing failures, warm (the base's answers
-cached) and cold (forgotten, in a repository reviewed before).
+cached) and cold (a fresh clone's first review: no state folder at all).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from baseline import CHILD_ENV, build, forget_base
+from baseline import CHILD_ENV, build, fresh_clone
 from fixed import repository
 from results import record
 
@@ -117,7 +117,7 @@ def measure(repo: Path, repeat: int, cold: bool) -> dict[str, list[float]]:
     for _ in range(repeat):
         plain = run(argv, repo, review=False)
         if cold:
-            forget_base(repo)
+            fresh_clone(repo)
         review = run(argv, repo, review=True)
         for name, between, *_ in PARTS:
             if name == "configuration and freeze":  # its imports are counted apart
@@ -160,7 +160,8 @@ def main() -> int:
     intro = (
         f"Milliseconds each part of the session adds to the same part of plain pytest, median "
         f"of {args.repeat} paired runs (min..max in brackets); 1 test with a one-line change, "
-        f"and {args.tests} tests of 1 ms with 10 failures, warm and cold. Python "
+        f"and {args.tests} tests of 1 ms with 10 failures, warm and cold (a fresh clone's "
+        "first review: the settings validated and noted, the state folder made). Python "
         f"{sys.version.split()[0]}, {os.cpu_count()} CPUs. What each part holds and its floor:"
         "\n\n"
         + "\n".join(f"- **{name}**: {holds}. Floor: {floor}." for name, _, holds, floor in PARTS)

@@ -129,7 +129,8 @@ def checkout(repo: git.Repo, commit: str) -> Iterator[Path]:
                 worktree.remove(repo, path)
             shutil.rmtree(path, ignore_errors=True)
             _drop_missing(repo)  # a registration left without its folder blocks the add
-            git.run(["worktree", "add", "--detach", "--quiet", str(path), commit], repo.root)
+            add = [*worktree.PARALLEL, "worktree", "add", "--detach", "--quiet", str(path), commit]
+            git.run(add, repo.root)
         os.utime(path)  # most recently used
         for old in _kept(home)[KEEP:]:
             worktree.remove(repo, old)

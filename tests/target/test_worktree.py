@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 import pytest
@@ -112,3 +113,38 @@ def test_sweep_removes_only_dead_runs_leftovers(two_commits: GitRepo, tmp_path: 
     finally:
         live.kill()
         live.communicate()
+
+
+def test_a_large_checkout_is_unregistered_at_once_and_removed_after(
+    two_commits: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pytest_boundedreview.target import discard
+
+    monkeypatch.setattr(discard, "DETACH_ENTRIES", 1)  # this one counts as large
+    go = two_commits.path.parent / "go"  # the remover starts deleting once this exists
+    waits = f"import os, time\nwhile not os.path.exists({str(go)!r}): time.sleep(0.02)\n"
+    monkeypatch.setattr(discard, "_REMOVER", waits + discard._REMOVER)
+    handle = git.open_repo(two_commits.path)
+    with two_commits.untouched():
+        with worktree.checkout(handle, "HEAD~1") as path:
+            assert discard.entries(worktree.admin_dir(path) or path) == 2
+            admin = worktree.admin_dir(path)
+        assert (path / "app.py").exists()  # not removed in place: left to the remover
+        assert len(listed(two_commits)) == 1  # but git forgot it before the session went on
+        assert admin is not None
+        assert not admin.exists()
+        assert two_commits.git("worktree", "prune", "--dry-run", "--verbose") == ""
+        go.touch()
+        deadline = time.monotonic() + 60
+        while path.parent.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not path.parent.exists()  # the detached remover took the folder
+
+
+def test_a_small_checkout_is_removed_in_place(two_commits: GitRepo) -> None:
+    from pytest_boundedreview.target import discard
+
+    handle = git.open_repo(two_commits.path)
+    with worktree.checkout(handle, "HEAD~1") as path:
+        assert not discard.later(path.parent, worktree.admin_dir(path))  # 2 files: small
+    assert not path.parent.exists()  # gone when the block ended, not later
