@@ -159,22 +159,30 @@ def _charset(entries: Sequence[_Entry]) -> str | None:
     return None
 
 
+def _codec(charset: str) -> str:
+    try:
+        return codecs.lookup(charset).name
+    except LookupError:
+        raise Malformed(f"its header names the charset {charset!r}, which is unknown") from None
+
+
 def compile_po(data: bytes) -> bytes:
     """The ``.mo`` of the catalogue ``data``; :class:`Malformed` when ``msgfmt`` would refuse
     it or ``gettext`` could not read what it makes."""
-    entries = parse(data.decode("latin-1"))  # bytes kept as they are
-    charset, codec = _charset(entries), "latin-1"
-    if charset is not None:
-        try:
-            name = codecs.lookup(charset).name
-        except LookupError:
-            raise Malformed(f"its header names the charset {charset!r}, which is unknown") from None
-        if name in _SPLIT_BYTES:
-            codec = name
-            try:
-                entries = parse(data.decode(codec))
-            except UnicodeDecodeError as exc:
-                raise Malformed(f"it is not valid {charset} (byte {exc.start})") from None
+    # Read byte for byte (latin-1), or as text where a character's bytes may hold `"` or `\`.
+    sniffed = re.search(rb"charset=([-\w.:]+)", data)
+    try:
+        codec = codecs.lookup(sniffed.group(1).decode()).name if sniffed else ""
+    except LookupError:  # the header's is checked below
+        codec = ""
+    codec = codec if codec in _SPLIT_BYTES else "latin-1"
+    try:
+        entries = parse(data.decode(codec))
+    except UnicodeDecodeError as exc:
+        raise Malformed(f"it is not valid {codec} (byte {exc.start})") from None
+    charset = _charset(entries)
+    if charset is not None and _codec(charset) in _SPLIT_BYTES - {codec}:
+        raise Malformed(f"its header's charset {charset} is not the one it names first")
     catalogue: dict[bytes, bytes] = {}
     seen: set[tuple[str | None, str | None]] = set()
     for entry in entries:
