@@ -4,13 +4,17 @@ copied in, then the configured set-up command (``base_setup``), before the base 
 Ignored build artefacts (``basecontent.ARTEFACTS``: compiled modules ``*.so``, ``*.pyd``,
 ``*.dylib``; compiled translations ``*.mo``) are what a build left next to the sources. A
 checkout of the base has none, so a test needing one fails, skips or takes a fallback there
-for that reason alone. They are copied into the checkout (see ``copyin.py``) when the working
-tree's files each kind is built from are the base's (for compiled modules: C, C++, Cython,
-Rust, Fortran or CUDA sources and headers, and the build files; for translations: ``.po``
-catalogues). Otherwise that kind is withheld: a base run that tried to import a withheld
-compiled module answers nothing (``redirect.py`` notes such imports); while translations are
-withheld, a base answer other than a pass says nothing (no import reveals a missing file).
-What else the checkout holds (submodules, the Hypothesis example database) is
+for that reason alone. A compiled translation beside a ``.po`` of the same name (where the
+base has that ``.po``, or the change adds it) is made in the checkout from the base's ``.po``
+(see ``compilemo.py``): the base has its own translations whatever the change did to the
+catalogue, and a stale ``.mo`` of the working tree never reaches it. The others are copied
+into the checkout (see ``copyin.py``) when the working tree's files each kind is built from
+are the base's (for compiled modules: C, C++, Cython, Rust, Fortran or CUDA sources and
+headers, and the build files; for translations: ``.po`` catalogues). Otherwise that kind is
+withheld: a base run that tried to import a withheld compiled module answers nothing
+(``redirect.py`` notes such imports); while translations are withheld, or a base ``.po``
+does not compile, a base answer other than a pass says nothing (no import reveals a missing
+file). What else the checkout holds (submodules, the Hypothesis example database) is
 ``basecontent.py``'s, written by ``fillin.py``.
 
 ``base_setup`` then runs in the checkout, in pytest's rootdir there, with the session's
@@ -35,7 +39,7 @@ from ..core.configfile import table_in
 from ..core.errors import GitError
 from ..models.record import record
 from ..target import git, imported
-from . import basecontent, copyin, fillin
+from . import basecontent, compilemo, copyin, fillin
 
 SETUP_ARGV, SETUP_STATUS, SETUP_LOG = "setup.json", "setup.status", "setup.log"
 HELD_SPEC = "held.json"
@@ -55,10 +59,11 @@ class Preparation:
     held: basecontent.Held = basecontent.Held()  # submodules, Hypothesis examples
     # Why a base answer other than a pass says nothing (see basecontent.uncertain_verdicts).
     uncertain: tuple[str, ...] = ()
+    compiled: tuple[str, ...] = ()  # compiled translations made from the base's sources
 
     @property
     def needed(self) -> bool:
-        return bool(self.copies or self.setup or self.held.needed)
+        return bool(self.copies or self.compiled or self.setup or self.held.needed)
 
     def withheld_because(self) -> str:
         shown = ", ".join(self.because[:3]) + (" ..." if len(self.because) > 3 else "")
@@ -79,6 +84,10 @@ class Preparation:
         if self.copies:
             copier = [sys.executable, "-I", "-S", str(Path(copyin.__file__).resolve())]
             steps.append(shlex.join([*copier, str(live), str(checkout), *self.copies]))
+        if self.compiled:
+            compiler = [sys.executable, "-I", "-S", str(Path(compilemo.__file__).resolve())]
+            report = str(folder / compilemo.REPORT)
+            steps.append(shlex.join([*compiler, str(checkout), report, *self.compiled]))
         if self.setup:
             (folder / SETUP_ARGV).write_text(json.dumps(list(self.setup)), encoding="utf-8")
             run = f"(cd {shlex.quote(str(rootdir))} && exec {shlex.join(self.setup)})"
@@ -101,10 +110,11 @@ def plan(
     whose: str = "the base",
 ) -> Preparation:
     """How to prepare a checkout of ``base_commit`` for a session run in ``rootdir`` of
-    ``repo`` (with ``environ``), with ``base_setup`` set to ``configured``. Each kind of
-    ignored artefact is copied when the working tree's files it is built from are the
-    base's. ``whose`` names the checkout in what is said: a checkout of the snapshot under
-    review (a tree, see ``cli/runplace.py``) is planned here too, and runs no set-up command."""
+    ``repo`` (with ``environ``), with ``base_setup`` set to ``configured``. An ignored
+    artefact beside the source it is compiled from is compiled from the base's; each other
+    one is copied when the working tree's files its kind is built from are the base's.
+    ``whose`` names the checkout in what is said: a checkout of the snapshot under review (a
+    tree, see ``cli/runplace.py``) is planned here too, and runs no set-up command."""
     try:
         built = imported.built_in_place(repo, basecontent.SUFFIXES)
     except GitError:  # none known: none copied
@@ -119,8 +129,13 @@ def plan(
     withheld: list[str] = []
     because: list[str] = []
     uncertain: list[str] = []
+    compiled: list[str] = []
     for artefact in basecontent.ARTEFACTS:
         mine = [name for name in built if name.endswith(artefact.suffixes)]
+        if mine and artefact.compiled_from:
+            theirs = _beside_source(repo, base_commit, mine, artefact.compiled_from, changed)
+            compiled += theirs
+            mine = [name for name in mine if name not in theirs]
         sources = [broken] if broken else [p for p in changed if artefact.built_from(p)]
         if not mine or not sources:
             copies += mine
@@ -128,15 +143,10 @@ def plan(
             withheld += mine
             because += sources
         else:
-            shown = ", ".join(sources[:3]) + (" ..." if len(sources) > 3 else "")
-            uncertain.append(
-                f"{len(mine)} {artefact.kind}(s) of the working tree were not given to the "
-                f"base, as the change touches what they are built from ({shown}); "
-                "`base_setup` can build them there"
-            )
+            uncertain.append(_withheld(artefact, mine, sources, whose))
     held = basecontent.plan(repo, base_commit, rootdir, environ, whose=whose)
     setup, notes = _setup_of_base(repo, base_commit, rootdir, configured)
-    stamps = []
+    stamps: list[object] = [["compiled", *compiled]] if compiled else []
     for name in copies:
         with contextlib.suppress(OSError):
             info = (repo.root / name).stat()
@@ -153,6 +163,37 @@ def plan(
         stamp,
         held,
         (*uncertain, *held.uncertain),
+        tuple(compiled),
+    )
+
+
+def _beside_source(
+    repo: git.Repo, commit: str, names: Sequence[str], suffix: str, changed: Sequence[str]
+) -> list[str]:
+    """Those of ``names`` made from the file of the same name with ``suffix`` beside them,
+    as the base has that file or the change adds it (the base then has none of them)."""
+    sources = {name.rsplit(".", 1)[0] + suffix: name for name in names}
+    args = ["--literal-pathspecs", "ls-tree", "-z", "--name-only", commit, "--", *sources]
+    proc = git.run(args, repo.root, check=False)
+    at_base = git.decode(proc.stdout).split("\0") if proc.returncode == 0 else []
+    known = {*at_base, *changed}
+    return [name for source, name in sources.items() if source in known]
+
+
+def _withheld(
+    artefact: basecontent.Artefact, names: Sequence[str], sources: Sequence[str], whose: str
+) -> str:
+    """Why ``whose`` answers say nothing while ``names`` (of a kind the re-run does not
+    notice missing) are withheld, as the change touches ``sources``."""
+    mine = ", ".join(names[:3]) + (" ..." if len(names) > 3 else "")
+    shown = ", ".join(sources[:3]) + (" ..." if len(sources) > 3 else "")
+    beside = ""
+    if artefact.compiled_from:
+        beside = f", with no {artefact.compiled_from} of the same name beside them"
+    return (
+        f"{len(names)} {artefact.kind}(s) of the working tree ({mine}{beside}) were withheld "
+        f"from {whose}, as the change touches what they are built from ({shown}), so "
+        f"{whose} ran without them; `base_setup` can build them there"
     )
 
 

@@ -11,9 +11,9 @@ relies on and git does not track, each with the reason (one list, :data:`HELD`).
 - the Hypothesis example database: copied in whole, where the base re-run's Hypothesis looks
   for it; its file names (Hypothesis names each example by its content's hash) and sizes are
   part of the base cache's key, so an example added since re-asks the base.
-- ignored build artefacts (:data:`ARTEFACTS`): compiled modules and compiled translations,
-  copied in when the working tree's files they are built from are the base's (see
-  ``artefacts.py``).
+- ignored build artefacts (:data:`ARTEFACTS`): compiled modules, copied in when the working
+  tree's files they are built from are the base's; compiled translations, compiled in the
+  checkout from the base's own catalogues (see ``artefacts.py`` and ``compilemo.py``).
 
 A Hypothesis database set in code (a settings profile in a ``conftest.py``) is not followed:
 the folder is ``HYPOTHESIS_STORAGE_DIRECTORY`` from the session's environment when it is a
@@ -67,6 +67,9 @@ class Artefact:
     # not, every base answer but a pass is unknown while any is withheld.
     noticed: bool
     reason: str
+    # The suffix of the source each one is made from when it sits beside it with the same
+    # name: the base's is then made in the checkout from the base's source, never copied.
+    compiled_from: str = ""
 
 
 ARTEFACTS = (
@@ -84,7 +87,11 @@ ARTEFACTS = (
         builds_translations,
         False,
         "`pybabel compile` or `msgfmt` makes it from its `.po`; without it gettext finds "
-        "nothing, so an i18n test skips or sees untranslated text at the base alone",
+        "nothing, so an i18n test skips or sees untranslated text at the base alone. One "
+        "beside a `.po` of the same name is compiled from the base's `.po` in the checkout "
+        "(none where the base has no such `.po`); one with no such `.po` is copied while no "
+        "`.po` changed",
+        ".po",
     ),
 )
 SUFFIXES = tuple(s for artefact in ARTEFACTS for s in artefact.suffixes)

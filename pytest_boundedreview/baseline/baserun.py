@@ -211,7 +211,8 @@ def started_at_base(run: BaselineRun, ask: Ask) -> Iterator[Callable[[], BaseAns
                 raise BaseUnavailable(f"base run {broke}: {ran.detail}")
             why = run.preparation.withheld_because()
             verdicts = {n: verdict_at_base(n, ran, rootdir, why) for n in ask.nodeids}
-            uncertain = run.preparation.uncertain  # what the base ran without (basecontent.py)
+            # What the base ran without (basecontent.py), known before it ran or found there
+            uncertain = (*run.preparation.uncertain, *ran.uncertain)
             verdicts = basecontent.uncertain_verdicts(verdicts, uncertain)
             trusted = not (ran.live or ran.withheld or uncertain)
             return BaseAnswer(verdicts, ran.listed, ran if ask.whole else None, trusted)

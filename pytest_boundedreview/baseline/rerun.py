@@ -22,7 +22,7 @@ from typing import Literal
 from ..core import subproc, tempdirs
 from ..core.redaction import Redactor
 from ..models.record import record
-from . import artefacts, basefirst, recorder, waits
+from . import artefacts, basefirst, compilemo, recorder, waits
 from .artefacts import Preparation
 from .childenv import configured_in, has_terminal, loads_xdist
 
@@ -76,6 +76,9 @@ class RerunResult:
     # import (see artefacts.py): its outcomes may be theirs alone.
     withheld: tuple[str, ...] = ()
     listed: frozenset[str] = frozenset()  # every test collected from the paths listed
+    # Why its answers other than a pass say nothing: what the copy could not be given as the
+    # base has it (a base catalogue that does not compile, see compilemo.py).
+    uncertain: tuple[str, ...] = ()
 
 
 def _within(path: Path, folder: Path) -> bool:
@@ -166,6 +169,7 @@ class PendingRerun:
             live=live,
             withheld=basefirst.tried(self._folder) if self._in_copy else (),
             listed=frozenset(data.get("listed", ())),
+            uncertain=compilemo.failures(str(self._folder)) if self._in_copy else (),
         )
 
 

@@ -190,3 +190,20 @@ def test_base_answers_are_cached_apart_for_each_way_the_base_is_made_ready(
     assert len(keys) == 3
     built.commit({"pyproject.toml": SETUP}, "set up the base")
     assert '"build_ext"' in plan(built, None, "HEAD").stamp
+
+
+def test_compiled_translations_beside_their_catalogue_are_compiled_not_copied(
+    repo: GitRepo,
+) -> None:
+    repo.commit({".gitignore": "*.mo\n", "de/app.po": "", "it/app.po": "", "fr/x.po": ""}, "b")
+    repo.git("checkout", "--quiet", "-b", "feature")
+    repo.commit({"de/app.po": 'msgid "a"\nmsgstr "A"\n', "es/app.po": ""}, "translate")
+    for name in ("de/app.mo", "it/app.mo", "es/app.mo", "fr/app.mo"):
+        repo.write(name, b"compiled")
+    prepared = plan(repo)
+    assert prepared.compiled == ("de/app.mo", "es/app.mo", "it/app.mo")
+    assert prepared.copies == ()
+    [why] = prepared.uncertain  # fr/app.mo has no fr/app.po: withheld by the .po change
+    assert why.startswith("1 compiled translation(s) of the working tree (fr/app.mo, with no")
+    assert "de/app.po, es/app.po" in why
+    assert '["compiled", "de/app.mo", "es/app.mo", "it/app.mo"]' in prepared.stamp
