@@ -41,7 +41,13 @@ def plan(
     repo: GitRepo, configured: list[str] | None = None, base: str = "main"
 ) -> artefacts.Preparation:
     opened = git.open_repo(repo.path)
-    return artefacts.plan(opened, repo.git("rev-parse", base), repo.path, configured)
+    # from the repository, as a session starts: a Hypothesis database is looked for there
+    before = os.getcwd()
+    os.chdir(repo.path)
+    try:
+        return artefacts.plan(opened, repo.git("rev-parse", base), repo.path, configured)
+    finally:
+        os.chdir(before)
 
 
 def test_modules_built_in_place_are_copied_when_their_sources_are_the_bases(
