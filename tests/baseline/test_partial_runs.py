@@ -324,23 +324,23 @@ def test_declared_paths_take_the_place_of_testpaths(
     assert code == 1
 
 
-def _with_submodule(project: GitRepo, tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
-    """A project whose ``vendor/suite`` is a submodule holding its own test file, the project's
-    own tests under ``tests/``, on a feature branch; returns the submodule's origin."""
+def _with_submodule(
+    project: GitRepo,
+    tmp_path_factory: pytest.TempPathFactory,
+    folder: str = "vendor/suite",
+    files: dict[str, str] | None = None,
+) -> GitRepo:
+    """A project whose ``folder`` is a submodule holding its own test file (beside the
+    project's ``files``, by default its own tests under ``tests/``), on a feature branch with
+    a harmless change; returns the submodule's origin."""
     origin = GitRepo.init(tmp_path_factory.mktemp("suite-origin"))
-    origin.commit({"test_sanity.py": TEST, "data.json": "{}\n"}, "suite")
-    project.commit({"tests/test_a.py": TEST, "app.py": "x = 1\n"}, "base")
-    project.git(
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "--quiet",
-        str(origin.path),
-        "vendor/suite",
-    )
+    origin.commit({f"test_{folder.rsplit('/', 1)[-1]}.py": TEST, "data.json": "{}\n"}, "suite")
+    project.commit({"app.py": "x = 1\n", **(files or {"tests/test_a.py": TEST})}, "base")
+    add = ["-c", "protocol.file.allow=always", "submodule", "add", "--quiet"]
+    project.git(*add, str(origin.path), folder)
     project.git("commit", "--quiet", "-m", "the shared suite")
     project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": "x = 2  # harmless\n"}, "change")
     return origin
 
 
@@ -351,22 +351,21 @@ def test_a_submodules_own_tests_left_out_are_its_own_unless_the_change_touches_i
     to that repository: the run is whole. Once the change moves the submodule's commit, its
     tests are this change's, and a run leaving them out is partial."""
     origin = _with_submodule(project, tmp_path_factory)
-    project.commit({"app.py": "x = 2  # harmless\n"}, "change")
     code, report = review(pytester, "tests")
     assert_whole(code, report)
     assert report["suite"]["defined_by"][-1] == (
         "test files of submodules the change does not touch are theirs, not this project's: "
-        "vendor/suite/test_sanity.py"
+        "vendor/suite/test_suite.py"
     )
 
-    origin.commit({"test_sanity.py": TEST + "\n\ndef test_two():\n    pass\n"}, "more")
+    origin.commit({"test_suite.py": TEST + "\n\ndef test_two():\n    pass\n"}, "more")
     suite = GitRepo(project.path / "vendor" / "suite")
     suite.git("-c", "protocol.file.allow=always", "pull", "--quiet", "origin", "main")
     project.git("commit", "--quiet", "-am", "bump the suite")
     code, report = review(pytester, "tests")
     why = (
         "1 test file(s) of the suite left out by the paths and ignores of this run (tests): "
-        "vendor/suite/test_sanity.py"
+        "vendor/suite/test_suite.py"
     )
     assert_partial(code, report, why)
 
@@ -396,28 +395,11 @@ def test_a_submodule_inside_the_configured_testpaths_is_the_projects_suite(
 ) -> None:
     """Where ``testpaths`` names the folder a submodule lies in, the project says its tests are
     part of its suite: a run leaving them out is partial."""
-    origin = GitRepo.init(tmp_path_factory.mktemp("conformance-origin"))
-    origin.commit({"test_conformance.py": TEST}, "suite")
-    project.commit(
-        {
-            "tests/unit/test_a.py": TEST,
-            "app.py": "x = 1\n",
-            "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
-        },
-        "base",
-    )
-    project.git(
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "--quiet",
-        str(origin.path),
-        "tests/conformance",
-    )
-    project.git("commit", "--quiet", "-m", "the conformance suite")
-    project.git("checkout", "--quiet", "-b", "feature")
-    project.commit({"app.py": "x = 2  # harmless\n"}, "change")
+    files = {
+        "tests/unit/test_a.py": TEST,
+        "pyproject.toml": '[tool.pytest.ini_options]\ntestpaths = ["tests"]\n',
+    }
+    _with_submodule(project, tmp_path_factory, "tests/conformance", files)
     code, report = review(pytester, "tests/unit")
     why = (
         "1 test file(s) of the suite left out by the paths and ignores of this run "
