@@ -16,9 +16,12 @@ relies on and git does not track, each with the reason (one list, :data:`HELD`).
   checkout from the base's own catalogues (see ``artefacts.py`` and ``compilemo.py``).
 
 A Hypothesis database set in code (a settings profile in a ``conftest.py``) is not followed:
-the folder is ``HYPOTHESIS_STORAGE_DIRECTORY`` from the session's environment when it is a
-relative path (an absolute one is the same folder for both runs), else ``.hypothesis``, below
-the folder pytest was started from, with ``examples`` in it.
+the folder is ``HYPOTHESIS_STORAGE_DIRECTORY`` from the session's environment, else
+``.hypothesis``, below the folder pytest was started from, with ``examples`` in it. A setting
+outside the repository (an absolute path, or one climbing out with ``..``) is copied to
+:data:`OWN_STORAGE` in the checkout and the base re-run is pointed there (:func:`storage_env`):
+the base's Hypothesis writes what it finds into the checkout's copy, never into the user's
+database.
 """
 
 from __future__ import annotations
@@ -139,17 +142,34 @@ class Held:
         return json.dumps({"trees": [list(t) for t in self.trees], "submodules": subs})
 
 
+# Where a base re-run keeps a Hypothesis database set outside the repository (see storage_env).
+OWN_STORAGE = ".bounded-review-hypothesis"
+_STORAGE = "HYPOTHESIS_STORAGE_DIRECTORY"
+
+
+def _outside(setting: str) -> bool:
+    return os.path.isabs(setting) or ".." in PurePosixPath(Path(setting).as_posix()).parts
+
+
+def storage_env(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """``environ`` (else the process's) for a re-run in a checkout: a Hypothesis database set
+    outside the repository is the checkout's copy (:data:`OWN_STORAGE`, relative to where the
+    re-run starts) instead, so the re-run writes into no folder of the user's."""
+    env = dict(os.environ if environ is None else environ)
+    if _outside(env.get(_STORAGE) or ".hypothesis"):
+        env[_STORAGE] = OWN_STORAGE
+    return env
+
+
 def examples_folder(environ: Mapping[str, str], cwd: Path) -> tuple[Path, str] | None:
-    """The Hypothesis example database the session used, and where it lies relative to the
-    folder a re-run starts in; ``None`` when the re-run uses the same folder (an absolute
-    setting) or there is none."""
-    setting = environ.get("HYPOTHESIS_STORAGE_DIRECTORY") or ".hypothesis"
-    if os.path.isabs(setting):
-        return None
+    """The Hypothesis example database the session used, and where the re-run's copy lies
+    relative to the folder it starts in (see :func:`storage_env`); ``None`` when there is
+    none."""
+    setting = environ.get(_STORAGE) or ".hypothesis"
     relative = PurePosixPath(Path(setting).as_posix()) / "examples"
-    if ".." in relative.parts:
-        return None
-    folder = cwd / relative
+    folder = cwd / setting / "examples"  # an absolute setting stays itself
+    if _outside(setting):
+        relative = PurePosixPath(OWN_STORAGE, "examples")
     return (folder, relative.as_posix()) if folder.is_dir() else None
 
 

@@ -81,7 +81,7 @@ def _at(
         why = f"pytest's rootdir {run.rootdir} is outside the repository {run.repo.root}"
         raise BaseUnavailable(why) from None
     sources = [p for p in (checkout / "src", checkout) if p.is_dir() or not made]
-    env = child_env(sources, (run.repo.root, checkout), run.environ)
+    env = child_env(sources, (run.repo.root, checkout), basecontent.storage_env(run.environ))
     return checkout / relative, moved(run.args, run.repo.root, checkout), env
 
 

@@ -15,6 +15,7 @@ from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
 
 from pytest_boundedreview.baseline import artefacts
+from pytest_boundedreview.baseline.basecontent import OWN_STORAGE
 from pytest_boundedreview.target import git
 
 PROPERTY = """\
@@ -39,15 +40,16 @@ def test_plain():
 IGNORES = ".hypothesis/\n"
 
 
-def find(project: GitRepo) -> None:
+def find(project: GitRepo, database: Path | None = None) -> None:
     """Run the property test with a range where Hypothesis finds the bug, so the database
-    keeps the failing example (as an earlier run of the suite would have)."""
+    (``.hypothesis``, else ``database``) keeps the failing example (as an earlier run of the
+    suite would have)."""
     env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
     env.update(LOW="123456780", HIGH="123456790", EXAMPLES="200", PYTHONDONTWRITEBYTECODE="1")
     argv = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_prop.py"]
     proc = subprocess.run(argv, cwd=project.path, env=env, capture_output=True, check=False)
     assert proc.returncode == 1, proc.stdout.decode()
-    assert any((project.path / ".hypothesis" / "examples").rglob("*"))
+    assert any(((database or project.path / ".hypothesis") / "examples").rglob("*"))
 
 
 @pytest.fixture
@@ -126,5 +128,37 @@ def test_the_database_setting_of_the_environment_is_followed(prop: GitRepo, tmp_
         opened, base, prop.path, None, {"HYPOTHESIS_STORAGE_DIRECTORY": "db"}
     ).held
     assert held.trees == ((str(prop.path / "db" / "examples"), "db/examples"),)
-    absolute = {"HYPOTHESIS_STORAGE_DIRECTORY": str(tmp_path)}
-    assert artefacts.plan(opened, base, prop.path, None, absolute).held.trees == ()
+    for outside in (str(tmp_path), "../elsewhere"):
+        (prop.path / outside / "examples").mkdir(parents=True, exist_ok=True)
+        setting = {"HYPOTHESIS_STORAGE_DIRECTORY": outside}
+        held = artefacts.plan(opened, base, prop.path, None, setting).held
+        assert held.trees == ((str(prop.path / outside / "examples"), f"{OWN_STORAGE}/examples"),)
+
+
+def _listing(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("extra", XDIST)
+def test_a_database_outside_the_repository_is_replayed_and_left_as_it_was(
+    pytester: pytest.Pytester,
+    prop: GitRepo,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    extra: list[str],
+) -> None:
+    """The base passes the example the change brought in: its Hypothesis would delete the
+    example from the database it replays; the user's database keeps it."""
+    database = tmp_path / "hypothesis-db"
+    monkeypatch.setenv("HYPOTHESIS_STORAGE_DIRECTORY", str(database))
+    fixed = PROPERTY.replace("x != 123456789", "x != -1")
+    prop.commit({"test_prop.py": fixed}, "base without the bug")
+    prop.git("branch", "--force", "main", "HEAD")
+    prop.commit({"test_prop.py": PROPERTY}, "the bug comes in")
+    find(prop, database)
+    before = _listing(database)
+    with prop.untouched():
+        result, report = review(pytester, *extra)
+    assert ids(report, "target_related") == ["test_prop.py::test_roundtrip"], report["tests"]
+    assert result.ret == 1
+    assert _listing(database) == before
