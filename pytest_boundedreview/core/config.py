@@ -229,7 +229,11 @@ class Settings:
         verdicts = [lane.name for lane in self.lanes if lane.role == "verdict"]
         if named is not None and named not in verdicts:
             known = ", ".join(verdicts) or "none configured"
-            why = f"loop.model_review_lane {named!r} names no verdict lane (verdict lanes: {known})"
+            fix = "name one of them" if verdicts else 'add a lane with role = "verdict"'
+            why = (
+                f"loop.model_review_lane {named!r} names no verdict lane (verdict lanes: "
+                f"{known}); {fix}, or leave the key out"
+            )
             raise ValueError(why)
 
     @property

@@ -47,7 +47,10 @@ def describe(error: ErrorDetails, root: str = "") -> str:
     if kind == "literal_error":
         expected = error.get("ctx", {}).get("expected", "")
         message = f"invalid value; allowed values: {expected}"
-    return f"{where}: {message} (got {_short(error.get('input'))})"
+    given = error.get("input")
+    if isinstance(given, dict):  # a whole table: the message names its key, the table is noise
+        return message if not loc else f"{where}: {message}"
+    return f"{where}: {message} (got {_short(given)})"
 
 
 def describe_all(exc: ValidationError, root: str = "") -> list[str]:

@@ -200,3 +200,25 @@ def test_huge_and_undecodable_files(tmp_path: Path) -> None:
 def test_a_bad_option_value_names_the_option(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"--bounded-review-target: target: invalid value"):
         load_settings(tmp_path, tmp_path, {"target": "everything"})
+
+
+def test_an_error_about_a_table_names_its_key_and_the_fix_not_the_table(tmp_path: Path) -> None:
+    lane = '[[tool.bounded-review.lanes]]\nname = "l"\nlens = "security"\ncommand = ["x"]\n'
+    for body, expected in (
+        ('[tool.bounded-review.loop]\nmodel_review_lane = "arch"\n', 'role = "verdict"'),
+        (
+            lane + 'role = "verdict"\n[tool.bounded-review.loop]\nmodel_review_lane = "arch"\n',
+            "name one of them",
+        ),
+        (
+            '[[tool.bounded-review.lanes]]\nname = "l"\nlens = "security"\n',
+            "lanes[0]: lane 'l' has kind",
+        ),
+    ):
+        write(tmp_path, "[tool.bounded-review]\n" + body)
+        with pytest.raises(ConfigError) as info:
+            load_settings(tmp_path, tmp_path)
+        message = str(info.value)
+        assert expected in message
+        assert "got {" not in message, message
+        assert "(document)" not in message, message
