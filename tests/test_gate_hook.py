@@ -387,3 +387,143 @@ def test_the_commit_shim_records_a_clean_change(with_shim: GitRepo) -> None:
     assert with_shim.git("rev-parse", "HEAD~1") == head
     report = json.loads((with_shim.path / ".bounded-review" / "report.json").read_text())
     assert report["target"]["revision"] == f"tree:{with_shim.tree()}"
+
+
+# A test of the project that passes only when its own environment runs it.
+IN_ITS_VENV = "import sys\n\n\ndef test_env():\n    assert sys.prefix.endswith('.venv')\n"
+
+
+def project_venv(repo: GitRepo, with_plugin: bool = True) -> Path:
+    """A real virtual environment in ``repo/.venv`` (ignored, as projects have it) whose site
+    holds this interpreter's packages when ``with_plugin`` (pytest and this plugin)."""
+    venv = repo.path / ".venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    if with_plugin:
+        import sysconfig
+
+        site = next((venv / "lib").glob("python*/site-packages"))
+        ours = sysconfig.get_paths()["purelib"]
+        (site / "ours.pth").write_text(f"import site; site.addsitedir({ours!r})\n")
+    repo.write(".gitignore", ".bounded-review/\n__pycache__/\n.venv/\n")
+    repo.git("add", ".gitignore")  # staged with the change under review
+    return venv / "bin" / "python"
+
+
+def plain_shell(extra: dict[str, str]) -> dict[str, str]:
+    """A shell's environment without any virtual environment activated or on ``PATH``."""
+    env = clean_env(extra)
+    env.pop("VIRTUAL_ENV", None)
+    env["PATH"] = "/usr/local/bin:/usr/bin:/bin"
+    return env
+
+
+def local_hook(repo: GitRepo, home: Path) -> subprocess.CompletedProcess[str]:
+    """The README's `repo: local` hook, run by the real pre-commit from a plain shell."""
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split("```yaml\nrepos:\n  - repo: local\n", 1)[1].split("```", 1)[0]
+    config = home / "local.yaml"
+    config.write_text("repos:\n  - repo: local\n" + block)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "run", "-c", str(config)],
+        cwd=repo.path,
+        env=plain_shell({"PRE_COMMIT_HOME": str(home / "home")}),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_the_readme_hook_runs_the_project_s_venv_from_a_plain_shell(
+    sample: GitRepo, tmp_path: Path
+) -> None:
+    project_venv(sample)
+    sample.write("test_env.py", IN_ITS_VENV)
+    sample.git("add", "test_env.py")
+    before = framework_state(sample)
+    passed = local_hook(sample, tmp_path)
+    assert framework_state(sample) == before
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    report = json.loads((sample.path / ".bounded-review" / "report.json").read_text())
+    assert report["tests"]["passed"] == 2
+    assert report["gate"]["review_clean"] == "yes"
+
+
+def test_the_offered_hook_tests_with_the_project_s_venv(
+    sample: GitRepo, offered: tuple[Path, str, str]
+) -> None:
+    """pre-commit runs the tool in an environment of its own: the tests still run in the
+    project's ``.venv``, with its version of the tool."""
+    project_venv(sample)
+    sample.write("test_env.py", IN_ITS_VENV)
+    sample.git("add", "test_env.py")
+    passed = try_repo(sample, offered, "bounded-review", "pre-commit")
+    assert passed.returncode == 0, passed.stdout + passed.stderr
+    report = json.loads((sample.path / ".bounded-review" / "report.json").read_text())
+    assert report["tests"]["passed"] == 2  # test_env among them: the venv ran the tests
+    assert report["gate"]["review_clean"] == "yes"
+
+
+def test_a_project_venv_without_the_plugin_is_named_with_the_fix(
+    sample: GitRepo, offered: tuple[Path, str, str]
+) -> None:
+    python = project_venv(sample, with_plugin=False)
+    sample.write("app.py", "x = 2\n")
+    sample.git("add", "app.py")
+    refused = try_repo(sample, offered, "bounded-review", "pre-commit")
+    assert refused.returncode != 0
+    assert f"the tests' interpreter {python} (the repository's .venv) cannot load" in (
+        refused.stdout
+    )
+    assert "set BOUNDED_REVIEW_PYTHON" in refused.stdout
+    assert not (sample.path / ".bounded-review" / "report.json").exists()
+
+
+def test_a_refused_commit_says_to_stage_the_fix_and_commit_again(
+    sample: GitRepo, offered: tuple[Path, str, str]
+) -> None:
+    sample.write("test_a.py", "def test_a():\n    assert 0\n")
+    sample.git("add", "test_a.py")
+    refused = try_repo(sample, offered, "bounded-review", "pre-commit")
+    assert refused.returncode != 0
+    report = json.loads((sample.path / ".bounded-review" / "report.json").read_text())
+    assert report["next_action"].endswith("; then stage the fix (git add) and commit again")
+    assert "commit again" in refused.stdout
+
+
+def test_the_commit_shim_finds_the_project_s_venv_from_a_plain_shell(with_shim: GitRepo) -> None:
+    project_venv(with_shim)
+    with_shim.write("test_env.py", IN_ITS_VENV)
+    with_shim.git("add", "test_env.py")
+    done = subprocess.run(
+        ["git", "commit", "-m", "change"],
+        cwd=with_shim.path,
+        env=plain_shell({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+    assert with_shim.git("show", "--name-only", "--format=", "HEAD").split() == [
+        ".gitignore",
+        "test_env.py",
+    ]
+
+
+def test_the_commit_shim_names_an_interpreter_without_the_plugin(with_shim: GitRepo) -> None:
+    project_venv(with_shim, with_plugin=False)
+    with_shim.write("app.py", "x = 2\n")
+    with_shim.git("add", "app.py")
+    head = with_shim.git("rev-parse", "HEAD")
+    done = subprocess.run(
+        ["git", "commit", "-m", "change"],
+        cwd=with_shim.path,
+        env=plain_shell({}),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        check=False,
+    )
+    assert done.returncode != 0
+    assert ".venv/bin/python cannot load pytest-boundedreview" in done.stdout
+    assert with_shim.git("rev-parse", "HEAD") == head

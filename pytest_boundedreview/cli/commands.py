@@ -204,6 +204,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; map errors to exit statuses (CONTRACT §10)."""
     try:
         args = parser().parse_args(argv)
+        args.argv = list(sys.argv[1:] if argv is None else argv)  # as given, to hand on
         return COMMANDS[args.command](args)
     except LedgerError as exc:  # the loop protocol's own form: `BR_<CODE>: detail`
         print(str(exc), file=sys.stderr)

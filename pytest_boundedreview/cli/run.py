@@ -19,6 +19,7 @@ from ..core.errors import (
     UsageError,
 )
 from ..target import git
+from .interpreter import HANDED, handed_to
 from .runplace import Place, place
 
 VALUE_OPTIONS = ("base", "target", "mode", "risk", "markdown", "sarif")
@@ -61,9 +62,9 @@ def add_parser(sub: Any) -> None:
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
-def _report_path(args: argparse.Namespace) -> tuple[Path, str]:
-    """Where the session will write its report: ``--report``, else the configured one; and
-    the target kind asked for."""
+def _report_path(args: argparse.Namespace) -> tuple[Path, str, Path]:
+    """Where the session will write its report: ``--report``, else the configured one; the
+    target kind asked for; the repository's root."""
     from ..core.config import load_settings, option_overrides
     from ..target import git
     from ..target.statedir import approver
@@ -73,7 +74,8 @@ def _report_path(args: argparse.Namespace) -> tuple[Path, str]:
     settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
     # Not created here: the session checks the folder against its own pytest configuration
     # first, and creates it.
-    return settings.report_file(repo.root / settings.state_dir), args.target or settings.target
+    report = settings.report_file(repo.root / settings.state_dir)
+    return report, args.target or settings.target, repo.root
 
 
 def pytest_argv(args: argparse.Namespace, report: Path, where: Place | None = None) -> list[str]:
@@ -131,7 +133,12 @@ def _exit_by(report: Path, status: int) -> int:
 
 def run_code(args: argparse.Namespace) -> int:
 
-    report, kind = _report_path(args)
+    report, kind, root = _report_path(args)
+    python = handed_to(root, os.environ)
+    if python is not None:  # the project's interpreter runs all of it, with its own version
+        env = {**os.environ, HANDED: python}
+        argv = [python, "-m", "pytest_boundedreview", *args.argv]
+        return subprocess.run(argv, env=env, check=False).returncode
     before = _identity(report)
     with place(kind) as where:  # a checkout of the snapshot when the working tree differs
         argv = pytest_argv(args, report, where)

@@ -47,6 +47,9 @@ LESS = (
 )
 
 
+REVIEW_AGAIN = "pytest --bounded-review"  # what reviews the next revision, by default
+
+
 @record(frozen=True)
 class Evidence:
     """Everything one session established, before it is written down."""
@@ -68,7 +71,7 @@ class Evidence:
     loop: LoopInfo | None = None  # None: no loop round was recorded
     blockers_fixed: Sequence[str] = ()
     shard: ShardInfo | None = None
-    again: str = "pytest --bounded-review"  # the command that reviews the next revision
+    again: str = REVIEW_AGAIN  # the command that reviews the next revision
     partial: str | None = None  # why only part of the suite ran
     suite: SuiteInfo | None = None  # what defined the suite, what a partial run left out
     unfinished: str | None = None  # why the session did not run its tests to the end
@@ -130,6 +133,8 @@ def _next_action(ev: Evidence) -> str:
     if not todo:
         first = ev.gate.reasons[0] if ev.gate.reasons else "see gate.reasons"
         todo.append(f"resolve what kept the gate from deciding ({first})")
+    if ev.target.kind == "staged" and ev.again == REVIEW_AGAIN:  # a commit's review
+        return "; ".join(todo) + "; then stage the fix (git add) and commit again"
     return "; ".join(todo) + f"; then re-run {ev.again}"
 
 
