@@ -314,3 +314,21 @@ def test_the_servers_message_is_one_truncated_line_without_the_key() -> None:
     assert shown.endswith("…")
     assert server_message(b'{"detail": "Not Found"}') == "Not Found"  # FastAPI's shape
     assert server_message(b"<html>502</html>") == "<html>502</html>"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("max_output_tokens", 100), ("temperature", 1), ("seed", 7)]
+)
+def test_answer_bounds_belong_to_openai_lanes(key: str, value: int) -> None:
+    with pytest.raises(ValueError, match=f"`{key}` is sent only by the openai kind"):
+        validate_data(
+            LaneConfig, {"name": "c", "lens": "correctness", "command": ["x"], key: value}
+        )
+
+
+def test_the_openai_host_is_sent_max_completion_tokens() -> None:
+    from pytest_boundedreview.lanes.openai import sampling
+
+    hosted = sampling(lane("https://api.openai.com/v1", reasoning="high"))
+    assert hosted == {"max_completion_tokens": 4096, "reasoning_effort": "high"}
+    assert sampling(lane("http://127.0.0.1:8080/v1")) == {"max_tokens": 4096, "temperature": 0}
