@@ -62,7 +62,8 @@ class LaneConfig:
     reasoning: str | None = None
     """The reasoning effort to ask for, where the tool takes one."""
     timeout: Seconds = 600
-    """Seconds one attempt may take."""
+    """Seconds one attempt may take, everything included (an `openai` lane's model list,
+    completion and fallback request share them)."""
     env: list[EnvName] = field(default_factory=list)
     """Environment variables passed to the lane (all others are withheld)."""
     targets: list[TargetKindName] = field(
@@ -73,6 +74,17 @@ class LaneConfig:
     """The endpoint of an `openai` lane."""
     api_key_env: EnvName | None = None
     """The variable holding an `openai` lane's API key."""
+    max_output_tokens: Annotated[int, Limits(ge=16, le=1_000_000)] | None = None
+    """The most tokens an `openai` lane's answer may take (unset: 4096); an answer cut there
+    is a failure that says so."""
+    output_tokens_key: Literal["max_tokens", "max_completion_tokens"] | None = None
+    """How `max_output_tokens` is sent (unset: `max_completion_tokens` to api.openai.com,
+    `max_tokens` elsewhere)."""
+    temperature: Annotated[float, Limits(ge=0, le=2)] | None = None
+    """An `openai` lane's sampling temperature (unset: 0, so a review is repeatable; not sent
+    on a lane with `reasoning`, as reasoning models take only their own)."""
+    seed: Annotated[int, Limits(ge=0, le=2**63 - 1)] | None = None
+    """The sampling seed an `openai` lane sends (unset: none sent)."""
     models_command: Argv | None = None
     """An argv list that prints the models available now, one per line."""
     max_turns: Annotated[int, Limits(ge=1, le=1000)] | None = None  # claude only
@@ -105,6 +117,12 @@ class LaneConfig:
             if getattr(self, key) is not None and self.kind != "claude":
                 raise ValueError(
                     f"lane {self.name!r}: `{key}` is a limit only the claude kind can enforce; "
+                    f"bound a {self.kind} lane with `timeout`"
+                )
+        for key in ("max_output_tokens", "output_tokens_key", "temperature", "seed"):
+            if getattr(self, key) is not None and self.kind != "openai":
+                raise ValueError(
+                    f"lane {self.name!r}: `{key}` is sent only by the openai kind; "
                     f"bound a {self.kind} lane with `timeout`"
                 )
 

@@ -15,6 +15,7 @@ from .result import (
     exit_reason,
     process_failure,
     read_result,
+    settled,
     with_retries,
 )
 
@@ -35,8 +36,8 @@ def run_once(lane: LaneConfig, packet: bytes, workdir: Path, cap: int = OUTPUT_C
     failed = process_failure(out, lane.timeout, cap)
     if failed is not None:
         return failed
-    if out.returncode != 0:
-        return Attempt(None, "error", exit_reason(out))
+    if out.returncode != 0:  # its last words may say no retry can change this (no key, ...)
+        return settled(Attempt(None, "error", exit_reason(out)))
     return read_result(out.stdout, cap, lane.model)
 
 

@@ -2,101 +2,98 @@
 
 ``GET {base_url}/models`` is the live capability list. The configured model is used when
 listed, else the first listed entry of ``fallback_models``; with neither the lane is
-unverified and says which models were listed — an id is never invented. The packet goes as
-the prompt of one chat completion that must answer with the lane-result JSON object.
+unverified and says which models were listed — an id is never invented, and no retry asks
+again. The packet goes as the prompt of one chat completion that must answer with the
+lane-result JSON object, its length capped by ``max_output_tokens`` and its sampling fixed
+(temperature 0 unless set). The whole attempt, the list included, has the lane's ``timeout``.
 """
 
 from __future__ import annotations
 
-import http.client
 import json
 import os
-import time
-import urllib.error
-import urllib.request
 from collections.abc import Mapping
 from typing import Any
+from urllib.parse import urlsplit
 
 from ..core.tables import LaneConfig
 from ..models.report import Usage
+from .endpoint import Deadline, Failed, request
 from .prompt import builtin
-from .result import OUTPUT_CAP, Attempt, read_result
+from .refusal import CONTEXT_FIX
+from .result import Attempt, read_result
 from .schema import lane_result_schema
 
+__all__ = ["Failed", "choose_model", "listed_models", "run_once"]
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A redirect could carry the API key to another host: refuse to follow any."""
-
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
-class Failed(Exception):
-    def __init__(self, kind: str, detail: str, status: int | None = None) -> None:
-        super().__init__(detail)
-        self.kind = kind
-        self.status = status
+MAX_OUTPUT_TOKENS = 4096  # room for a verdict and a few findings with their evidence
+# A prompt is refused before it is sent only when it cannot fit even at this many bytes a
+# token (ordinary tokenizers take 3 to 4 bytes of code or prose a token): the server's own
+# count decides every closer case.
+BYTES_PER_TOKEN = 8
+# Hosts that take only `max_completion_tokens` for their newer models.
+_COMPLETION_TOKENS_HOSTS = ("api.openai.com",)
 
 
-def _request(url: str, key: str | None, timeout: float, body: Any = None) -> Any:
-    headers = {"Accept": "application/json"}
-    if key:
-        headers["Authorization"] = f"Bearer {key}"
-    data = None
-    if body is not None:
-        headers["Content-Type"] = "application/json"
-        data = json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, headers=headers)
-    deadline = time.monotonic() + timeout
-    try:
-        with _OPENER.open(request, timeout=timeout) as response:
-            raw = b""
-            while len(raw) <= OUTPUT_CAP:  # the timeout bounds the whole answer, not a read
-                if time.monotonic() > deadline:
-                    raise TimeoutError
-                chunk = response.read1(65536)
-                if not chunk:
-                    break
-                raw += chunk
-    except urllib.error.HTTPError as exc:
-        raise Failed("error", f"{url} answered HTTP {exc.code}", exc.code) from None
-    except TimeoutError:
-        raise Failed("limit", f"{url} did not answer within {timeout:g}s") from None
-    except http.client.HTTPException as exc:
-        raise Failed("error", f"{url} broke the HTTP protocol: {type(exc).__name__}") from None
-    except (urllib.error.URLError, OSError) as exc:
-        reason = getattr(exc, "reason", exc)
-        if isinstance(reason, TimeoutError):
-            raise Failed("limit", f"{url} did not answer within {timeout:g}s") from None
-        raise Failed("error", f"{url} unreachable: {reason}") from None
-    if len(raw) > OUTPUT_CAP:
-        raise Failed("limit", f"{url} answered more than {OUTPUT_CAP} bytes")
-    try:
-        return json.loads(raw)
-    except ValueError:
-        raise Failed("error", f"{url} did not answer JSON") from None
+def listed(lane: LaneConfig, key: str | None, deadline: Deadline) -> dict[str, dict[str, Any]]:
+    """The models the endpoint offers now, by id, with what it says of each."""
+    url = f"{(lane.base_url or '').rstrip('/')}/models"
+    answer = request(url, key, deadline)
+    data = answer.get("data") if isinstance(answer, dict) else None
+    if not isinstance(data, list):
+        raise Failed("error", f"{url}: the model list has no `data` array")
+    return {
+        item["id"]: item
+        for item in data
+        if isinstance(item, dict) and isinstance(item.get("id"), str)
+    }
 
 
 def listed_models(lane: LaneConfig, key: str | None) -> list[str]:
     """The model ids the endpoint offers now."""
-    answer = _request(f"{(lane.base_url or '').rstrip('/')}/models", key, lane.timeout)
-    data = answer.get("data") if isinstance(answer, dict) else None
-    if not isinstance(data, list):
-        raise Failed("error", "the model list has no `data` array")
-    return [
-        item["id"] for item in data if isinstance(item, dict) and isinstance(item.get("id"), str)
-    ]
+    return list(listed(lane, key, Deadline(lane.timeout)))
 
 
-def choose_model(lane: LaneConfig, listed: list[str]) -> str | None:
+def choose_model(lane: LaneConfig, ids: list[str]) -> str | None:
     """The configured model if listed, else the first listed fallback, else ``None``."""
     for candidate in [lane.model, *lane.fallback_models]:
-        if candidate in listed:
+        if candidate in ids:
             return candidate
     return None
+
+
+def context_size(entry: Mapping[str, Any]) -> tuple[int, str] | None:
+    """The context a model list gives for one model, and the field it came from: vLLM's
+    ``max_model_len``, ``context_length`` (OpenRouter, LM Studio), llama.cpp's ``meta.n_ctx``
+    where listed, else its ``meta.n_ctx_train`` (the trained size, which the server's own
+    context does not exceed unless stretched)."""
+    found = entry.get("meta")
+    meta: Mapping[str, Any] = found if isinstance(found, dict) else {}
+    for where, value in (
+        ("max_model_len", entry.get("max_model_len")),
+        ("context_length", entry.get("context_length")),
+        ("meta.n_ctx", meta.get("n_ctx")),
+        ("meta.n_ctx_train", meta.get("n_ctx_train")),
+    ):
+        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
+            return value, where
+    return None
+
+
+def sampling(lane: LaneConfig) -> dict[str, Any]:
+    """The request's bounds: the answer's length, and repeatable sampling."""
+    host = urlsplit(lane.base_url or "").hostname or ""
+    field = lane.output_tokens_key or (
+        "max_completion_tokens" if host in _COMPLETION_TOKENS_HOSTS else "max_tokens"
+    )
+    bounds: dict[str, Any] = {field: lane.max_output_tokens or MAX_OUTPUT_TOKENS}
+    if lane.temperature is not None or not lane.reasoning:
+        bounds["temperature"] = lane.temperature or 0
+    if lane.seed is not None:
+        bounds["seed"] = lane.seed
+    if lane.reasoning:
+        bounds["reasoning_effort"] = lane.reasoning
+    return bounds
 
 
 def run_once(
@@ -107,53 +104,104 @@ def run_once(
     environ = os.environ if environ is None else environ
     key = environ.get(lane.api_key_env) if lane.api_key_env else None
     base = (lane.base_url or "").rstrip("/")
+    deadline = Deadline(lane.timeout)
+    system = f"{lens.rstrip()}\n\n{builtin('contract')}"
     try:
-        listed = listed_models(lane, key)
-        model = choose_model(lane, listed)
+        models = listed(lane, key, deadline)
+        model = choose_model(lane, list(models))
         if model is None:
-            shown = ", ".join(listed[:20]) or "none"
-            return Attempt(None, "error", f"model not available: {lane.model} (listed: {shown})")
+            shown = ", ".join(list(models)[:20]) or "none"
+            why = f"model not available: {lane.model} (listed: {shown})"
+            return Attempt(None, "error", why, final=True)
+        too_big = _cannot_fit(models[model], system, packet)
+        if too_big:
+            return Attempt(None, "limit", too_big, model, final=True)
         body: dict[str, Any] = {
             "model": model,
             "messages": [
-                {"role": "system", "content": f"{lens.rstrip()}\n\n{builtin('contract')}"},
+                {"role": "system", "content": system},
                 {"role": "user", "content": packet.decode("utf-8")},
             ],
+            **sampling(lane),
         }
-        if lane.reasoning:
-            body["reasoning_effort"] = lane.reasoning
-        answer, fallback = _complete(f"{base}/chat/completions", key, lane.timeout, body)
+        answer, fallback = _complete(f"{base}/chat/completions", key, deadline, body)
     except Failed as exc:
-        return Attempt(None, exc.kind, str(exc))  # type: ignore[arg-type]
+        return Attempt(None, exc.kind, str(exc), final=exc.final)  # type: ignore[arg-type]
     usage = _usage(answer)
     try:
-        content = answer["choices"][0]["message"]["content"]
+        choice = answer["choices"][0]
+        content = choice["message"]["content"]
     except (KeyError, IndexError, TypeError):
         why = "the completion has no choices[0].message.content"
         return Attempt(None, "error", why, model, usage)
     if not isinstance(content, str):
         return Attempt(None, "error", "the completion content is not text", model, usage)
     attempt = read_result(content.encode("utf-8"), model=model)
+    if not attempt.ok and isinstance(choice, dict) and choice.get("finish_reason") == "length":
+        return _cut(lane, model, usage)
     detail = "; ".join(part for part in (fallback, attempt.detail) if part)
     return Attempt(attempt.result, attempt.failure, detail, model, usage)
 
 
-def _complete(url: str, key: str | None, timeout: float, body: dict[str, Any]) -> tuple[Any, str]:
+def _cannot_fit(entry: Mapping[str, Any], system: str, packet: bytes) -> str:
+    """Why the prompt cannot fit the model's listed context, or ``""``."""
+    known = context_size(entry)
+    if known is None:
+        return ""
+    tokens, where = known
+    size = len(system.encode()) + len(packet)
+    if size // BYTES_PER_TOKEN < tokens:
+        return ""
+    parts = _packet_parts(packet)
+    return (
+        f"not sent: the prompt is {size} bytes, at least {size // BYTES_PER_TOKEN} tokens "
+        f"({parts}), and the model's context is {tokens} tokens (`{where}` in the model "
+        f"list); {CONTEXT_FIX}"
+    )
+
+
+def _packet_parts(packet: bytes) -> str:
+    """What makes the packet large: its diff and its instruction files, in bytes."""
+    try:
+        document = json.loads(packet)
+        diff = len(str(document.get("diff", "")).encode())
+        named = sum(len(str(r.get("text", "")).encode()) for r in document.get("requirements", []))
+    except (ValueError, AttributeError, TypeError):
+        return "the packet"
+    return f"the diff {diff} bytes, the instruction files {named} bytes"
+
+
+def _cut(lane: LaneConfig, model: str, usage: Usage | None) -> Attempt:
+    """An answer the server cut at the token cap (``finish_reason: "length"``): at
+    temperature 0 a retry writes the same answer again, so it is final there."""
+    cap = lane.max_output_tokens or MAX_OUTPUT_TOKENS
+    wrote = f" after {usage.output_tokens} tokens" if usage and usage.output_tokens else ""
+    why = (
+        f"the answer was cut{wrote} (finish_reason length) before it was a lane result: "
+        f"`max_output_tokens` is {cap}, or the server's context filled; raise "
+        f"`max_output_tokens` or the server's context, or use a model that keeps to the format"
+    )
+    return Attempt(None, "limit", why, model, usage, final=sampling(lane).get("temperature") == 0)
+
+
+def _complete(
+    url: str, key: str | None, deadline: Deadline, body: dict[str, Any]
+) -> tuple[Any, str]:
     """The completion with the strict lane-result schema as ``response_format``; when the
-    endpoint refuses that (HTTP 400 or 422), once more with ``json_object``, and a note."""
+    endpoint refuses that, and its message is about the response format, once more with
+    ``json_object``, and a note."""
     schema = {"name": "lane_result", "strict": True, "schema": lane_result_schema()}
     strict = {"type": "json_schema", "json_schema": schema}
     try:
-        return _request(url, key, timeout, {**body, "response_format": strict}), ""
+        return request(url, key, deadline, {**body, "response_format": strict}), ""
     except Failed as exc:
-        if exc.status not in (400, 422):
+        if exc.about != "format":
             raise
-        refused = exc.status
-    note = f"the endpoint refused json_schema (HTTP {refused}): fell back to json_object"
+        note = f"the endpoint refused json_schema ({exc}): fell back to json_object"
     try:
-        answer = _request(url, key, timeout, {**body, "response_format": {"type": "json_object"}})
+        answer = request(url, key, deadline, {**body, "response_format": {"type": "json_object"}})
     except Failed as exc:
-        raise Failed(exc.kind, f"{note}; {exc}", exc.status) from None
+        raise Failed(exc.kind, f"{note}; {exc}", exc.status, exc.final, exc.about) from None
     return answer, note
 
 

@@ -17,7 +17,7 @@ from ..core.tables import LaneConfig
 from ..core.validation import describe_all
 from ..hookspec import PluginLane
 from ..models.plain import validate
-from .result import Attempt, read_result
+from .result import Attempt, read_result, settled
 
 
 def manager(blocked: Iterable[str] = (), extra: Iterable[object] = ()) -> pluggy.PluginManager:
@@ -99,7 +99,8 @@ def run_once(config: LaneConfig, lane: PluginLane, packet: bytes, workdir: Path)
     if worker.is_alive():
         return Attempt(None, "limit", f"timed out after {config.timeout:g}s", config.model)
     if "error" in box:
-        return Attempt(None, "error", f"the plugin raised {box['error']}", config.model)
+        raised = Attempt(None, "error", f"the plugin raised {box['error']}", config.model)
+        return settled(raised)  # "Unauthorized", "model not found": no retry changes those
     try:
         data = json.dumps(box.get("answer"), allow_nan=False).encode()
     except (TypeError, ValueError) as exc:

@@ -50,12 +50,15 @@ def with_retries(call: Callable[[], Attempt], retries: int) -> list[Attempt]:
 
 
 # What a reviewer says when it cannot run until someone acts: no login or key, a model that
-# does not exist. (Claude Code 2.1.197 without a login: ``"is_error": true``, ``"result": "Not
-# logged in · Please run /login"``, exit 1; Gemini CLI: FatalAuthenticationError.)
+# does not exist, a prompt over the model's context. (Claude Code 2.1.197 without a login:
+# ``"is_error": true``, ``"result": "Not logged in · Please run /login"``, exit 1; Gemini CLI:
+# FatalAuthenticationError; the context refusals are the servers' words, see ``refusal``.)
 _FINAL = re.compile(
     r"not logged in|please run /login|please set an auth method|invalid api key|"
-    r"authentication (?:failed|error|required)|unauthori[sz]ed|"
-    r"model not found|unknown model|model .{0,80} (?:does not exist|not found)",
+    r"authentication (?:failed|error|required)|unauthori[sz]ed|\bHTTP 40[13]\b|forbidden|"
+    r"model not found|unknown model|model .{0,80} (?:does not exist|not found)|"
+    r"context_length_exceeded|exceeds the available context size|maximum context length|"
+    r"prompt is too long",
     re.IGNORECASE,
 )
 

@@ -164,7 +164,7 @@ def test_nothing_listed_is_unverified_and_no_id_is_invented(
     ("setup", "failure", "detail"),
     [
         ({"status": 500}, "error", "answered HTTP 500"),
-        ({"delay": 3.0}, "limit", "did not answer within 2s"),
+        ({"delay": 3.0}, "limit", "deadline (2s) passed before"),
         ({"raw": b"<html>oops</html>"}, "error", "did not answer JSON"),
         ({"content": "sure! here is my review"}, "error", "invalid JSON"),
         ({"garbage": True}, "error", "broke the HTTP protocol"),
@@ -223,7 +223,10 @@ def test_a_refused_schema_falls_back_to_json_object_once_and_says_so(
     assert attempt.ok, attempt.detail
     posts = [body for path, body, _ in state.requests if path.endswith("/chat/completions")]
     assert [b["response_format"]["type"] for b in posts if b] == ["json_schema", "json_object"]
-    assert attempt.detail == "the endpoint refused json_schema (HTTP 400): fell back to json_object"
+    assert attempt.detail == (
+        f"the endpoint refused json_schema ({url}/chat/completions answered HTTP 400: "
+        "response_format json_schema): fell back to json_object"
+    )
 
 
 def test_other_errors_are_not_retried_without_the_schema(endpoint: tuple[Endpoint, str]) -> None:
@@ -231,7 +234,8 @@ def test_other_errors_are_not_retried_without_the_schema(endpoint: tuple[Endpoin
     state.post_status = 500
     attempt = run_once(lane(url), b"{}", LENS, {})
     assert not attempt.ok
-    assert attempt.detail.endswith("answered HTTP 500")
+    assert attempt.detail.endswith("answered HTTP 500: response_format json_schema")
+    assert not attempt.final  # a server error may pass: retried
     posts = [p for p, _, _ in state.requests if p.endswith("/chat/completions")]
     assert len(posts) == 1
 
@@ -242,3 +246,89 @@ def test_usage_without_counts_is_not_invented(endpoint: tuple[Endpoint, str]) ->
     attempt = run_once(lane(url), b"{}", LENS, {})
     assert attempt.ok
     assert attempt.usage is None
+
+
+def test_one_deadline_for_the_whole_attempt(
+    endpoint: tuple[Endpoint, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The model list, the strict request and the fallback each get what is left of the
+    attempt's `timeout`, not a fresh one."""
+    from pytest_boundedreview.lanes import endpoint as http
+
+    state, url = endpoint
+    state.refuse_schema = True
+    handed: list[float] = []
+    opener = http._OPENER
+
+    class Recording:
+        def open(self, request: Any, timeout: float) -> Any:
+            handed.append(timeout)
+            time.sleep(0.05)  # some time passes in each request
+            return opener.open(request, timeout=timeout)
+
+    monkeypatch.setattr(http, "_OPENER", Recording())
+    attempt = run_once(lane(url, timeout=30), b"{}", LENS, {})
+    assert attempt.ok, attempt.detail
+    assert len(handed) == 3  # list, json_schema, json_object
+    assert handed == sorted(handed, reverse=True)
+    assert len(set(handed)) == 3
+    assert all(t <= 30 for t in handed)
+
+
+@pytest.mark.parametrize(
+    ("status", "message", "final", "about"),
+    [
+        (400, "request (2116 tokens) exceeds the available context size (1024 tokens)", 1, ""),
+        (500, "the request exceeds the available context size, try increasing it", 1, ""),
+        (
+            400,
+            "'max_tokens' is too large: 4096. This model's maximum context length is 4096",
+            1,
+            "",
+        ),
+        (400, "Invalid schema for response_format 'lane_result': ...", 0, "format"),
+        (422, "json_schema is not supported by this backend", 0, "format"),
+        (401, "Invalid API key", 1, ""),
+        (404, "model 'x' not found", 1, ""),
+        (400, "Unsupported parameter: 'seed'", 1, ""),
+        (429, "rate limited", 0, ""),
+        (503, "Loading model", 0, ""),
+    ],
+)
+def test_what_a_refusal_means(status: int, message: str, final: int, about: str) -> None:
+    from pytest_boundedreview.lanes.refusal import judge
+
+    refusal = judge(status, message)
+    assert refusal.final == bool(final)
+    assert (refusal.about == "format") == (about == "format")
+
+
+def test_the_servers_message_is_one_truncated_line_without_the_key() -> None:
+    from pytest_boundedreview.lanes.endpoint import MESSAGE_CAP, server_message
+
+    body = {"error": {"message": "bad key sk-secret\n" + "x" * 1000, "code": "invalid_api_key"}}
+    shown = server_message(json.dumps(body).encode(), "sk-secret")
+    assert "sk-secret" not in shown
+    assert "\n" not in shown
+    assert len(shown) == MESSAGE_CAP
+    assert shown.endswith("…")
+    assert server_message(b'{"detail": "Not Found"}') == "Not Found"  # FastAPI's shape
+    assert server_message(b"<html>502</html>") == "<html>502</html>"
+
+
+@pytest.mark.parametrize(
+    ("key", "value"), [("max_output_tokens", 100), ("temperature", 1), ("seed", 7)]
+)
+def test_answer_bounds_belong_to_openai_lanes(key: str, value: int) -> None:
+    with pytest.raises(ValueError, match=f"`{key}` is sent only by the openai kind"):
+        validate_data(
+            LaneConfig, {"name": "c", "lens": "correctness", "command": ["x"], key: value}
+        )
+
+
+def test_the_openai_host_is_sent_max_completion_tokens() -> None:
+    from pytest_boundedreview.lanes.openai import sampling
+
+    hosted = sampling(lane("https://api.openai.com/v1", reasoning="high"))
+    assert hosted == {"max_completion_tokens": 4096, "reasoning_effort": "high"}
+    assert sampling(lane("http://127.0.0.1:8080/v1")) == {"max_tokens": 4096, "temperature": 0}

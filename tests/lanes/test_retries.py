@@ -4,6 +4,9 @@ once, with a count."""
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.dispatch import LaneRun
 from pytest_boundedreview.lanes.result import Attempt, settled, with_retries
@@ -71,3 +74,34 @@ def test_a_final_failure_says_it_was_not_retried() -> None:
 def test_different_failures_are_each_shown() -> None:
     note = row([Attempt(None, "error", "a"), Attempt(None, "limit", "b")])
     assert note == "attempt failed: a; attempt failed: b"
+
+
+def test_a_command_lane_that_says_it_cannot_run_is_final(tmp_path: Path) -> None:
+    """A reviewer program is a lane kind like the others: its last words on stderr ("HTTP
+    401", a prompt over the context) make the failure final; other exits are retried."""
+    from pytest_boundedreview.lanes import command
+
+    for said, final in (
+        ("error: HTTP 401 Unauthorized", True),
+        ("error: This model's maximum context length is 1024 tokens", True),
+        ("error: connection reset by peer", False),
+    ):
+        script = f"import sys; print({said!r}, file=sys.stderr); sys.exit(1)"
+        lane = LaneConfig(name="r", lens="correctness", command=[sys.executable, "-c", script])
+        attempt = command.run_once(lane, b"{}", tmp_path)
+        assert (attempt.ok, attempt.final) == (False, final), attempt.detail
+
+
+def test_a_plugin_lane_that_says_it_cannot_run_is_final(tmp_path: Path) -> None:
+    from pytest_boundedreview.lanes import plugin
+
+    class Refused:
+        name, lens = "p", "correctness"
+
+        def review(self, packet: object, workdir: Path) -> object:
+            raise PermissionError("403 Forbidden: this key may not use the model")
+
+    config = LaneConfig(name="p", lens="correctness", kind="plugin")
+    attempt = plugin.run_once(config, Refused(), b"{}", tmp_path)
+    assert attempt.final
+    assert "Forbidden" in attempt.detail
