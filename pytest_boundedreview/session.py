@@ -118,7 +118,9 @@ class BoundedReview:
         if not self._announced:
             reporter.write_sep("-", "bounded review: classifying against the base")
             self._announced = True
-        reporter.write_line(f"bounded-review: {message}")
+        from .render.escape import terminal  # a lane's line names what its endpoint said
+
+        reporter.write_line(f"bounded-review: {terminal(message)}")
         reporter.flush()  # a CI log is a pipe: show the line while the work it announces runs
 
     @functools.cached_property

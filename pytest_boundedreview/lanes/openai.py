@@ -113,6 +113,8 @@ def run_once(
         if model is None:
             shown = ", ".join(listed[:20]) or "none"
             return Attempt(None, "error", f"model not available: {lane.model} (listed: {shown})")
+        # The fallback is named with its reason: the row and progress show the model that answered.
+        chose = "" if model == lane.model else f"{lane.model} is not listed: used fallback {model}"
         body: dict[str, Any] = {
             "model": model,
             "messages": [
@@ -134,7 +136,7 @@ def run_once(
     if not isinstance(content, str):
         return Attempt(None, "error", "the completion content is not text", model, usage)
     attempt = read_result(content.encode("utf-8"), model=model)
-    detail = "; ".join(part for part in (fallback, attempt.detail) if part)
+    detail = "; ".join(part for part in (chose, fallback, attempt.detail) if part)
     return Attempt(attempt.result, attempt.failure, detail, model, usage)
 
 
