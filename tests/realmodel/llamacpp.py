@@ -77,9 +77,9 @@ def install() -> Path:
         if not (final / "installed").exists():
             temp = _CACHE_ROOT / f"{key}.tmp-{os.getpid()}"
             shutil.rmtree(temp, ignore_errors=True)
-            argv = [sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-            argv += ["--require-hashes", "--no-deps", "--only-binary=:all:", "--no-compile"]
-            argv += ["--target", str(temp), "-r", str(REQUIREMENTS)]
+            argv = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile"]
+            argv += ["--disable-pip-version-check", "--require-hashes", "--no-deps"]
+            argv += ["--only-binary=:all:", "--target", str(temp), "-r", str(REQUIREMENTS)]
             done = subprocess.run(
                 argv, env=_PIP_ENV, capture_output=True, text=True, timeout=1800, check=False
             )
