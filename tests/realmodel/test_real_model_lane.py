@@ -50,7 +50,7 @@ def review(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]
 
 # What the strict reader says of an answer it read but could not accept: the completion reached
 # it (a refused request, a broken reply or a timeout says otherwise).
-READ = ("attempt failed: invalid JSON", "attempt failed: not a lane result")
+READ = ("invalid JSON: ", "not a lane result: ")
 
 
 def test_a_real_review_routes_to_a_listed_model_and_records_usage(
@@ -66,7 +66,7 @@ def test_a_real_review_routes_to_a_listed_model_and_records_usage(
     (row,) = report["lanes"]
     assert row["model"] == llama.model
     assert row["attempts"] == 1
-    assert row["note"].startswith(f"not-served is not listed: used fallback {llama.model}")
+    assert f"not-served is not listed: used fallback {llama.model}" in row["note"]
     assert "json_schema" not in row["note"]  # the strict schema was accepted as sent
     assert row["usage"]["input_tokens"] > 1000  # the lens, the contract and the packet
     assert row["usage"]["output_tokens"] > 0
