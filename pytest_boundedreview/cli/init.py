@@ -1,6 +1,7 @@
 """``bounded-review init``: propose a ``[tool.bounded-review]`` table from the coding agents
-found on PATH, printed as a diff of ``pyproject.toml``; ``--write`` appends it and keeps every
-other byte. An existing table is never replaced."""
+found on PATH and a model server it finds (``cli/localserver.py``), printed as a diff of
+``pyproject.toml``; ``--write`` appends it and keeps every other byte. An existing table is
+never replaced."""
 
 from __future__ import annotations
 
@@ -15,7 +16,9 @@ from pathlib import Path
 from ..core.configfile import find_config, read_toml
 from ..core.errors import UsageError
 from ..core.statefile import write_atomic
+from ..render.escape import terminal
 from ..target import git
+from .localserver import LOOPBACK, Found, find_server, lane_text
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -46,20 +49,33 @@ def _lane(name: str, lens: str, kind: str, role: str = "verdict") -> str:
     return "\n".join(lines) + "\n"
 
 
-def proposal(agents: Sequence[str]) -> str:
-    """The table for ``agents`` (at least one): a surgical correctness lane and a deep
-    security lane, on different tools when two exist, and a scout when a second tool does."""
-    first, second = agents[0], agents[1] if len(agents) > 1 else agents[0]
+def proposal(agents: Sequence[str], server: Found | None = None) -> str:
+    """The table for ``agents`` and a model ``server`` (at least one of them): a surgical
+    correctness lane and a deep security lane, on different tools when two exist, and a scout
+    when a second tool does; the server's lane beside the agents', or both lanes on it when no
+    agent exists."""
+    found = [f"the agents on PATH: {', '.join(agents)}"] if agents else []
+    found += [f"the model server at {server.base_url}"] if server else []
     text = (
         "\n[tool.bounded-review]\n"
-        f"# Proposed by `bounded-review init` from the agents on PATH: {', '.join(agents)}.\n"
+        f"# Proposed by `bounded-review init` from {' and '.join(found)}.\n"
         "# Each lane reviews a read-only copy of the change; `bounded-review lanes` shows\n"
         "# which would run on the current change, `bounded-review prompt NAME` what it reads.\n"
     )
+    if not agents:
+        assert server is not None
+        return (
+            text
+            + lane_text("surgical", "correctness", server)
+            + lane_text("deep", "security", server)
+        )
+    first, second = agents[0], agents[1] if len(agents) > 1 else agents[0]
     text += _lane("surgical", "correctness", first)
     text += _lane("deep", "security", second)
     if len(agents) > 1:
         text += _lane("scout", "facts", agents[2] if len(agents) > 2 else second, "scout")
+    if server is not None:
+        text += lane_text("local", "correctness", server)
     return text
 
 
@@ -90,9 +106,16 @@ def cmd_init(args: argparse.Namespace, environ: Mapping[str, str] | None = None)
             "hand (`bounded-review lanes` shows what it would run)"
         )
     agents = found_agents(environ.get("PATH"))
-    if not agents:
+    server, passed_over = find_server(environ)
+    if passed_over:
+        print(f"bounded-review init: OPENAI_BASE_URL passed over: {terminal(passed_over)}")
+    if not agents and server is None:
         keys = [name for name in KEY_VARIABLES if environ.get(name)]
         print("bounded-review init: no coding agent on PATH (looked for claude, codex, gemini)")
+        print(
+            "bounded-review init: no model server found (OPENAI_BASE_URL, or the default "
+            f"ports of {', '.join(name for _, name in LOOPBACK)} on 127.0.0.1)"
+        )
         if keys:
             print(
                 f"{', '.join(keys)} is set: an `openai` lane can use it; add one by hand with "
@@ -107,7 +130,7 @@ def cmd_init(args: argparse.Namespace, environ: Mapping[str, str] | None = None)
         read_toml(path)  # a broken file is a config error here, not after our edit
     newline = b"\r\n" if b"\r\n" in before else b"\n"
     glue = b"" if not before or before.endswith(b"\n") else newline
-    after = before + glue + proposal(agents).encode().replace(b"\n", newline)
+    after = before + glue + proposal(agents, server).encode().replace(b"\n", newline)
     try:
         tomllib.loads(after.decode("utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

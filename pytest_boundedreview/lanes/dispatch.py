@@ -41,8 +41,19 @@ def _timed(
     else:
         outcome = f"unverified ({last.detail if last else 'no attempt'})"
     tries = f", {len(attempts)} attempts" if len(attempts) > 1 else ""
-    progress(f"lane {lane.name} finished: {outcome} in {seconds:.1f}s{tries}")
+    progress(
+        f"lane {lane.name} finished: {outcome} in {seconds:.1f}s{tries}{_answered(lane, last)}"
+    )
     return LaneRun(lane, attempts, seconds)
+
+
+def _answered(lane: LaneConfig, last: Attempt | None) -> str:
+    """The model that answered, when it is not the one the start line named: a fallback the
+    endpoint chose, or a model the tool reported (an agent lane configured without one)."""
+    used = last.model if last is not None else None
+    if not used or used == lane.model:
+        return ""
+    return f", model {used}" + (f" in place of {lane.model}" if lane.model else "")
 
 
 def dispatch(

@@ -116,6 +116,8 @@ def run_once(
         too_big = _cannot_fit(models[model], system, packet)
         if too_big:
             return Attempt(None, "limit", too_big, model, final=True)
+        # The fallback is named with its reason: the row and progress show the model that answered.
+        chose = "" if model == lane.model else f"{lane.model} is not listed: used fallback {model}"
         body: dict[str, Any] = {
             "model": model,
             "messages": [
@@ -139,7 +141,7 @@ def run_once(
     attempt = read_result(content.encode("utf-8"), model=model)
     if not attempt.ok and isinstance(choice, dict) and choice.get("finish_reason") == "length":
         return _cut(lane, model, usage)
-    detail = "; ".join(part for part in (fallback, attempt.detail) if part)
+    detail = "; ".join(part for part in (chose, fallback, attempt.detail) if part)
     return Attempt(attempt.result, attempt.failure, detail, model, usage)
 
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 from fakeagents import install
 from gitrepo import GitRepo
 
+from pytest_boundedreview.cli.localserver import LOOPBACK, find_server
 from pytest_boundedreview.core.config import load_settings
 
 if sys.version_info >= (3, 11):
@@ -151,3 +158,128 @@ def test_crlf_lines_and_a_linked_pyproject_are_kept(repo: GitRepo, tmp_path: Pat
     after = shared.read_bytes()
     assert after.startswith(b'[project]\r\nname = "x"\r\n\r\n[tool.bounded-review]\r\n')
     assert b"\n" not in after.replace(b"\r\n", b"")
+
+
+class StandIn:
+    """A stand-in model server on 127.0.0.1: what ``/v1/models`` answers, and who asked."""
+
+    def __init__(self, models: list[str], status: int = 200) -> None:
+        self.models, self.status = models, status
+        self.auth: list[str | None] = []
+
+
+@pytest.fixture
+def stand_in() -> Iterator[tuple[StandIn, str]]:
+    state = StandIn(["local-coder", "local-small"])
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+        def do_GET(self) -> None:
+            state.auth.append(self.headers.get("Authorization"))
+            body = json.dumps({"data": [{"id": m, "object": "model"} for m in state.models]})
+            self.send_response(state.status if self.path == "/v1/models" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body.encode())
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
+
+
+def test_a_model_server_named_by_openai_base_url_gets_the_lanes(
+    repo: GitRepo, tmp_path: Path, stand_in: tuple[StandIn, str]
+) -> None:
+    """No agent, a server the user's variable names: both lanes on it, its first listed model,
+    marked as a local endpoint, the key variable named (and sent only there)."""
+    state, url = stand_in
+    path = agents_on_path(tmp_path, ())
+    with repo.untouched():
+        shown = init(repo, path, OPENAI_BASE_URL=url + "/", OPENAI_API_KEY="sk-local")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f"+# Proposed by `bounded-review init` from the model server at {url}." in shown.stdout
+    assert '+# A model server found by init (OPENAI_BASE_URL), listing "local-coder", ' in (
+        shown.stdout
+    )
+    assert "+# a local endpoint; check that its model can review code" in shown.stdout
+    assert state.auth == ["Bearer sk-local"]
+    written = init(repo, path, "--write", OPENAI_BASE_URL=url, OPENAI_API_KEY="sk-local")
+    assert written.returncode == 0, written.stderr
+    settings, _ = load_settings(repo.path, repo.path)
+    lanes = [(x.name, x.lens, x.kind, x.base_url, x.model, x.api_key_env) for x in settings.lanes]
+    assert lanes == [
+        ("surgical", "correctness", "openai", url, "local-coder", "OPENAI_API_KEY"),
+        ("deep", "security", "openai", url, "local-coder", "OPENAI_API_KEY"),
+    ]
+
+
+def test_a_model_server_beside_an_agent_adds_its_lane(
+    repo: GitRepo, tmp_path: Path, stand_in: tuple[StandIn, str]
+) -> None:
+    _, url = stand_in
+    path = agents_on_path(tmp_path, ("claude",))
+    assert init(repo, path, "--write", OPENAI_BASE_URL=url).returncode == 0
+    settings, _ = load_settings(repo.path, repo.path)
+    assert [(x.name, x.kind, x.api_key_env) for x in settings.lanes] == [
+        ("surgical", "claude", None),
+        ("deep", "claude", None),
+        ("local", "openai", None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("models", "status", "why"),
+    [
+        ([], 200, "/models lists no model"),
+        (["m"], 401, "/models answered HTTP 401"),
+    ],
+)
+def test_a_server_that_lists_no_model_is_passed_over_with_the_reason(
+    repo: GitRepo,
+    tmp_path: Path,
+    stand_in: tuple[StandIn, str],
+    models: list[str],
+    status: int,
+    why: str,
+) -> None:
+    state, url = stand_in
+    state.models, state.status = models, status
+    with repo.untouched():
+        out = init(repo, agents_on_path(tmp_path, ()), "--write", OPENAI_BASE_URL=url)
+    assert out.returncode == 1
+    assert "bounded-review init: OPENAI_BASE_URL passed over: " in out.stdout
+    assert why in out.stdout
+    assert "nothing proposed; nothing written" in out.stdout
+    assert not (repo.path / "pyproject.toml").exists()
+
+
+def test_a_loopback_server_on_a_default_port_is_found_without_the_variable(
+    stand_in: tuple[StandIn, str],
+) -> None:
+    """The default ports are asked on 127.0.0.1 only, without a key; the first that lists a
+    model is the one proposed, named by the server whose port it is."""
+    state, url = stand_in
+    closed = f"http://127.0.0.1:{free_port()}/v1"
+    found, passed_over = find_server(
+        {"OPENAI_API_KEY": "sk-never-sent"}, ((closed, "nobody"), (url, "llama.cpp's server"))
+    )
+    assert passed_over is None
+    assert found is not None
+    assert (found.base_url, found.models, found.key_env) == (url, state.models, None)
+    assert found.where == "llama.cpp's server's default port"
+    assert state.auth == [None]
+    assert all(urlsplit(base).hostname == "127.0.0.1" for base, _ in LOOPBACK)
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])

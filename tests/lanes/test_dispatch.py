@@ -86,3 +86,24 @@ def test_the_ceiling_limits_concurrency(tmp_path: Path) -> None:
     ordered = sorted(intervals(log).values())
     assert len(ordered) == 3
     assert all(first[1] <= second[0] for first, second in itertools.pairwise(ordered))
+
+
+def test_progress_names_the_model_that_answered_when_it_is_not_the_configured_one() -> None:
+    """A fallback (or a model an agent reported where none was configured) is named in the
+    lane's finished line; the configured model answering adds nothing to it."""
+    made = [
+        LaneConfig(name="fell", lens="x", command=["x"], model="big"),
+        LaneConfig(name="same", lens="x", command=["x"], model="big"),
+        LaneConfig(name="agent", lens="x", command=["x"]),
+    ]
+    used = {"fell": "small", "same": "big", "agent": "reported-1"}
+
+    def run(lane: LaneConfig, scouts: Sequence[Attempt]) -> list[Attempt]:
+        return [Attempt(None, "error", "refused", model=used[lane.name])]
+
+    messages: list[str] = []
+    dispatch(made, run, max_concurrent=1, progress=messages.append)
+    ends = {m.split()[1]: m for m in messages if " finished: " in m}
+    assert ends["fell"].endswith("s, model small in place of big"), ends
+    assert "model" not in ends["same"].split(" in ")[-1], ends
+    assert ends["agent"].endswith("s, model reported-1"), ends

