@@ -19,7 +19,7 @@ from typing import Any
 
 from ..core.tables import LaneConfig
 from ..models.report import Usage
-from .prompt import builtin
+from .prompt import system_prompt
 from .result import OUTPUT_CAP, Attempt, read_result
 from .schema import lane_result_schema
 
@@ -116,7 +116,7 @@ def run_once(
         body: dict[str, Any] = {
             "model": model,
             "messages": [
-                {"role": "system", "content": f"{lens.rstrip()}\n\n{builtin('contract')}"},
+                {"role": "system", "content": system_prompt(lens)},
                 {"role": "user", "content": packet.decode("utf-8")},
             ],
         }
