@@ -15,7 +15,7 @@ from .merge import RANK, Candidate, merged
 from .quotes import fold, quote_line
 from .reproduce import Reproduced, key
 from .triaged import Triaged
-from .validate import checked, located, raw_fields, text_at
+from .validate import checked, located, outside, raw_fields, text_at
 
 FINDING_KEYS = set(Finding.model_fields)
 Reproduce_ = Callable[[Sequence[Reproduce]], Mapping[str, Reproduced]]
@@ -55,16 +55,21 @@ def candidate(
         return [where]
     real, lines = where
     verification, notes = "evidence", []
+    past = finding.end_line is not None and finding.end_line > len(lines)
     if finding.quote is not None:
         if real not in folded:
             folded[real] = fold(lines)
         at = quote_line(folded[real], finding.line, finding.end_line, finding.quote)
         if at is None:
-            return ["quote not found at location"]
+            missing = ["quote not found at location"]
+            return [*missing, outside(finding.end_line or 0, len(lines))] if past else missing
         if at != finding.line:
             notes.append(f"quote found at line {at}, not at line {finding.line} as cited")
             end = finding.end_line + at - finding.line if finding.end_line else None
             finding = finding.model_copy(update={"line": at, "end_line": end})
+        if finding.end_line is not None and finding.end_line > len(lines):
+            notes.append(f"end_line {finding.end_line} is past the end: clamped to {len(lines)}")
+            finding = finding.model_copy(update={"end_line": len(lines)})
         verification = "quoted"
     fingerprint = fingerprinted(finding, lines)
     return Candidate(finding, {raised.lane}, raised.role, verification, fingerprint, notes)
