@@ -136,6 +136,23 @@ def _below_floor(c: Candidate, floors: Mapping[str, float], required: bool) -> N
         c.notes.append(f"confidence {confidence:g} is below the floor of {floor:g}: advisory")
 
 
+UNCHECKED = (
+    "neither a quote found at the cited lines nor a reproduction that fails at head: "
+    "a model's blocker must be checkable, advisory"
+)
+
+
+def _unchecked(c: Candidate, prompted: Collection[str]) -> None:
+    """A model's blocker triage could not check (no quote it found, no reproduction that
+    failed at head) is the model's word alone: advisory, with the reason. ``prompted``: the
+    lanes told so by the contract they were given (see ``lanes.kinds.PROMPTED``)."""
+    if c.severity != "blocking" or not c.lanes & set(prompted):
+        return
+    if RANK[c.verification] < RANK["quoted"]:
+        c.severity = "advisory"
+        c.notes.append(UNCHECKED)
+
+
 def _demote(c: Candidate, scope: Collection[str]) -> None:
     if c.severity == "blocking" and c.finding.category not in BLOCKING_CATEGORIES:
         c.severity = "advisory"
@@ -185,9 +202,11 @@ def triage(
     require_reproduction: bool = False,
     floors: Mapping[str, float] = {},
     require_confidence: bool = False,
+    prompted: Collection[str] = (),
 ) -> Triaged:
     """Turn the lanes' raw findings into kept (blocking/advisory) and rejected ones
-    (``floors``: each lane's confidence floor)."""
+    (``floors``: each lane's confidence floor; ``prompted``: the lanes whose blockers must be
+    quoted or reproduced)."""
     out = Triaged()
     kept: list[Candidate] = []
     for item, result in screened(raised, files):
@@ -207,6 +226,7 @@ def triage(
     kept = [c for c in kept if id(c) not in gone]
     for c in kept:
         _demote(c, scope)
+        _unchecked(c, prompted)
         _below_floor(c, floors, require_confidence)
     out.problems += _reconcile(kept, answers)
     out.kept_raw = len(kept)
