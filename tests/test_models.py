@@ -176,6 +176,8 @@ VERDICTS: list[tuple[dict[str, Any], bool]] = [
     ({"verdict": "pass", "rationale": " "}, False),  # bare
     ({"rationale": "a scout's notes"}, True),
     ({}, True),  # a scout that found nothing
+    ({"verdict": "pass", "rationale": "r", "findings": [FINDING]}, False),  # blocks and passes
+    ({"verdict": "pass", "findings": [{**FINDING, "severity": "advisory"}]}, True),
 ]
 
 
@@ -185,7 +187,9 @@ def test_a_revise_needs_a_finding(answer: dict[str, Any], valid: bool) -> None:
     if valid:
         assert LaneResult.model_validate(document).verdict == answer.get("verdict")
     else:
-        with pytest.raises(ValidationError, match=r"bare verdict|without a finding"):
+        with pytest.raises(
+            ValidationError, match=r"bare verdict|without a finding|contradicts itself"
+        ):
             LaneResult.model_validate(document)
 
 
@@ -207,6 +211,95 @@ def test_the_agents_schema_leaves_the_verdict_rules_to_the_model() -> None:
     schema = lane_result_schema()
     assert "allOf" not in schema
     assert "at least one finding" in schema["properties"]["verdict"]["description"]
+
+
+# What strict structured outputs take (OpenAI's supported subset, which llama.cpp's grammar
+# conversion also reads): no conditionals, no ``$ref``, no ``pattern`` or ``format``.
+STRICT_KEYWORDS = {
+    "type", "properties", "required", "additionalProperties", "items", "anyOf", "enum",
+    "const", "description", "minLength", "minimum", "maximum", "minItems",
+}  # fmt: skip
+
+
+def _keywords(schema: Any) -> set[str]:
+    if isinstance(schema, list):
+        return set().union(*map(_keywords, schema)) if schema else set()
+    if not isinstance(schema, dict):
+        return set()
+    found = set(schema) - {"properties"}
+    for key, value in schema.items():
+        if key == "properties":
+            found |= set().union(*map(_keywords, value.values()))
+        elif key in ("items", "anyOf"):
+            found |= _keywords(value)
+    return found
+
+
+def _full_answer() -> dict[str, Any]:
+    finding = {
+        **FINDING,
+        "end_line": None,
+        "quote": "for i in range(n - 1):",
+        "reproduce": {"pytest": "tests/test_app.py::test_sum"},
+        "confidence": 0.9,
+    }
+    return {
+        **LANE_RESULT,
+        "verdict": "revise",
+        "rationale": "r",
+        "findings": [finding],
+        "reconciliation": [{"fingerprint": "f", "decision": "dismissed", "reason": "why"}],
+        "assurances": None,
+    }
+
+
+def test_the_strict_schema_stays_within_what_strict_structured_outputs_take() -> None:
+    from pytest_boundedreview.lanes.schema import lane_result_schema
+
+    schema = lane_result_schema()
+    assert _keywords(schema) <= STRICT_KEYWORDS
+    objects = [schema, schema["properties"]["findings"]["items"]]
+    for shape in objects:
+        assert shape["additionalProperties"] is False
+        assert set(shape["required"]) == set(shape["properties"])
+
+
+@pytest.mark.parametrize(
+    ("where", "value"),
+    [
+        (("rationale",), None),
+        (("rationale",), ""),
+        (("findings", 0, "path"), ""),
+        (("findings", 0, "failure_mode"), ""),
+        (("findings", 0, "evidence"), ""),
+        (("findings", 0, "remediation"), ""),
+        (("findings", 0, "quote"), ""),
+        (("findings", 0, "reproduce"), {"pytest": ""}),
+        (("findings", 0, "reproduce"), {"command": []}),
+        (("reconciliation", 0, "fingerprint"), ""),
+        (("reconciliation", 0, "reason"), ""),
+    ],
+)
+def test_the_strict_schema_refuses_at_decode_time_what_validation_refuses(
+    where: tuple[str | int, ...], value: object
+) -> None:
+    """A constrained decoder given the strict schema cannot write an empty required string or
+    a null rationale: each is refused by the schema, as the models and triage refuse it."""
+    import jsonschema
+
+    from pytest_boundedreview.lanes.schema import lane_result_schema
+    from pytest_boundedreview.triage.validate import checked
+
+    validator = jsonschema.Draft202012Validator(lane_result_schema())
+    answer = _full_answer()
+    assert validator.is_valid(answer)
+    assert LaneResult.model_validate(answer).findings[0]["quote"]
+    assert checked(answer["findings"][0])[0] is not None
+    target: Any = answer
+    for step in where[:-1]:
+        target = target[step]
+    target[where[-1]] = value
+    assert not validator.is_valid(answer)
 
 
 @pytest.mark.parametrize("value", ["0.5", True])

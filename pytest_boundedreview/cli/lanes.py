@@ -20,7 +20,7 @@ from ..lanes import agent, gemini, openai
 from ..lanes.agents import AGENTS
 from ..lanes.environment import lane_env
 from ..lanes.packet import build_packet, requirements
-from ..lanes.prompt import builtin, full_prompt, lens_prompt
+from ..lanes.prompt import full_prompt, lens_prompt, system_prompt
 from ..lanes.routing import route, routing_tier
 from ..lanes.snapshot import snapshot_copy
 from ..loop.coverage import still_valid
@@ -194,7 +194,7 @@ def cmd_prompt(args: argparse.Namespace) -> int:
     with snapshot_copy(repo, target.tree) as workdir:
         lens = lens_prompt(lane, workdir)
     if lane.kind == "openai":
-        text = f"--- system ---\n{lens.rstrip()}\n\n{builtin('contract')}--- user ---\n"
+        text = f"--- system ---\n{system_prompt(lens)}--- user ---\n"
         text += packet.decode("utf-8") + "\n"
     else:
         text = AGENTS[lane.kind].shield(full_prompt(packet, lens))

@@ -74,6 +74,13 @@ KINDS: dict[str, Runner] = {
 }
 
 
+# The kinds whose reviewer is a model the project prompts with its contract, which tells it a
+# blocker needs a quote or a reproduction (triage holds their blockers to that). A command or
+# plugin lane gets the packet alone: its own program decides what it answers, and may be a
+# deterministic tool.
+PROMPTED = frozenset({"openai", *AGENTS})
+
+
 def runner_of(lane: LaneConfig) -> Runner:
     """The runner of ``lane``'s kind."""
     return KINDS[lane.kind]

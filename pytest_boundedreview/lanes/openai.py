@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from ..core.tables import LaneConfig
 from ..models.report import Usage
 from .endpoint import Deadline, Failed, request
-from .prompt import builtin
+from .prompt import system_prompt
 from .refusal import CONTEXT_FIX
 from .result import Attempt, read_result
 from .schema import lane_result_schema
@@ -105,7 +105,7 @@ def run_once(
     key = environ.get(lane.api_key_env) if lane.api_key_env else None
     base = (lane.base_url or "").rstrip("/")
     deadline = Deadline(lane.timeout)
-    system = f"{lens.rstrip()}\n\n{builtin('contract')}"
+    system = system_prompt(lens)
     try:
         models = listed(lane, key, deadline)
         model = choose_model(lane, list(models))

@@ -3,8 +3,11 @@
 The lens prompts are Markdown files in ``lanes/prompts/``, one per standard lens and one for
 scouts; a custom lens gets a generic one naming it. A lane's ``prompt_file`` (read from the
 reviewed snapshot, not the live tree) replaces the lens prompt only: the packet and the
-contract (the rules of evidence and the answer format) are always there. Nothing of this is
-ever put on a command line.
+contract (the rules of evidence and the answer format) are always there. The contract says
+where the reviewer stands: an agent works in its copy of the snapshot with its tools
+(``workdir.md``); a tool-less lane, an ``openai`` endpoint, has the packet alone and is told
+how to read line numbers and quotes from the diff (``packet-only.md``). Nothing of this is ever
+put on a command line.
 """
 
 from __future__ import annotations
@@ -49,10 +52,23 @@ def lens_prompt(lane: LaneConfig, snapshot: Path) -> str:
     return builtin("lens").replace("{lens}", lane.lens)
 
 
+def contract(tools: bool) -> str:
+    """The rules of evidence and the answer format, for a reviewer with the snapshot and its
+    tools (``tools``) or with the packet alone."""
+    setting = builtin("workdir" if tools else "packet-only").rstrip()
+    return builtin("contract").replace("{setting}", setting)
+
+
 def full_prompt(packet: bytes, lens: str) -> str:
-    """The whole prompt: the packet first (long input before the questions), then the lens
-    prompt, then the contract."""
+    """An agent's whole prompt: the packet first (long input before the questions), then the
+    lens prompt, then the contract."""
     return (
         f"# The review packet\n\n```json\n{packet.decode('utf-8')}\n```\n\n"
-        f"{lens.rstrip()}\n\n{builtin('contract').rstrip()}\n"
+        f"{lens.rstrip()}\n\n{contract(tools=True).rstrip()}\n"
     )
+
+
+def system_prompt(lens: str) -> str:
+    """A tool-less lane's system message: the lens prompt, then the contract for a reviewer
+    with the packet alone (the packet is the user's message)."""
+    return f"{lens.rstrip()}\n\n{contract(tools=False)}"

@@ -1,6 +1,11 @@
-"""The lane-result JSON Schema as agents receive it: findings spelled out, and in the strict
-form OpenAI's structured outputs require (every property required, optional ones nullable,
-no other properties, no ``$ref``). Answers are validated by the tool's own models anyway."""
+"""The lane-result JSON Schema as agents and endpoints receive it: findings spelled out, and in
+the strict form OpenAI's structured outputs require (every property required, optional ones
+nullable, no other properties, no ``$ref``, no conditionals). Answers are validated by the
+tool's own models anyway; the schema is made from those models, so that a constrained decoder
+(a grammar built from it, as llama.cpp's server does) cannot produce what they refuse: required
+strings are non-empty (``minLength``, which OpenAI and llama.cpp both take) and the rationale is
+never null. What JSON Schema in this form cannot say (a ``revise`` carries a finding, a ``pass``
+no blocking one) is in the `verdict` description and refused by the model's validator."""
 
 from __future__ import annotations
 
@@ -11,8 +16,11 @@ from typing import Any
 from ..models.finding import Finding
 from ..models.lane import LaneResult
 
-# Keywords strict structured outputs reject or ignore; local validation enforces them.
-_DROPPED = ("default", "minLength", "maxLength", "pattern", "format", "title")
+# Keywords left to local validation: ``pattern`` and ``format`` (regular expression dialects
+# differ between decoders, and a wrong category rejects one finding, not the answer), and
+# ``maxLength`` (a decoder expands a bounded repetition into one grammar rule per character).
+_DROPPED = ("default", "maxLength", "pattern", "format", "title")
+_TEXT = {"type": "string", "minLength": 1}
 
 
 def _nullable(schema: dict[str, Any]) -> dict[str, Any]:
@@ -71,15 +79,17 @@ def _lane_result() -> dict[str, Any]:
     defs = {**schema.pop("$defs", {}), **finding.pop("$defs", {})}
     schema["properties"]["findings"]["items"] = finding
     result: dict[str, Any] = _strict(schema, defs)
+    # The rationale is never null: a verdict without one and without findings is refused.
+    why = "what you checked and why it holds or fails, in a few sentences"
+    result["properties"]["rationale"] = {**_TEXT, "description": why}
     # Two shapes the models enforce beyond field types: a reproduction is one node id or one
     # command (never both, never neither), and a dismissal needs a reason (a string always,
     # so a null can never be chosen for it).
     properties = result["properties"]["findings"]["items"]["properties"]
-    properties["reproduce"] = _one_of(
-        pytest={"type": "string"}, command={"type": "array", "items": {"type": "string"}}
-    )
+    command = {"type": "array", "items": {"type": "string"}, "minItems": 1}
+    properties["reproduce"] = _one_of(pytest=_TEXT, command=command)
     reconciled = result["properties"]["reconciliation"]["items"]["properties"]
-    reconciled["reason"] = {"type": "string", "description": "why; required when dismissed"}
+    reconciled["reason"] = {**_TEXT, "description": "why; required when dismissed"}
     return result
 
 

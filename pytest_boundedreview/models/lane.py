@@ -37,8 +37,9 @@ class Reconciliation(Model):
         return self
 
 
-# The two rules of a verdict the field types cannot say, as JSON Schema (the model's validator
-# below enforces them): a verdict comes with a rationale or findings, and a revise with a finding.
+# The three rules of a verdict the field types cannot say, as JSON Schema (the model's validator
+# below enforces them): a verdict comes with a rationale or findings, a revise with a finding,
+# and a pass with no blocking finding.
 VERDICT_RULES: Final[dict[str, Any]] = {
     "allOf": [
         {
@@ -60,6 +61,21 @@ VERDICT_RULES: Final[dict[str, Any]] = {
             "if": {"properties": {"verdict": {"const": "revise"}}, "required": ["verdict"]},
             "then": {"properties": {"findings": {"minItems": 1}}, "required": ["findings"]},
         },
+        {
+            "if": {"properties": {"verdict": {"const": "pass"}}, "required": ["verdict"]},
+            "then": {
+                "properties": {
+                    "findings": {
+                        "items": {
+                            "not": {
+                                "properties": {"severity": {"const": "blocking"}},
+                                "required": ["severity"],
+                            }
+                        }
+                    }
+                }
+            },
+        },
     ]
 }
 
@@ -74,7 +90,7 @@ class LaneResult(Model):
     verdict: Literal["pass", "revise"] | None = Field(
         default=None,
         description="`pass` or `revise` for a verdict lane, null for a scout; a `revise` "
-        "carries at least one finding",
+        "carries at least one finding, a `pass` no blocking one",
     )
     rationale: str | None = None
     findings: list[dict[str, Any]] = Field(default_factory=list)
@@ -89,6 +105,13 @@ class LaneResult(Model):
             raise ValueError(
                 "a `revise` verdict without a finding: name at least one finding to revise, "
                 "or answer `pass`"
+            )
+        if self.verdict == "pass" and any(
+            isinstance(f, dict) and f.get("severity") == "blocking" for f in self.findings
+        ):
+            raise ValueError(
+                "a `pass` verdict with a blocking finding contradicts itself: answer `revise` "
+                "to block on it, or make the finding advisory"
             )
         return self
 

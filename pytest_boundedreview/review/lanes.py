@@ -17,7 +17,7 @@ from ..core.config import Settings
 from ..core.tables import LaneConfig
 from ..hookspec import PluginLane
 from ..lanes.dispatch import LaneRun, dispatch
-from ..lanes.kinds import LaneCall, runner_of
+from ..lanes.kinds import PROMPTED, LaneCall, runner_of
 from ..lanes.packet import build_packet, requirements
 from ..lanes.result import Attempt, with_retries
 from ..lanes.routing import route, routing_tier
@@ -324,6 +324,7 @@ def _triage(
         settings.require_reproduction,
         floors,
         settings.require_confidence,
+        {lane.name for lane in lanes if lane.kind in PROMPTED},
     )
 
 

@@ -15,7 +15,7 @@ from .merge import RANK, Candidate, merged
 from .quotes import fold, quote_line
 from .reproduce import Reproduced, key
 from .triaged import Triaged
-from .validate import checked, located, raw_fields, text_at
+from .validate import checked, located, outside, raw_fields, text_at
 
 FINDING_KEYS = set(Finding.model_fields)
 Reproduce_ = Callable[[Sequence[Reproduce]], Mapping[str, Reproduced]]
@@ -55,16 +55,21 @@ def candidate(
         return [where]
     real, lines = where
     verification, notes = "evidence", []
+    past = finding.end_line is not None and finding.end_line > len(lines)
     if finding.quote is not None:
         if real not in folded:
             folded[real] = fold(lines)
         at = quote_line(folded[real], finding.line, finding.end_line, finding.quote)
         if at is None:
-            return ["quote not found at location"]
+            missing = ["quote not found at location"]
+            return [*missing, outside(finding.end_line or 0, len(lines))] if past else missing
         if at != finding.line:
             notes.append(f"quote found at line {at}, not at line {finding.line} as cited")
             end = finding.end_line + at - finding.line if finding.end_line else None
             finding = finding.model_copy(update={"line": at, "end_line": end})
+        if finding.end_line is not None and finding.end_line > len(lines):
+            notes.append(f"end_line {finding.end_line} is past the end: clamped to {len(lines)}")
+            finding = finding.model_copy(update={"end_line": len(lines)})
         verification = "quoted"
     fingerprint = fingerprinted(finding, lines)
     return Candidate(finding, {raised.lane}, raised.role, verification, fingerprint, notes)
@@ -131,6 +136,23 @@ def _below_floor(c: Candidate, floors: Mapping[str, float], required: bool) -> N
         c.notes.append(f"confidence {confidence:g} is below the floor of {floor:g}: advisory")
 
 
+UNCHECKED = (
+    "neither a quote found at the cited lines nor a reproduction that fails at head: "
+    "a model's blocker must be checkable, advisory"
+)
+
+
+def _unchecked(c: Candidate, prompted: Collection[str]) -> None:
+    """A model's blocker triage could not check (no quote it found, no reproduction that
+    failed at head) is the model's word alone: advisory, with the reason. ``prompted``: the
+    lanes told so by the contract they were given (see ``lanes.kinds.PROMPTED``)."""
+    if c.severity != "blocking" or not c.lanes & set(prompted):
+        return
+    if RANK[c.verification] < RANK["quoted"]:
+        c.severity = "advisory"
+        c.notes.append(UNCHECKED)
+
+
 def _demote(c: Candidate, scope: Collection[str]) -> None:
     if c.severity == "blocking" and c.finding.category not in BLOCKING_CATEGORIES:
         c.severity = "advisory"
@@ -180,9 +202,11 @@ def triage(
     require_reproduction: bool = False,
     floors: Mapping[str, float] = {},
     require_confidence: bool = False,
+    prompted: Collection[str] = (),
 ) -> Triaged:
     """Turn the lanes' raw findings into kept (blocking/advisory) and rejected ones
-    (``floors``: each lane's confidence floor)."""
+    (``floors``: each lane's confidence floor; ``prompted``: the lanes whose blockers must be
+    quoted or reproduced)."""
     out = Triaged()
     kept: list[Candidate] = []
     for item, result in screened(raised, files):
@@ -202,6 +226,7 @@ def triage(
     kept = [c for c in kept if id(c) not in gone]
     for c in kept:
         _demote(c, scope)
+        _unchecked(c, prompted)
         _below_floor(c, floors, require_confidence)
     out.problems += _reconcile(kept, answers)
     out.kept_raw = len(kept)

@@ -67,7 +67,9 @@ def checked(raw: object) -> tuple[ReportFinding | None, list[str]]:
 
 def located(finding: Finding, files: TreeFiles) -> tuple[str, list[str]] | str:
     """The file ``finding`` cites (symlinks resolved) and its lines, or why its location is
-    not in the snapshot."""
+    not in the snapshot. An ``end_line`` one past the last line passes when the finding has a
+    quote (a reviewer counting the diff's final newline as a line): the quote decides, and a
+    found one has its range clamped (see ``triage.steps.candidate``)."""
     real = files.resolve(finding.path)
     if real is None:
         if finding.path in files:
@@ -77,9 +79,15 @@ def located(finding: Finding, files: TreeFiles) -> tuple[str, list[str]] | str:
     if lines is None:
         return "not a text file: lines cannot be cited"
     last = finding.end_line or finding.line
-    if last > len(lines):
-        return f"line {last} is outside the file ({len(lines)} lines)"
+    slack = 1 if finding.quote is not None and finding.end_line is not None else 0
+    if finding.line > len(lines) or last > len(lines) + slack:
+        return outside(last, len(lines))
     return real, lines
+
+
+def outside(line: int, count: int) -> str:
+    """The reason a cited line is not in a file of ``count`` lines."""
+    return f"line {line} is outside the file ({count} lines)"
 
 
 MAX_LOCATED = 200  # lines of a cited range that make its fingerprint

@@ -70,7 +70,7 @@ findings = [dict(base, path=p, line=1) for p in paths]
 findings += [dict(base, path="app.py", line=n) for n in lines]
 findings.append(dict(base, path="app.py", line=1, end_line=0))
 answer = json.loads(ANSWER)
-answer["findings"] = findings
+answer["verdict"], answer["findings"] = "revise", findings
 print(json.dumps(answer))
 """,
     "answers NaN": """

@@ -12,7 +12,7 @@ import pytest
 from fakeagents import calls, install
 from gitrepo import GitRepo
 
-from pytest_boundedreview.lanes.prompt import builtin
+from pytest_boundedreview.lanes.prompt import builtin, contract
 
 CONFIG = """\
 [tool.bounded-review]
@@ -133,7 +133,7 @@ def test_prompt_prints_the_packet_the_lens_prompt_and_the_contract(project: GitR
     assert out.stdout.startswith("# The review packet\n\n```json\n{")
     assert '"diff":"diff --git a/app.py b/app.py' in out.stdout
     assert builtin("correctness").rstrip() in out.stdout
-    assert out.stdout.endswith(builtin("contract"))
+    assert out.stdout.endswith(contract(tools=True))
 
 
 def test_prompt_uses_the_lanes_prompt_file_from_the_snapshot(project: GitRepo) -> None:

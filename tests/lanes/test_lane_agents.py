@@ -14,7 +14,7 @@ from fakeagents import HELP, PASS, VERSIONS, calls, install
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes import agent, codex, geminihome
 from pytest_boundedreview.lanes.agents import AGENTS
-from pytest_boundedreview.lanes.prompt import builtin, full_prompt
+from pytest_boundedreview.lanes.prompt import builtin, contract, full_prompt
 from pytest_boundedreview.lanes.result import Attempt
 from pytest_boundedreview.models.plain import validate_data
 
@@ -316,7 +316,7 @@ def test_a_prompt_file_replaces_only_the_lens_prompt(
     assert stdin == full_prompt(PACKET, "# House rules\n\nNo global state.\n")
     assert builtin("correctness") not in stdin
     assert MARKER in stdin
-    assert stdin.rstrip().endswith(builtin("contract").rstrip())
+    assert stdin.rstrip().endswith(contract(tools=True).rstrip())
 
 
 def test_a_prompt_file_missing_from_the_snapshot_fails_the_attempt(

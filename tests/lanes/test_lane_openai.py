@@ -13,7 +13,7 @@ import pytest
 
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.openai import run_once
-from pytest_boundedreview.lanes.prompt import builtin
+from pytest_boundedreview.lanes.prompt import builtin, contract
 from pytest_boundedreview.models.plain import validate_data
 
 LENS = builtin("security")
@@ -137,7 +137,7 @@ def test_a_listed_model_is_used(endpoint: tuple[Endpoint, str]) -> None:
     assert body["messages"][1]["content"] == '{"packet": 1}'
     system = body["messages"][0]["content"]
     assert system.startswith(LENS)  # the lens prompt, then the contract
-    assert system.endswith(builtin("contract"))
+    assert system.endswith(contract(tools=False))
 
 
 def test_an_unlisted_model_falls_back_to_the_first_listed_fallback(

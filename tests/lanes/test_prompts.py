@@ -10,7 +10,14 @@ from pathlib import Path
 import pytest
 
 from pytest_boundedreview.core.tables import LaneConfig
-from pytest_boundedreview.lanes.prompt import STANDARD_PROMPTS, builtin, full_prompt, lens_prompt
+from pytest_boundedreview.lanes.prompt import (
+    STANDARD_PROMPTS,
+    builtin,
+    contract,
+    full_prompt,
+    lens_prompt,
+    system_prompt,
+)
 from pytest_boundedreview.models.plain import validate_data
 
 GOLDEN = Path(__file__).resolve().parents[1] / "golden" / "prompts"
@@ -37,10 +44,38 @@ def test_each_lens_prompt_matches_its_golden_file(spec: dict[str, str], tmp_path
     assert prompt == path.read_text(encoding="utf-8")
 
 
+def test_a_tool_less_lanes_system_prompt_matches_its_golden_file(tmp_path: Path) -> None:
+    """What an ``openai`` lane hears besides the packet: the lens, then the contract for a
+    reviewer with the packet alone."""
+    lane = validate_data(LaneConfig, {"name": "l", "kind": "claude", "lens": "correctness"})
+    prompt = system_prompt(lens_prompt(lane, tmp_path))
+    path = GOLDEN / "openai-correctness.md"
+    if os.environ.get("UPDATE_GOLDEN") == "1":
+        path.write_text(prompt, encoding="utf-8")
+    assert prompt == path.read_text(encoding="utf-8")
+
+
+def test_each_reviewer_is_told_where_it_stands() -> None:
+    """An agent works in its copy of the snapshot with its tools; a tool-less lane is told it
+    has only the packet, how the diff numbers the new file's lines and how to quote them."""
+    agents, packet_only = contract(tools=True), contract(tools=False)
+    assert "{setting}" not in agents + packet_only
+    assert "in your working directory" in agents
+    assert "working directory" not in packet_only.replace("no working directory", "")
+    assert "You have the packet and nothing else" in packet_only
+    assert "@@ -a,b +c,d @@" in packet_only
+    for text in (agents, packet_only):
+        assert "`scope[].added_lines`" in text
+        assert "without the diff's `+`, `-` or space marker" in text
+        assert "numbered as in the new file" in text
+
+
 def test_every_prompt_carries_the_rules_that_triage_enforces() -> None:
     contract = builtin("contract")
     for rule in ("`quote`", "`reproduce`", "`reconciliation`", "`advisory`", "scope", "`pass`"):
         assert rule in contract
+    assert "never a blocking one" in contract  # a pass with a blocker is refused
+    assert "counts as advisory" in contract  # an unchecked blocker does not block
     for lens in ("feasibility", "acceptance"):
         assert "`verification_adequate`" in builtin(lens)  # plans owe the three assurances
     assert "null" in builtin("scout")  # a scout casts no verdict

@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -50,7 +51,7 @@ def review(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]
 
 # What the strict reader says of an answer it read but could not accept: the completion reached
 # it (a refused request, a broken reply or a timeout says otherwise).
-READ = ("invalid JSON: ", "not a lane result: ")
+READ = ("invalid JSON: ", "not a lane result: ", "the answer was cut after")
 
 
 def test_a_real_review_routes_to_a_listed_model_and_records_usage(
@@ -60,12 +61,25 @@ def test_a_real_review_routes_to_a_listed_model_and_records_usage(
     says so in progress, the row and the report, sends the strict json_schema (accepted: no
     fallback to json_object), reads the answer strictly and records its tokens."""
     extra = f'fallback_models = ["{llama.model}"]\n'
-    change(project, lane_config(llama.base_url, "not-served", extra))
+    # A second lane on the same prompt (the server reuses its evaluation), its answer capped
+    # at 24 tokens: cut there, said so, and not retried at temperature 0.
+    short = (
+        '[[tool.bounded-review.lanes]]\nname = "short"\nlens = "correctness"\nkind = "openai"\n'
+        f'base_url = "{llama.base_url}"\nmodel = "{llama.model}"\ntimeout = 900\n'
+        "max_output_tokens = 24\n"
+    )
+    config = lane_config(llama.base_url, "not-served", extra) + short
+    change(project, config.replace("max_retries = 0", "max_retries = 2\nmax_concurrent = 1"))
     with project.untouched():
         result, report = review(pytester)
-    (row,) = report["lanes"]
+    rows = {row["name"]: row for row in report["lanes"]}
+    cut = rows["short"]
+    assert (cut["status"], cut["attempts"]) == ("unverified", 1), cut
+    assert cut["usage"]["output_tokens"] <= 24
+    assert "the answer was cut after" in cut["note"]
+    assert "`max_output_tokens` is 24" in cut["note"]
+    row = rows["local"]
     assert row["model"] == llama.model
-    assert row["attempts"] == 1
     assert f"not-served is not listed: used fallback {llama.model}" in row["note"]
     assert "json_schema" not in row["note"]  # the strict schema was accepted as sent
     assert row["usage"]["input_tokens"] > 1000  # the lens, the contract and the packet
@@ -86,15 +100,45 @@ def test_a_real_review_routes_to_a_listed_model_and_records_usage(
 def test_a_model_the_server_does_not_list_is_named_with_what_it_lists(
     pytester: pytest.Pytester, project: GitRepo, llama: llamacpp.Server
 ) -> None:
-    """No completion is asked for a model the server does not serve; the gate cannot be clean."""
-    change(project, lane_config(llama.base_url, "not-served"))
+    """No completion is asked for a model the server does not serve, and no retry, retries
+    allowed or not: the gate cannot be clean."""
+    config = lane_config(llama.base_url, "not-served").replace("max_retries = 0", "max_retries = 2")
+    change(project, config)
     with project.untouched():
         result, report = review(pytester)
     (row,) = report["lanes"]
-    assert row["status"] == "unverified"
+    assert (row["status"], row["attempts"]) == ("unverified", 1)
     assert f"model not available: not-served (listed: {llama.model})" in row["note"]
+    assert "not retried: no retry can change this failure" in row["note"]
     assert report["gate"]["review_clean"] == "indeterminate"
     assert result.ret == 1
+
+
+@pytest.fixture(scope="module")
+def small_llama(
+    llama_site: Path, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[llamacpp.Server]:
+    """The same server with a context of 1,024 tokens, smaller than the review's prompt."""
+    log = tmp_path_factory.mktemp("llama-small") / "server.log"
+    with llamacpp.serving(llama_site, log, context=1024) as server:
+        yield server
+
+
+def test_a_prompt_over_the_context_is_final_with_the_fix(
+    pytester: pytest.Pytester, project: GitRepo, small_llama: llamacpp.Server
+) -> None:
+    """Refused before it is sent (the listed context) or by the server (its own words): either
+    way once, as a context overflow with the fix, never as a refused json_schema."""
+    config = lane_config(small_llama.base_url, small_llama.model)
+    change(project, config.replace("max_retries = 0", "max_retries = 2"))
+    with project.untouched():
+        _, report = review(pytester)
+    (row,) = report["lanes"]
+    assert (row["status"], row["attempts"]) == ("unverified", 1), row
+    assert "1024" in row["note"], row["note"]
+    assert "--ctx-size" in row["note"], row["note"]
+    assert "json_schema" not in row["note"]
+    assert report["gate"]["review_clean"] == "indeterminate"
 
 
 def test_init_proposes_the_server_that_openai_base_url_names(
