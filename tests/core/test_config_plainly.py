@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gitrepo import GitRepo
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -169,3 +170,43 @@ def test_a_plain_configuration_imports_no_pydantic(tmp_path: Path) -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.split() == ["main", "pr", "True", "True", "False"]
+
+
+@pytest.mark.parametrize(
+    ("table", "said"),
+    [
+        ('target = "everything"', "target"),
+        ("no_lanes = 1", "no_lanes"),
+        ('waivers_file = ".bounded-review/w.toml"', "inside the state folder"),
+        ('waivers_file = "../w.toml"', "inside the repository"),
+        ('mode = "review-and-fix"\nrisk = "high"', "risk"),
+    ],
+)
+def test_a_session_refuses_an_invalid_plain_configuration(
+    pytester: pytest.Pytester, project: GitRepo, table: str, said: str
+) -> None:
+    """A first review (no state folder) with a plain value pydantic refuses: the session
+    stops with pydantic's message, as before; the user's tree is left as it was."""
+    project.commit({"test_a.py": "def test_a():\n    assert 1\n"}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    project.commit({"pyproject.toml": f"[tool.bounded-review]\n{table}\n"}, "configured")
+    with project.untouched():
+        result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    assert said in result.stderr.str()
+    assert "[tool.bounded-review] is invalid" in result.stderr.str()
+
+
+def test_a_session_with_a_plain_configuration_is_reviewed(
+    pytester: pytest.Pytester, project: GitRepo
+) -> None:
+    """The harmless control: plain values, valid, in a fresh clone: reviewed and clean."""
+    project.commit({"test_a.py": "def test_a():\n    assert 1\n"}, "base")
+    project.git("checkout", "--quiet", "-b", "feature")
+    config = '[tool.bounded-review]\ntarget = "pr"\nno_lanes = true\nwaivers_file = "w.toml"\n'
+    project.commit({"pyproject.toml": config}, "configured")
+    with project.untouched():
+        result = pytester.runpytest_subprocess("--bounded-review", "--bounded-review-base=main")
+    assert result.ret == 0
+    report = json.loads((pytester.path / ".bounded-review" / "report.json").read_text())
+    assert report["gate"]["review_clean"] == "yes"
