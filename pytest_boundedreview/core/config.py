@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from ..models import plain as plain_models
-from ..models.plain import Check, Limits, build, plain, validate_data
+from ..models.plain import Check, Limits, build, checked_plainly, plain, validate_data
 from . import validnote
 from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
 from .configfile import TABLE, find_config
@@ -320,9 +320,11 @@ def load_settings(
 
     ``approve`` sees the settings before anything is written and refuses them by raising
     :class:`ConfigError` (the faces check there that ``state_dir`` is a folder of the tool's
-    own). A configuration (with its overrides) is validated by pydantic once: its digest, with
-    the package's version, is then noted in the state folder's cache under ``stop``, and later
-    runs with the same one build the settings without pydantic."""
+    own). One whose every value is plainly valid (text, flags, words: see
+    :func:`checked_plainly`) is built without pydantic. Another (with its overrides) is
+    validated by pydantic once: its digest, with the package's version, is then noted in the
+    state folder's cache under ``stop``, and later runs with the same one build the settings
+    without pydantic."""
     path, table = find_config(start, stop)
     overrides = {k: v for k, v in (overrides or {}).items() if v is not None}
     data = {**table, **overrides}
@@ -331,17 +333,27 @@ def load_settings(
     marker = validnote.marker(stop, state_dir, data, _RULES)
     if marker is not None and marker.exists():
         return _approved(build(Settings, data), approve, source), path
-    from pydantic import ValidationError
+    settings = checked_plainly(Settings, data)  # CI's usual case: no pydantic at all
+    if settings is None:
+        from pydantic import ValidationError
 
-    try:
-        settings = validate_data(Settings, data)
-    except ValidationError as exc:
-        lines = [_explain(error, overrides) for error in exc.errors(include_url=False)]
-        raise ConfigError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None
+        try:
+            settings = validate_data(Settings, data)
+        except ValidationError as exc:
+            lines = [_explain(error, overrides) for error in exc.errors(include_url=False)]
+            raise ConfigError(f"{source} is invalid:\n  " + "\n  ".join(lines)) from None
     _approved(settings, approve, source)
     if marker is not None:
         validnote.note(marker)
     return settings, path
+
+
+def validated(data: Mapping[str, object]) -> Settings:
+    """:class:`Settings` from a configuration's data (a table with its overrides), validated
+    by pydantic unless its every value is plainly valid (see :func:`checked_plainly`);
+    pydantic's ``ValidationError`` when it is invalid."""
+    plainly = checked_plainly(Settings, data)
+    return plainly if plainly is not None else validate_data(Settings, data)
 
 
 def _approved(

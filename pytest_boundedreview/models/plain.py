@@ -2,10 +2,10 @@
 
 A session makes these from its own data and writes them with :mod:`json`, so it never imports
 pydantic. They are frozen, keyword-only dataclasses (made by ``record``); pydantic validates
-them only where a document comes from outside (a configuration that changed, a report read
-back, a schema asked for), through :func:`adapter`. Their constraints are :class:`Limits` and
-:class:`Check` in ``Annotated`` metadata: inert objects until pydantic asks them for their
-schema.
+them only where a document comes from outside (a configuration of more than plain values, a
+report read back, a schema asked for), through :func:`adapter`. Their constraints are
+:class:`Limits` and :class:`Check` in ``Annotated`` metadata: inert objects until pydantic
+asks them for their schema.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json
 import math
 import sys
 import typing
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from .record import record
@@ -112,6 +112,54 @@ def validate(cls: type[T], data: str | bytes) -> T:
 def validate_data(cls: type[T], data: object) -> T:
     """``cls`` from data (dicts, lists, strings, numbers) as JSON or TOML gives it."""
     return adapter(cls).validate_python(data)
+
+
+def checked_plainly(cls: type[T], data: Mapping[str, object]) -> T | None:
+    """``cls`` from ``data`` without pydantic, when strict validation of each value given
+    would only test its type: text, a flag, one of some words (each maybe ``None``), as the
+    field says with no constraint; the other fields take their defaults. ``None`` (validate
+    it) for anything else: an unknown key, a field of another kind, a value of the wrong
+    type, a cross-field check of ``__post_init__`` that refuses it. What it accepts, pydantic
+    accepts as is (``tests/core/test_config_plainly.py`` holds it to that, field by field)."""
+    if cls not in _KINDS:
+        hints = typing.get_type_hints(cls, include_extras=True)
+        fields = dataclasses.fields(cast("Any", cls))
+        _KINDS[cls] = {f.name: _accepted(hints[f.name]) for f in fields}
+    kinds = _KINDS[cls]
+    for key, value in data.items():
+        accepted = kinds.get(key)
+        if accepted is None or not any(_is(value, one) for one in accepted):
+            return None
+    try:
+        return cls(**data)
+    except (ValueError, TypeError):
+        return None  # pydantic says why, in its words
+
+
+# Per class, per field: the values its strict validation takes as they are, by type alone
+# (``str``, ``bool``, ``None``, or a tuple of words); ``None`` for a field of another kind.
+_KINDS: dict[type, dict[str, tuple[object, ...] | None]] = {}
+
+
+def _accepted(hint: Any) -> tuple[object, ...] | None:
+    if hint is str or hint is bool:
+        return (hint,)
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal and all(type(a) is str for a in args):
+        return (args,)
+    if origin is typing.Union or type(hint).__name__ == "UnionType":
+        kinds = [a for a in args if a is not type(None)]
+        one = _accepted(kinds[0]) if len(kinds) == 1 and len(args) == 2 else None
+        return None if one is None else (*one, None)
+    return None
+
+
+def _is(value: object, kind: object) -> bool:
+    if kind is None:
+        return value is None
+    if isinstance(kind, tuple):
+        return type(value) is str and value in kind
+    return type(value) is kind  # exactly: no subclass (a bool is no int, and no str)
 
 
 def jsonable(value: Any) -> Any:

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
 from ..core.baserules import REDUCING, Proposal, configured_values, govern
-from ..core.config import Settings
+from ..core.config import Settings, validated
 from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml, toml
 from ..core.pytestini import options_of, words
 from ..models.record import record
@@ -195,10 +195,8 @@ def _rule(
     if (table or {}) == head_table:
         return Ruled(head, path=where)  # the base's own configuration, or none on either side
     try:
-        from ..models.plain import validate_data
-
         # a first configuration is held to the defaults, as the base's rules
-        base = validate_data(Settings, {**(table or {}), **given})
+        base = validated({**(table or {}), **given})
     except ValueError as exc:  # pydantic's ValidationError is one
         first = str(exc).strip().splitlines()
         detail = first[1].strip() if len(first) > 1 else (first[0] if first else "invalid")
