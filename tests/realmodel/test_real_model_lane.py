@@ -49,45 +49,33 @@ def review(pytester: pytest.Pytester) -> tuple[pytest.RunResult, dict[str, Any]]
     return result, json.loads(path.read_text())
 
 
-# What the strict reader says of an answer it read but could not accept: the completion reached
-# it (a refused request, a broken reply or a timeout says otherwise).
-READ = ("invalid JSON: ", "not a lane result: ", "the answer was cut after")
-
-
 def test_a_real_review_routes_to_a_listed_model_and_records_usage(
     pytester: pytest.Pytester, project: GitRepo, llama: llamacpp.Server
 ) -> None:
     """The configured model is not listed: the lane routes to the fallback the server lists,
     says so in progress, the row and the report, sends the strict json_schema (accepted: no
-    fallback to json_object), reads the answer strictly and records its tokens."""
-    extra = f'fallback_models = ["{llama.model}"]\n'
-    # A second lane on the same prompt (the server reuses its evaluation), its answer capped
-    # at 24 tokens: cut there, said so, and not retried at temperature 0.
-    short = (
-        '[[tool.bounded-review.lanes]]\nname = "short"\nlens = "correctness"\nkind = "openai"\n'
-        f'base_url = "{llama.base_url}"\nmodel = "{llama.model}"\ntimeout = 900\n'
-        "max_output_tokens = 24\n"
-    )
-    config = lane_config(llama.base_url, "not-served", extra) + short
-    change(project, config.replace("max_retries = 0", "max_retries = 2\nmax_concurrent = 1"))
+    fallback to json_object), reads the answer strictly and records its tokens. The answer is
+    capped at 64 tokens: a lane result within them is read; SmolLM2-135M writes more, and then
+    the cap cuts it, the row says so, and it is not retried (temperature 0)."""
+    extra = f'fallback_models = ["{llama.model}"]\nmax_output_tokens = 64\n'
+    config = lane_config(llama.base_url, "not-served", extra)
+    change(project, config.replace("max_retries = 0", "max_retries = 2"))
     with project.untouched():
         result, report = review(pytester)
-    rows = {row["name"]: row for row in report["lanes"]}
-    cut = rows["short"]
-    assert (cut["status"], cut["attempts"]) == ("unverified", 1), cut
-    assert cut["usage"]["output_tokens"] <= 24
-    assert "the answer was cut after" in cut["note"]
-    assert "`max_output_tokens` is 24" in cut["note"]
-    row = rows["local"]
+    (row,) = report["lanes"]
     assert row["model"] == llama.model
+    assert row["attempts"] == 1
     assert f"not-served is not listed: used fallback {llama.model}" in row["note"]
     assert "json_schema" not in row["note"]  # the strict schema was accepted as sent
     assert row["usage"]["input_tokens"] > 1000  # the lens, the contract and the packet
-    assert row["usage"]["output_tokens"] > 0
+    assert 0 < row["usage"]["output_tokens"] <= 64
     if row["status"] == "unverified":
-        assert any(why in row["note"] for why in READ), row["note"]
+        assert "the answer was cut after 64 tokens" in row["note"], row["note"]
+        assert "`max_output_tokens` is 64" in row["note"]
+        assert "not retried: no retry can change this failure" in row["note"]
     else:
         assert row["status"] in ("pass", "revise")
+        assert report["gate"]["review_clean"] != "no"  # a harmless change
     result.stdout.fnmatch_lines(
         [
             "bounded-review: lane local [correctness] started (model not-served)",
