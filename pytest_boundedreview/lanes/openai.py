@@ -10,6 +10,7 @@ lane-result JSON object, its length capped by ``max_output_tokens`` and its samp
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 from collections.abc import Mapping
@@ -103,32 +104,52 @@ def run_once(
     as the user's; never raises for the endpoint's failures."""
     environ = os.environ if environ is None else environ
     key = environ.get(lane.api_key_env) if lane.api_key_env else None
-    base = (lane.base_url or "").rstrip("/")
     deadline = Deadline(lane.timeout)
-    system = system_prompt(lens)
     try:
         models = listed(lane, key, deadline)
-        model = choose_model(lane, list(models))
-        if model is None:
-            shown = ", ".join(list(models)[:20]) or "none"
-            why = f"model not available: {lane.model} (listed: {shown})"
-            return Attempt(None, "error", why, final=True)
-        too_big = _cannot_fit(models[model], system, packet)
-        if too_big:
-            return Attempt(None, "limit", too_big, model, final=True)
-        # The fallback is named with its reason: the row and progress show the model that answered.
-        chose = "" if model == lane.model else f"{lane.model} is not listed: used fallback {model}"
-        body: dict[str, Any] = {
-            "model": model,
-            "messages": [
-                {"role": "system", "content": system},
-                {"role": "user", "content": packet.decode("utf-8")},
-            ],
-            **sampling(lane),
-        }
-        answer, fallback = _complete(f"{base}/chat/completions", key, deadline, body)
     except Failed as exc:
         return Attempt(None, exc.kind, str(exc), final=exc.final)  # type: ignore[arg-type]
+    model = choose_model(lane, list(models))
+    if model is None:
+        shown = ", ".join(list(models)[:20]) or "none"
+        why = f"model not available: {lane.model} (listed: {shown})"
+        return Attempt(None, "error", why, final=True)
+    attempt = _asked(lane, model, models[model], packet, lens, key, deadline)
+    if model == lane.model:
+        return attempt
+    # A fallback is named with its reason however the attempt ended: the row and progress
+    # show the model that answered.
+    chose = f"{lane.model} is not listed: used fallback {model}"
+    return dataclasses.replace(attempt, detail="; ".join(filter(None, (chose, attempt.detail))))
+
+
+def _asked(
+    lane: LaneConfig,
+    model: str,
+    entry: Mapping[str, Any],
+    packet: bytes,
+    lens: str,
+    key: str | None,
+    deadline: Deadline,
+) -> Attempt:
+    """The completion of ``model`` (listed as ``entry``), read as a lane result."""
+    system = system_prompt(lens)
+    too_big = _cannot_fit(entry, system, packet)
+    if too_big:
+        return Attempt(None, "limit", too_big, model, final=True)
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": [
+            {"role": "system", "content": system},
+            {"role": "user", "content": packet.decode("utf-8")},
+        ],
+        **sampling(lane),
+    }
+    url = f"{(lane.base_url or '').rstrip('/')}/chat/completions"
+    try:
+        answer, fallback = _complete(url, key, deadline, body)
+    except Failed as exc:
+        return Attempt(None, exc.kind, str(exc), model, final=exc.final)  # type: ignore[arg-type]
     usage = _usage(answer)
     try:
         choice = answer["choices"][0]
@@ -141,7 +162,7 @@ def run_once(
     attempt = read_result(content.encode("utf-8"), model=model)
     if not attempt.ok and isinstance(choice, dict) and choice.get("finish_reason") == "length":
         return _cut(lane, model, usage)
-    detail = "; ".join(part for part in (chose, fallback, attempt.detail) if part)
+    detail = "; ".join(part for part in (fallback, attempt.detail) if part)
     return Attempt(attempt.result, attempt.failure, detail, model, usage)
 
 
