@@ -82,7 +82,8 @@ class LaneConfig:
     `max_tokens` elsewhere)."""
     temperature: Annotated[float, Limits(ge=0, le=2)] | None = None
     """An `openai` lane's sampling temperature (unset: 0, so a review is repeatable; not sent
-    on a lane with `reasoning`, as reasoning models take only their own)."""
+    to api.openai.com or on a lane with `reasoning`, as reasoning models take only their
+    own)."""
     seed: Annotated[int, Limits(ge=0, le=2**63 - 1)] | None = None
     """The sampling seed an `openai` lane sends (unset: none sent)."""
     models_command: Argv | None = None

@@ -12,8 +12,10 @@ from __future__ import annotations
 
 import http.client
 import json
+import re
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -32,6 +34,15 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
 
 
 _OPENER = urllib.request.build_opener(_NoRedirects)
+# A server on this machine is asked directly: a proxy from the environment would see the key,
+# and could answer for a port nothing here listens on.
+_DIRECT = urllib.request.build_opener(_NoRedirects, urllib.request.ProxyHandler({}))
+_LOOPBACK = re.compile(r"localhost|127(?:\.\d{1,3}){3}|::1|\[::1\]")
+
+
+def _opener(url: str) -> urllib.request.OpenerDirector:
+    host = urllib.parse.urlsplit(url).hostname or ""
+    return _DIRECT if _LOOPBACK.fullmatch(host) else _OPENER
 
 
 class Failed(Exception):
@@ -103,7 +114,7 @@ def request(url: str, key: str | None, deadline: Deadline, body: Any = None) -> 
         data = json.dumps(body).encode()
     late = f"before {url} answered"
     try:
-        with _OPENER.open(
+        with _opener(url).open(
             urllib.request.Request(url, data=data, headers=headers), timeout=deadline.left(late)
         ) as response:
             raw = _read(response, deadline, late)

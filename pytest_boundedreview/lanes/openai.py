@@ -32,8 +32,8 @@ MAX_OUTPUT_TOKENS = 4096  # room for a verdict and a few findings with their evi
 # token (ordinary tokenizers take 3 to 4 bytes of code or prose a token): the server's own
 # count decides every closer case.
 BYTES_PER_TOKEN = 8
-# Hosts that take only `max_completion_tokens` for their newer models.
-_COMPLETION_TOKENS_HOSTS = ("api.openai.com",)
+# OpenAI's own API: its newer models take only `max_completion_tokens`, and their own temperature.
+_OPENAI_HOSTS = ("api.openai.com",)
 
 
 def listed(lane: LaneConfig, key: str | None, deadline: Deadline) -> dict[str, dict[str, Any]]:
@@ -85,10 +85,13 @@ def sampling(lane: LaneConfig) -> dict[str, Any]:
     """The request's bounds: the answer's length, and repeatable sampling."""
     host = urlsplit(lane.base_url or "").hostname or ""
     field = lane.output_tokens_key or (
-        "max_completion_tokens" if host in _COMPLETION_TOKENS_HOSTS else "max_tokens"
+        "max_completion_tokens" if host in _OPENAI_HOSTS else "max_tokens"
     )
     bounds: dict[str, Any] = {field: lane.max_output_tokens or MAX_OUTPUT_TOKENS}
-    if lane.temperature is not None or not lane.reasoning:
+    # OpenAI's reasoning models (o-series, gpt-5) refuse any temperature but their own: there
+    # it is sent only when set; elsewhere a review samples at 0 unless told otherwise.
+    openai_own = host in _OPENAI_HOSTS or bool(lane.reasoning)
+    if lane.temperature is not None or not openai_own:
         bounds["temperature"] = lane.temperature or 0
     if lane.seed is not None:
         bounds["seed"] = lane.seed

@@ -50,7 +50,9 @@ class Refusal:
 
 def judge(status: int, message: str) -> Refusal:
     """The meaning of HTTP ``status`` with the server's ``message``."""
-    if _CONTEXT.search(message):  # whatever the status: llama.cpp once said it with a 500
+    if status in _PASSING:  # a rate limit says "too many tokens" too: it passes later
+        return Refusal("server", False)
+    if _CONTEXT.search(message):  # whatever other status: llama.cpp once said it with a 500
         return Refusal("context", True, CONTEXT_FIX)
     if status in (400, 422) and _FORMAT.search(message):
         return Refusal("format", False)

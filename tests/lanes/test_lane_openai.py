@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 import time
 from collections.abc import Iterator
@@ -265,7 +266,7 @@ def test_one_deadline_for_the_whole_attempt(
     state, url = endpoint
     state.refuse_schema = True
     handed: list[float] = []
-    opener = http._OPENER
+    opener = http._DIRECT  # the endpoint is on this machine
 
     class Recording:
         def open(self, request: Any, timeout: float) -> Any:
@@ -273,7 +274,7 @@ def test_one_deadline_for_the_whole_attempt(
             time.sleep(0.05)  # some time passes in each request
             return opener.open(request, timeout=timeout)
 
-    monkeypatch.setattr(http, "_OPENER", Recording())
+    monkeypatch.setattr(http, "_DIRECT", Recording())
     attempt = run_once(lane(url, timeout=30), b"{}", LENS, {})
     assert attempt.ok, attempt.detail
     assert len(handed) == 3  # list, json_schema, json_object
@@ -299,6 +300,7 @@ def test_one_deadline_for_the_whole_attempt(
         (404, "model 'x' not found", 1, ""),
         (400, "Unsupported parameter: 'seed'", 1, ""),
         (429, "rate limited", 0, ""),
+        (429, "Tokens per minute limit exceeded - too many tokens processed.", 0, ""),
         (503, "Loading model", 0, ""),
     ],
 )
@@ -339,3 +341,33 @@ def test_the_openai_host_is_sent_max_completion_tokens() -> None:
     hosted = sampling(lane("https://api.openai.com/v1", reasoning="high"))
     assert hosted == {"max_completion_tokens": 4096, "reasoning_effort": "high"}
     assert sampling(lane("http://127.0.0.1:8080/v1")) == {"max_tokens": 4096, "temperature": 0}
+    # OpenAI's gpt-5 and o-series refuse temperature 0: none is sent there unless set.
+    assert sampling(lane("https://api.openai.com/v1")) == {"max_completion_tokens": 4096}
+    set_there = lane("https://api.openai.com/v1", temperature=0.5)
+    assert sampling(set_there)["temperature"] == 0.5
+
+
+def test_a_server_on_this_machine_is_asked_without_the_environment_s_proxy(
+    endpoint: tuple[Endpoint, str],
+) -> None:
+    """A proxy would see the key, and could answer for a port nothing here listens on."""
+    import subprocess
+    import sys
+
+    from pytest_boundedreview.lanes import endpoint as http
+
+    for here in ("http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1"):
+        assert http._opener(here) is http._DIRECT
+    assert http._opener("https://api.openai.com/v1") is http._OPENER
+    # End to end: a dead proxy in the environment, a loopback server that answers.
+    state, url = endpoint
+    code = (
+        "from pytest_boundedreview.lanes.endpoint import Deadline, request; "
+        f"print(request({url + '/models'!r}, 'sk-k', Deadline(10))['data'][0]['id'])"
+    )
+    env = {**os.environ, "http_proxy": "http://127.0.0.1:9", "no_proxy": "", "NO_PROXY": ""}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.stdout.strip() == "gpt-small", done.stderr
+    assert state.requests == [("/v1/models", None, "Bearer sk-k")]
