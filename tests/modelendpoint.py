@@ -91,13 +91,18 @@ class Script:
     )
     listing: Reply | None = None  # else the models above
     completions: list[Reply] = field(default_factory=lambda: [answer()])  # the last repeats
+    tokens: int | None = None  # what `POST /tokenize` counts (llama.cpp's shape); else 404
     seen: list[tuple[str, str, dict[str, Any] | None]] = field(default_factory=list)
 
     def paths(self) -> list[str]:
         return [f"{method} {path}" for method, path, _ in self.seen]
 
     def posts(self) -> list[dict[str, Any]]:
-        return [body for method, _, body in self.seen if method == "POST" and body is not None]
+        return [
+            body
+            for method, path, body in self.seen
+            if method == "POST" and path != "/tokenize" and body is not None
+        ]
 
 
 @contextmanager
@@ -130,7 +135,11 @@ def serve(script: Script) -> Iterator[str]:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with lock:
                 script.seen.append(("POST", self.path, body))
-                posted = len(script.posts())
+                posted = len([p for m, p, _ in script.seen if m == "POST" and p != "/tokenize"])
+            if self.path == "/tokenize":
+                counted = Reply(200, {"tokens": [0] * script.tokens}) if script.tokens else None
+                self._send(counted or Reply(404, {"error": "Not Found"}))
+                return
             self._send(script.completions[min(posted, len(script.completions)) - 1])
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

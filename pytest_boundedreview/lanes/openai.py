@@ -28,10 +28,6 @@ from .schema import lane_result_schema
 __all__ = ["Failed", "choose_model", "listed_models", "run_once"]
 
 MAX_OUTPUT_TOKENS = 4096  # room for a verdict and a few findings with their evidence
-# A prompt is refused before it is sent only when it cannot fit even at this many bytes a
-# token (ordinary tokenizers take 3 to 4 bytes of code or prose a token): the server's own
-# count decides every closer case.
-BYTES_PER_TOKEN = 8
 # OpenAI's own API: its newer models take only `max_completion_tokens`, and their own temperature.
 _OPENAI_HOSTS = ("api.openai.com",)
 
@@ -137,7 +133,7 @@ def _asked(
 ) -> Attempt:
     """The completion of ``model`` (listed as ``entry``), read as a lane result."""
     system = system_prompt(lens)
-    too_big = _cannot_fit(entry, system, packet)
+    too_big = _cannot_fit(lane, model, entry, (system, packet), key, deadline)
     if too_big:
         return Attempt(None, "limit", too_big, model, final=True)
     body: dict[str, Any] = {
@@ -169,21 +165,50 @@ def _asked(
     return Attempt(attempt.result, attempt.failure, detail, model, usage)
 
 
-def _cannot_fit(entry: Mapping[str, Any], system: str, packet: bytes) -> str:
-    """Why the prompt cannot fit the model's listed context, or ``""``."""
+def _cannot_fit(
+    lane: LaneConfig,
+    model: str,
+    entry: Mapping[str, Any],
+    prompt: tuple[str, bytes],
+    key: str | None,
+    deadline: Deadline,
+) -> str:
+    """Why the prompt cannot fit the model's listed context, or ``""``. A token is at least a
+    byte, so a prompt of no more bytes than the context fits; a longer one is counted by the
+    server's own tokenizer where it has one (llama.cpp's and vLLM's ``/tokenize``): the text
+    alone, fewer tokens than the chat template makes of it. Without a count the server
+    decides (its refusal is final, with the fix)."""
     known = context_size(entry)
-    if known is None:
+    system, packet = prompt
+    if known is None or len(system.encode()) + len(packet) <= known[0]:
         return ""
     tokens, where = known
-    size = len(system.encode()) + len(packet)
-    if size // BYTES_PER_TOKEN < tokens:
+    counted = _counted(lane, model, f"{system}\n{packet.decode('utf-8')}", key, deadline)
+    if counted is None or counted <= tokens:
         return ""
-    parts = _packet_parts(packet)
     return (
-        f"not sent: the prompt is {size} bytes, at least {size // BYTES_PER_TOKEN} tokens "
-        f"({parts}), and the model's context is {tokens} tokens (`{where}` in the model "
-        f"list); {CONTEXT_FIX}"
+        f"not sent: the prompt is {counted} tokens by the server's own count "
+        f"({_packet_parts(packet)}), and the model's context is {tokens} tokens (`{where}` in "
+        f"the model list); {CONTEXT_FIX}"
     )
+
+
+def _counted(
+    lane: LaneConfig, model: str, text: str, key: str | None, deadline: Deadline
+) -> int | None:
+    """``text``'s tokens by the server's ``/tokenize`` (beside ``/v1``), or ``None``."""
+    root = (lane.base_url or "").rstrip("/").removesuffix("/v1")
+    body = {"content": text, "prompt": text, "model": model}  # llama.cpp's key, vLLM's keys
+    try:
+        counted = request(f"{root}/tokenize", key, deadline, body)
+    except Failed:
+        return None
+    if isinstance(counted, dict):
+        if isinstance(counted.get("count"), int):
+            return int(counted["count"])
+        if isinstance(counted.get("tokens"), list):
+            return len(counted["tokens"])
+    return None
 
 
 def _packet_parts(packet: bytes) -> str:

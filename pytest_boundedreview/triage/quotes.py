@@ -25,6 +25,16 @@ def quote_line(folded: list[str], line: int, end_line: int | None, quote: str) -
     return None
 
 
+PINS = 12  # characters of a quote that pin a line longer than that
+
+
+def pins(folded: list[str], at: int, quote: str) -> bool:
+    """Whether ``quote``, found at line ``at``, is enough of the code to check a claim: the
+    whole line, or at least :data:`PINS` characters of it (whitespace folded). A quote of one
+    name or one bracket is found on many lines and shows nothing."""
+    return len(normalise_text(quote)) >= min(len(folded[at - 1]), PINS)
+
+
 def fold(lines: list[str]) -> list[str]:
     """Each line with its whitespace folded, for quote searches."""
     return [normalise_text(text) for text in lines]

@@ -12,7 +12,7 @@ from ..models.lane import Reconciliation
 from ..models.record import record
 from ..target.treefiles import TreeFiles
 from .merge import RANK, Candidate, merged
-from .quotes import fold, quote_line
+from .quotes import PINS, fold, pins, quote_line
 from .reproduce import Reproduced, key
 from .triaged import Triaged
 from .validate import checked, located, outside, raw_fields, text_at
@@ -56,10 +56,11 @@ def candidate(
     real, lines = where
     verification, notes = "evidence", []
     past = finding.end_line is not None and finding.end_line > len(lines)
-    if finding.quote is not None:
+    quote = finding.quote
+    if quote is not None:
         if real not in folded:
             folded[real] = fold(lines)
-        at = quote_line(folded[real], finding.line, finding.end_line, finding.quote)
+        at = quote_line(folded[real], finding.line, finding.end_line, quote)
         if at is None:
             missing = ["quote not found at location"]
             return [*missing, outside(finding.end_line or 0, len(lines))] if past else missing
@@ -70,7 +71,10 @@ def candidate(
         if finding.end_line is not None and finding.end_line > len(lines):
             notes.append(f"end_line {finding.end_line} is past the end: clamped to {len(lines)}")
             finding = finding.model_copy(update={"end_line": len(lines)})
-        verification = "quoted"
+        if pins(folded[real], at, quote):
+            verification = "quoted"
+        else:
+            notes.append(f"the quote is too short to check the claim (under {PINS} characters)")
     fingerprint = fingerprinted(finding, lines)
     return Candidate(finding, {raised.lane}, raised.role, verification, fingerprint, notes)
 

@@ -107,9 +107,12 @@ FINAL = [
         id="openai-context",
     ),
     pytest.param(
-        Script(models=[{"id": "reviewer", "object": "model", "max_model_len": 64}]),
-        LISTED,
-        ["not sent: the prompt is", "the model's context is 64 tokens (`max_model_len`"],
+        Script(models=[{"id": "reviewer", "object": "model", "max_model_len": 64}], tokens=900),
+        [*LISTED, "POST /tokenize"],
+        [
+            "not sent: the prompt is 900 tokens by the server's own count",
+            "the model's context is 64 tokens (`max_model_len`",
+        ],
         id="cannot-fit",
     ),
     pytest.param(
@@ -174,6 +177,22 @@ def test_a_bounded_answer_keeps_the_gate_clean(
     assert report["lanes"][0]["status"] == "pass"
     assert report["gate"]["review_clean"] == "yes"
     assert result.ret == 0
+
+
+@pytest.mark.parametrize("tokens", [40, None], ids=["counted-fits", "no-tokenizer"])
+def test_a_prompt_longer_than_the_context_in_bytes_is_sent_unless_counted_over(
+    pytester: pytest.Pytester, project: GitRepo, tokens: int | None
+) -> None:
+    """Bytes are no token count (a tokenizer packs a run of spaces into one token): a prompt
+    is refused before it is sent only by the server's own count; without one, sent."""
+    listed = [{"id": "reviewer", "object": "model", "max_model_len": 64}]
+    script = Script(models=listed, tokens=tokens)
+    with serve(script) as url:
+        configure(project, url)
+        _result, report = review(pytester, project)
+    assert script.paths() == [*LISTED, "POST /tokenize", "POST /v1/chat/completions"]
+    assert report["lanes"][0]["status"] == "pass"
+    assert report["gate"]["review_clean"] == "yes"
 
 
 def test_the_lanes_own_bounds_are_sent(pytester: pytest.Pytester, project: GitRepo) -> None:

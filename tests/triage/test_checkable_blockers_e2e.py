@@ -152,6 +152,23 @@ def test_an_unquoted_blocker_on_a_harmless_change_is_advisory_with_its_reason(
     assert row["status"] == "revise"
 
 
+@pytest.mark.parametrize("quote", ["a", "(", "x", "return"])
+def test_a_quote_too_short_to_check_the_claim_leaves_the_blocker_advisory(
+    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str], quote: str
+) -> None:
+    """One character or one word of ``    return add(x, x)`` is found on many lines: it shows
+    nothing of the claim, so the blocker is the model's word alone."""
+    state, url = endpoint
+    state.replies = [answer("revise", blocker(quote=quote))]
+    commit_change(project, openai_lane(url), HARMLESS)
+    status, report = review(pytester, project, "-p", "no:xdist")
+    assert (status, report["gate"]["review_clean"]) == (0, "yes")
+    (kept,) = report["findings"]["advisory"]
+    assert kept["verification"] == "evidence"
+    assert "the quote is too short to check the claim" in kept["note"]
+    assert UNCHECKED in kept["note"]
+
+
 def test_a_quoted_blocker_on_a_real_bug_still_blocks(
     pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str]
 ) -> None:
