@@ -61,6 +61,7 @@ def prop(project: GitRepo, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
     return project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_failing_example_in_the_database_is_replayed_at_the_base(
     pytester: pytest.Pytester, prop: GitRepo, extra: list[str]
@@ -76,6 +77,7 @@ def test_a_failing_example_in_the_database_is_replayed_at_the_base(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_property_test_without_a_database_stays_clean(
     pytester: pytest.Pytester, prop: GitRepo
 ) -> None:
@@ -86,6 +88,7 @@ def test_a_property_test_without_a_database_stays_clean(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_regression_the_database_shows_is_still_target_related(
     pytester: pytest.Pytester, prop: GitRepo
 ) -> None:

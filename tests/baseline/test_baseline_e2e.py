@@ -38,6 +38,7 @@ def ids(report: dict[str, Any], kind: str) -> list[str]:
     return [t["nodeid"] for t in report["tests"][kind]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_only_pre_existing_failures_pass_the_gate(
     pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
@@ -66,6 +67,7 @@ def test_only_pre_existing_failures_pass_the_gate(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_regression_fails_the_session_naming_it(
     pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
@@ -101,6 +103,7 @@ def test_new_failing_test_and_changed_failure(pytester: pytest.Pytester, calc: G
     assert legacy["reason"].startswith("failure changed: was AssertionError")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)  # re-run in this process, or in a new one under xdist
 def test_flaky_test_is_advisory(
     pytester: pytest.Pytester, calc: GitRepo, tmp_path: Path, extra: list[str]
@@ -134,6 +137,7 @@ def test_connect():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_failure_on_the_first_call_in_every_process_is_not_flaky(
     pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
@@ -185,6 +189,7 @@ def test_conflict_marker_blocks(pytester: pytest.Pytester, calc: GitRepo) -> Non
     assert report["gate"]["review_clean"] == "no"
 
 
+@pytest.mark.slow
 def test_second_run_reuses_the_base_cache(pytester: pytest.Pytester, calc: GitRepo) -> None:
     calc.commit({"calc.py": CALC.replace("a + b", "a - b")}, "break add")
     first, report1 = review(pytester)
@@ -195,6 +200,7 @@ def test_second_run_reuses_the_base_cache(pytester: pytest.Pytester, calc: GitRe
     assert list((pytester.path / ".bounded-review" / "cache").glob("base-*.json"))
 
 
+@pytest.mark.slow
 def test_a_reporting_option_alone_keeps_the_cache_warm(
     pytester: pytest.Pytester, calc: GitRepo
 ) -> None:
@@ -232,6 +238,7 @@ required = {required}
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("required", ["false", "true"])
 def test_checks_in_the_gate(pytester: pytest.Pytester, project: GitRepo, required: str) -> None:
     project.commit(
@@ -382,6 +389,7 @@ def test_a(thing):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_listed_path_keeps_its_conftest_fixtures_for_the_base_rerun(
     pytester: pytest.Pytester, project: GitRepo, extra: list[str]

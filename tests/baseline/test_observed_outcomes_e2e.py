@@ -345,6 +345,7 @@ def test_a_divergence_no_code_of_the_project_explains_is_indeterminate(
     assert status == 1
 
 
+@pytest.mark.slow
 def test_a_shard_whose_tests_were_reported_otherwise_is_incomplete_and_its_merge_undecided(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

@@ -56,6 +56,7 @@ def test_every_spelling_of_a_weakening_option_is_a_partial_run(
     _partial(code, report, f"the project's outcome configuration was weakened ({where}: {named}")
 
 
+@pytest.mark.slow
 @WORKERS
 @pytest.mark.parametrize(
     "options", [["-o=python_files=test_other.py"], ["-vo", "python_files=test_other.py"]]
@@ -116,6 +117,7 @@ def _reconfigure(project: GitRepo, scenario: str, ini: str, keep_app: bool = Fal
     project.commit(change, "change")
 
 
+@pytest.mark.slow
 @WORKERS
 @pytest.mark.parametrize(("scenario", "ini", "named"), WEAKENED, ids=[w[2] for w in WEAKENED])
 def test_a_change_that_weakens_its_outcome_configuration_is_a_partial_run(

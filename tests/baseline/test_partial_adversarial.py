@@ -198,6 +198,7 @@ def test_a_file_name_that_is_not_utf8_is_reported(
     assert code == 1
 
 
+@pytest.mark.slow
 def test_shards_split_by_a_marker_merge_whole(pytester: pytest.Pytester, project: GitRepo) -> None:
     """Shards may split the suite by deselection: what one leaves out the other runs."""
     setup(project, ini=SLOW_MARKER, files={"tests/test_slow.py": MARKED})

@@ -26,6 +26,7 @@ PAIRS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("strictness", "plugin"), PAIRS)
 def test_a_pre_existing_failure_stays_pre_existing_under_the_users_strictness(
     pytester: pytest.Pytester, project: GitRepo, strictness: str, plugin: str

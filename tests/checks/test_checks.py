@@ -66,6 +66,7 @@ def test_same_finding_at_base_and_head_is_pre_existing(lint: GitRepo) -> None:
     assert {f.rule for f in result.pre_existing} == {"F401", "E711"}
 
 
+@pytest.mark.slow
 def test_mypy_gnu_output(repo: GitRepo) -> None:
     repo.commit({"typed.py": 'def f() -> int:\n    return "x"\n'}, "base type error")
     repo.git("checkout", "--quiet", "-b", "feature")

@@ -208,6 +208,7 @@ def test_a_base_configuration_this_version_rejects_gives_way(
     )
 
 
+@pytest.mark.slow
 def test_accepting_a_partial_run_waits_for_the_merge(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -275,6 +276,7 @@ def test_a_protected_category_the_change_drops_stays_protected(
     assert proposed(report) == ["protected_categories"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("relaxed", "line"),
     [
