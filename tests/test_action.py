@@ -128,6 +128,7 @@ def outputs(env: dict[str, str]) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines)
 
 
+@pytest.mark.slow
 def test_the_review_step_writes_the_summary_the_sarif_log_and_its_status(
     workflow: tuple[GitRepo, dict[str, str]],
 ) -> None:

@@ -252,6 +252,7 @@ STRICT = ("--bounded-review-no-lanes", "-W", "error", "--strict-config", "--stri
 STRICT += ("-p", "no:cacheprovider")
 
 
+@pytest.mark.slow
 def test_ordinary_failures_and_passing_runs_are_unchanged_by_secret_variables(
     pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
 ) -> None:

@@ -103,6 +103,7 @@ def test_an_old_translation_failure_stays_pre_existing_on_a_docs_change(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_regression_in_translated_code_is_target_related(
     pytester: pytest.Pytester, translated: GitRepo
 ) -> None:
@@ -259,6 +260,7 @@ def test_a_compiled_translation_apart_from_its_catalogue_is_copied_on_a_docs_cha
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_compiled_translation_apart_from_its_catalogue_is_withheld_by_a_po_change(
     pytester: pytest.Pytester, split: GitRepo
 ) -> None:

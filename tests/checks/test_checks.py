@@ -127,6 +127,7 @@ def test_no_base_commit_makes_every_finding_new(tmp_path: Path) -> None:
     assert [f.rule for f in result.target_related] == ["F401"]
 
 
+@pytest.mark.slow
 def test_a_base_run_that_fails_makes_the_check_not_run(repo: GitRepo) -> None:
     # Prints the same finding at base and head, but hangs at the base.
     script = (

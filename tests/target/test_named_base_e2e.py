@@ -155,6 +155,7 @@ def test_a_regression_committed_on_the_branch_blocks_a_staged_review_against_mai
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
 
 
+@pytest.mark.slow
 def test_with_no_base_named_an_uncommitted_edit_is_reviewed_against_head(
     pytester: pytest.Pytester, branch: GitRepo
 ) -> None:

@@ -188,6 +188,7 @@ def test_a_change_that_moves_the_outputs_and_state_writes_where_the_base_says(
         assert not (pytester.path / name).exists(), name
 
 
+@pytest.mark.slow
 def test_a_change_that_removes_the_base_s_target_is_reviewed_as_the_base_says(
     pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -266,6 +267,7 @@ def test_a_first_configuration_naming_a_base_without_a_remote_reviews_the_workin
     assert (status, report["gate"]["review_clean"]) == (1, "no")
 
 
+@pytest.mark.slow
 def test_the_state_dir_the_base_keeps_is_checked_as_the_change_s_is(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

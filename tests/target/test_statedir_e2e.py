@@ -120,6 +120,7 @@ def test_the_commands_read_and_write_the_configured_folder(
         assert bounded_review(project, *argv).stdout == f"no review loop in {folder}\n"
 
 
+@pytest.mark.slow
 def test_a_state_dir_that_names_an_ignored_file_is_a_configuration_error(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

@@ -240,6 +240,7 @@ def test_a_compiled_module_of_unchanged_sources_is_in_the_tested_checkout(
     assert module.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_compiled_module_whose_sources_differ_from_the_snapshot_is_not_passed_off(
     built: GitRepo,
 ) -> None:
