@@ -80,3 +80,12 @@ def project(pytester: pytest.Pytester) -> GitRepo:
     repo = GitRepo.init(pytester.path)
     repo.write(".gitignore", PYTESTER_IGNORES)
     return repo
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    """Under ``-n``, xdist's ``worksteal`` unless ``--dist`` names a mode: a worker that ran
+    out takes half of another's queue, where ``load`` hands out fixed chunks and a worker can
+    end alone with a queue of slow tests (whole review sessions of up to a minute each)."""
+    if getattr(config.option, "numprocesses", None) and config.option.dist == "no":
+        config.option.dist = "worksteal"

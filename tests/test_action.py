@@ -128,6 +128,7 @@ def outputs(env: dict[str, str]) -> dict[str, str]:
     return dict(line.split("=", 1) for line in lines)
 
 
+@pytest.mark.slow
 def test_the_review_step_writes_the_summary_the_sarif_log_and_its_status(
     workflow: tuple[GitRepo, dict[str, str]],
 ) -> None:
@@ -153,6 +154,7 @@ def test_the_review_step_writes_the_summary_the_sarif_log_and_its_status(
         assert last.returncode == int(status)
 
 
+@pytest.mark.slow
 def test_the_comment_is_posted_once_then_edited_on_every_push(
     workflow: tuple[GitRepo, dict[str, str]],
 ) -> None:
@@ -188,6 +190,7 @@ def test_the_comment_is_posted_once_then_edited_on_every_push(
     assert [c[c.index("--method") + 1] for c in calls if "--method" in c] == ["POST", "PATCH"]
 
 
+@pytest.mark.slow
 def test_a_comment_that_cannot_be_listed_is_a_warning_not_a_second_comment(
     workflow: tuple[GitRepo, dict[str, str]],
 ) -> None:

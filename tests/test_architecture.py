@@ -37,12 +37,14 @@ def copy(tmp_path: Path) -> Path:
     return tmp_path
 
 
+@pytest.mark.slow
 def test_the_contracts_hold_on_the_package() -> None:
     proc = _lint_imports(ROOT)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "0 broken" in proc.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("module", "line", "contract", "shown"),
     [

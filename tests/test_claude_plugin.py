@@ -53,6 +53,7 @@ def test_the_marketplace_lists_the_plugin_at_the_package_version() -> None:
     assert entry["description"] == manifest["description"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("target", [MARKETPLACE, PLUGIN], ids=["marketplace", "plugin"])
 def test_claude_code_validates_it_strictly(target: Path, tmp_path: Path) -> None:
     claude = agent_cli("claude")

@@ -8,11 +8,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
+@pytest.mark.slow
 def test_the_pre_commit_configuration_is_valid_and_uses_our_hooks() -> None:
     config = ROOT / ".pre-commit-config.yaml"
     checked = subprocess.run(
@@ -42,3 +49,15 @@ def test_ci_reviews_the_project_against_its_previous_commit() -> None:
     command = "--bounded-review --bounded-review-base=HEAD~1"
     assert command in ci
     assert command in readme
+
+
+def test_the_fast_loop_is_documented_and_its_marker_registered() -> None:
+    """The README's fast loop deselects a marker the project registers (the suite runs with
+    ``--strict-markers``), and the whole command still runs every test."""
+    readme = (ROOT / "README.md").read_text()
+    assert 'python -m pytest -n auto -m "not slow"' in readme
+    pytest_config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["pytest"]
+    markers = pytest_config["ini_options"]["markers"]
+    assert any(marker.startswith("slow:") for marker in markers)
+    assert "-m" not in pytest_config["ini_options"]["addopts"]  # no test is left out by default
+    assert "not slow" not in (ROOT / ".ci" / "run").read_text()

@@ -18,6 +18,8 @@ from gitrepo import GitRepo, clean_env
 from pytest_boundedreview.cli.gate import check
 from pytest_boundedreview.target import git
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 ROOT = Path(__file__).resolve().parent.parent
 EXIT_IN_SESSIONFINISH = "import os\n\n\ndef pytest_sessionfinish(session):\n    os._exit(0)\n"
 EXITS_CLEANLY = "import pytest\n\n\ndef test_leaves():\n    pytest.exit('bye', returncode=0)\n"

@@ -61,6 +61,7 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return built
 
 
+@pytest.mark.slow
 def test_the_built_wheel_holds_every_module(wheel: Path) -> None:
     """A regular (non-editable) install must carry every subpackage the code imports."""
     names = set(zipfile.ZipFile(wheel).namelist())
@@ -72,6 +73,7 @@ def test_the_built_wheel_holds_every_module(wheel: Path) -> None:
     assert prompts <= names, sorted(prompts - names)
 
 
+@pytest.mark.slow
 def test_pytest_does_not_assertion_rewrite_the_installed_engine(
     wheel: Path, tmp_path: Path
 ) -> None:

@@ -97,6 +97,7 @@ def test_not_a_git_repository_is_a_usage_error(pytester: pytest.Pytester) -> Non
     result.stderr.fnmatch_lines(["*is not inside a git work tree*"])
 
 
+@pytest.mark.slow
 def test_only_the_controller_registers_under_xdist(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -141,6 +142,7 @@ def pytest_unconfigure(config):
 """
 
 
+@pytest.mark.slow
 def test_a_session_imports_only_the_outputs_it_writes(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

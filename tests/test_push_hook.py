@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 ROOT = Path(__file__).resolve().parent.parent
 GOOD = "def double(x):\n    return 2 * x\n"
 REGRESSION = "def double(x):\n    return 3 * x\n"

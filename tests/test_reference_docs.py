@@ -10,6 +10,8 @@ import sys
 from pathlib import Path
 from types import ModuleType
 
+import pytest
+
 from pytest_boundedreview.core import tables
 from pytest_boundedreview.core.config import Settings
 
@@ -25,6 +27,7 @@ def generator() -> ModuleType:
     return module
 
 
+@pytest.mark.slow
 def test_the_generated_pages_are_up_to_date() -> None:
     done = subprocess.run(
         [sys.executable, str(ROOT / "docs" / "generate.py"), "--check"],

@@ -117,6 +117,7 @@ def test_untrusted_text_is_inert_everywhere(text: str) -> None:
         assert "\r" not in line
 
 
+@pytest.mark.slow
 def test_huge_reports_stay_within_limits(validator: Any) -> None:
     huge = report(25_000)  # 50,000 findings
     markdown = markdown_report(huge)

@@ -42,6 +42,7 @@ def base(repo: GitRepo) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("files", "family"),
     [

@@ -45,6 +45,7 @@ def test_paths_a_check_names_are_never_opened_outside_the_tree(tmp_path: Path, c
     assert "do not read" not in json.dumps(finding.model_dump())
 
 
+@pytest.mark.slow
 def test_a_sarif_log_larger_than_the_text_cap_is_read(tmp_path: Path) -> None:
     result = {
         "ruleId": "R1",

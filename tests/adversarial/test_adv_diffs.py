@@ -14,7 +14,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+import pytest
 from gitrepo import GitRepo, clean_env
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 
 TEST = "def test_ok():\n    assert True\n"
 

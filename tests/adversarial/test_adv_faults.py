@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 OLD_BUG = "def test_old_bug():\n    assert 1 == 2\n"
 
 

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
@@ -98,6 +99,7 @@ def _mutations(document: bytes) -> st.SearchStrategy[bytes]:
     )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.one_of(
@@ -117,6 +119,7 @@ config_tables = st.dictionaries(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(config_tables)
 def test_the_config_loader_raises_only_config_errors(table: dict[str, Any]) -> None:
@@ -152,6 +155,7 @@ def _toml_value(value: Any) -> str:
     return "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
 
 
+@pytest.mark.slow
 @FUZZ
 @given(st.text(max_size=400))
 def test_the_config_loader_survives_any_text(text: str) -> None:
@@ -178,6 +182,7 @@ gnu_lines = st.lists(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(gnu_lines)
 def test_the_gnu_parser_never_raises(lines: list[str]) -> None:
@@ -209,6 +214,7 @@ sarif_like = st.fixed_dictionaries(
 )
 
 
+@pytest.mark.slow
 @FUZZ
 @given(
     st.one_of(

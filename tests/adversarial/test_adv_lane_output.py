@@ -72,6 +72,7 @@ FINDING = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", list(CASES))
 def test_hostile_answers_are_refused_with_a_reason(case: str, tmp_path: Path) -> None:
     script = tmp_path / "reviewer.py"

@@ -15,6 +15,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 ANSWER = (
     '{"schema": "bounded-review/lane-result/v1", "verdict": "pass", '
     '"rationale": "read it", "findings": []}'

@@ -193,6 +193,7 @@ def by_id(failures: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     return {f["nodeid"]: f for f in failures}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_secrets_in_failures_reach_no_output_and_failures_classify_as_before(
     pytester: pytest.Pytester, project: GitRepo, tmp_path: Path, workers: list[str]
@@ -251,6 +252,7 @@ STRICT = ("--bounded-review-no-lanes", "-W", "error", "--strict-config", "--stri
 STRICT += ("-p", "no:cacheprovider")
 
 
+@pytest.mark.slow
 def test_ordinary_failures_and_passing_runs_are_unchanged_by_secret_variables(
     pytester: pytest.Pytester, project: GitRepo, tmp_path: Path
 ) -> None:

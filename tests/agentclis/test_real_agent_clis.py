@@ -191,6 +191,7 @@ def arrived(cli: realclis.Cli, found: list[Stop], script: Script) -> None:
     assert [event.get("stop_hook_active") for event in events] == [False] * len(events), events
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CLIS)
 def test_a_broken_edit_is_held_until_its_fix_is_reviewed_clean(
     kind: str, cli_bin: Path, tmp_path: Path
@@ -222,6 +223,7 @@ def test_a_broken_edit_is_held_until_its_fix_is_reviewed_clean(
     assert gated == ("yes", 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CLIS)
 def test_a_stubborn_agent_is_let_go_at_the_ceiling_with_the_state_shown(
     kind: str, cli_bin: Path, tmp_path: Path
@@ -255,6 +257,7 @@ def test_a_stubborn_agent_is_let_go_at_the_ceiling_with_the_state_shown(
         assert last.message in run.stderr, run.stderr[-3000:]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CLIS)
 def test_each_task_of_one_agent_session_is_held(kind: str, cli_bin: Path, tmp_path: Path) -> None:
     worker = Worker(MODULE, BASE)
@@ -282,6 +285,7 @@ def test_each_task_of_one_agent_session_is_held(kind: str, cli_bin: Path, tmp_pa
     assert gated == ("yes", 0)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", CLIS)
 def test_a_repository_without_a_gitignore(kind: str, cli_bin: Path, tmp_path: Path) -> None:
     worker = Worker(MODULE, BASE)

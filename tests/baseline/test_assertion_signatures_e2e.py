@@ -10,6 +10,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 CODE = (
     "def area(w, h):\n    return w * h + 1  # the old bug\n\n\n"
     "def perimeter(w, h):\n    return 2 * (w + h)\n"

@@ -44,7 +44,10 @@ import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
 
+import pytest
 from gitrepo import PYTESTER_IGNORES, GitRepo
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 
 BACKENDS = {
     "setuptools": ("setuptools>=64", "setuptools.build_meta"),

@@ -63,6 +63,7 @@ def prop(project: GitRepo, monkeypatch: pytest.MonkeyPatch) -> GitRepo:
     return project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_failing_example_in_the_database_is_replayed_at_the_base(
     pytester: pytest.Pytester, prop: GitRepo, extra: list[str]
@@ -78,6 +79,7 @@ def test_a_failing_example_in_the_database_is_replayed_at_the_base(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_property_test_without_a_database_stays_clean(
     pytester: pytest.Pytester, prop: GitRepo
 ) -> None:
@@ -88,6 +90,7 @@ def test_a_property_test_without_a_database_stays_clean(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_regression_the_database_shows_is_still_target_related(
     pytester: pytest.Pytester, prop: GitRepo
 ) -> None:
@@ -139,6 +142,7 @@ def _listing(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_database_outside_the_repository_is_replayed_and_left_as_it_was(
     pytester: pytest.Pytester,

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from gitrepo import PYTESTER_IGNORES, GitRepo, interruptible
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 PYPROJECT = """\
 [build-system]
 requires = ["setuptools>=64"]

@@ -11,6 +11,8 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 HELPERS = "def double(x):\n    return x * 2\n\n\ndef legacy():\n    return 4\n"
 TESTS = """\
 import helpers

@@ -88,6 +88,7 @@ def translated(project: GitRepo) -> GitRepo:
     return project
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_an_old_translation_failure_stays_pre_existing_on_a_docs_change(
     pytester: pytest.Pytester, translated: GitRepo, extra: list[str]
@@ -102,6 +103,7 @@ def test_an_old_translation_failure_stays_pre_existing_on_a_docs_change(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_regression_in_translated_code_is_target_related(
     pytester: pytest.Pytester, translated: GitRepo
 ) -> None:
@@ -118,6 +120,7 @@ def test_a_regression_in_translated_code_is_target_related(
 BUG = "def test_known_bug():\n    assert 1 + 1 == 3\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 @pytest.mark.parametrize("bytecode", ["written", "not written"])
 def test_a_translators_change_keeps_an_unrelated_failure_pre_existing(
@@ -149,6 +152,7 @@ def test_a_translators_change_keeps_an_unrelated_failure_pre_existing(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_dropped_translation_is_target_related(
     pytester: pytest.Pytester, translated: GitRepo
 ) -> None:
@@ -169,6 +173,7 @@ def test_a_dropped_translation_is_target_related(
     assert result.ret == 1
 
 
+@pytest.mark.slow
 def test_a_stale_compiled_translation_does_not_reach_the_base(
     pytester: pytest.Pytester, translated: GitRepo
 ) -> None:
@@ -186,6 +191,7 @@ def test_a_stale_compiled_translation_does_not_reach_the_base(
     assert result.ret == 1
 
 
+@pytest.mark.slow
 def test_a_new_language_has_no_translation_at_the_base(
     pytester: pytest.Pytester, translated: GitRepo
 ) -> None:
@@ -205,6 +211,7 @@ def test_a_new_language_has_no_translation_at_the_base(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_base_catalogue_that_does_not_compile_makes_base_answers_unknown(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -240,6 +247,7 @@ def split(project: GitRepo) -> GitRepo:
     return project
 
 
+@pytest.mark.slow
 def test_a_compiled_translation_apart_from_its_catalogue_is_copied_on_a_docs_change(
     pytester: pytest.Pytester, split: GitRepo
 ) -> None:
@@ -252,6 +260,7 @@ def test_a_compiled_translation_apart_from_its_catalogue_is_copied_on_a_docs_cha
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_a_compiled_translation_apart_from_its_catalogue_is_withheld_by_a_po_change(
     pytester: pytest.Pytester, split: GitRepo
 ) -> None:

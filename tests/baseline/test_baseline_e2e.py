@@ -38,6 +38,7 @@ def ids(report: dict[str, Any], kind: str) -> list[str]:
     return [t["nodeid"] for t in report["tests"][kind]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_only_pre_existing_failures_pass_the_gate(
     pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
@@ -66,6 +67,7 @@ def test_only_pre_existing_failures_pass_the_gate(
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_regression_fails_the_session_naming_it(
     pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
@@ -83,6 +85,7 @@ def test_a_regression_fails_the_session_naming_it(
     )
 
 
+@pytest.mark.slow
 def test_new_failing_test_and_changed_failure(pytester: pytest.Pytester, calc: GitRepo) -> None:
     changed = TESTS.replace("int(x)", "int(x)") + (
         "\n\ndef test_new():\n    assert add(1, 1) == 3\n"
@@ -101,6 +104,7 @@ def test_new_failing_test_and_changed_failure(pytester: pytest.Pytester, calc: G
     assert legacy["reason"].startswith("failure changed: was AssertionError")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)  # re-run in this process, or in a new one under xdist
 def test_flaky_test_is_advisory(
     pytester: pytest.Pytester, calc: GitRepo, tmp_path: Path, extra: list[str]
@@ -134,6 +138,7 @@ def test_connect():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_failure_on_the_first_call_in_every_process_is_not_flaky(
     pytester: pytest.Pytester, calc: GitRepo, extra: list[str]
@@ -148,6 +153,7 @@ def test_a_failure_on_the_first_call_in_every_process_is_not_flaky(
     assert result.ret == 1
 
 
+@pytest.mark.slow
 def test_base_unreachable_is_unknown_and_fails_closed(
     pytester: pytest.Pytester, calc: GitRepo
 ) -> None:
@@ -160,6 +166,7 @@ def test_base_unreachable_is_unknown_and_fails_closed(
     assert any("unreachable" in item for item in report["limitations"])
 
 
+@pytest.mark.slow
 def test_more_failures_than_the_cap_is_a_systemic_break(
     pytester: pytest.Pytester, calc: GitRepo
 ) -> None:
@@ -172,6 +179,7 @@ def test_more_failures_than_the_cap_is_a_systemic_break(
     assert any("max_base_reruns = 1" in item for item in report["limitations"])
 
 
+@pytest.mark.slow
 def test_conflict_marker_blocks(pytester: pytest.Pytester, calc: GitRepo) -> None:
     calc.commit({"notes.txt": "a\n<<<<<<< HEAD\nb\n=======\nc\n>>>>>>> other\n"}, "oops")
     result, report = review(pytester)
@@ -185,6 +193,7 @@ def test_conflict_marker_blocks(pytester: pytest.Pytester, calc: GitRepo) -> Non
     assert report["gate"]["review_clean"] == "no"
 
 
+@pytest.mark.slow
 def test_second_run_reuses_the_base_cache(pytester: pytest.Pytester, calc: GitRepo) -> None:
     calc.commit({"calc.py": CALC.replace("a + b", "a - b")}, "break add")
     first, report1 = review(pytester)
@@ -195,6 +204,7 @@ def test_second_run_reuses_the_base_cache(pytester: pytest.Pytester, calc: GitRe
     assert list((pytester.path / ".bounded-review" / "cache").glob("base-*.json"))
 
 
+@pytest.mark.slow
 def test_a_reporting_option_alone_keeps_the_cache_warm(
     pytester: pytest.Pytester, calc: GitRepo
 ) -> None:
@@ -212,6 +222,7 @@ def test_a_reporting_option_alone_keeps_the_cache_warm(
     assert len(list((pytester.path / ".bounded-review" / "cache").glob("base-*.json"))) == 2
 
 
+@pytest.mark.slow
 def test_empty_target_keeps_pytests_status(pytester: pytest.Pytester, calc: GitRepo) -> None:
     result, report = review(pytester)
     assert result.ret == 1  # test_legacy fails; nothing to review, so plain pytest decides
@@ -232,6 +243,7 @@ required = {required}
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("required", ["false", "true"])
 def test_checks_in_the_gate(pytester: pytest.Pytester, project: GitRepo, required: str) -> None:
     project.commit(
@@ -258,6 +270,7 @@ def test_checks_in_the_gate(pytester: pytest.Pytester, project: GitRepo, require
     assert any("check 'optional' did not run" in item for item in report["limitations"])
 
 
+@pytest.mark.slow
 def test_deselected_tests_make_the_review_partial(pytester: pytest.Pytester, calc: GitRepo) -> None:
     calc.commit({"README.md": "docs\n"}, "docs only")
     result, report = review(pytester, "-k", "not other")
@@ -273,6 +286,7 @@ def test_deselected_tests_make_the_review_partial(pytester: pytest.Pytester, cal
     assert result.ret == 1
 
 
+@pytest.mark.slow
 def test_collect_only_is_never_clean(pytester: pytest.Pytester, calc: GitRepo) -> None:
     calc.commit({"README.md": "docs\n"}, "docs only")
     result, report = review(pytester, "--collect-only")
@@ -283,6 +297,7 @@ def test_collect_only_is_never_clean(pytester: pytest.Pytester, calc: GitRepo) -
     assert result.ret == 1
 
 
+@pytest.mark.slow
 def test_stopping_early_is_never_clean(pytester: pytest.Pytester, calc: GitRepo) -> None:
     # test_legacy (pre-existing) fails first; -x stops before test_other ever runs.
     calc.commit({"README.md": "docs\n"}, "docs only")
@@ -310,6 +325,7 @@ def pytest_collection_modifyitems(config, items):
 SLOW = "import pytest\n\n\n@pytest.mark.slow\ndef test_slow():\n    assert False\n"
 
 
+@pytest.mark.slow
 def test_conftest_options_are_repeated_at_the_base(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -324,6 +340,7 @@ def test_conftest_options_are_repeated_at_the_base(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_rootdir_below_the_repository_root(pytester: pytest.Pytester, project: GitRepo) -> None:
     code = "def legacy(x):\n    raise ValueError('bad')\n"
     test = "import sys, pathlib\nsys.path.insert(0, str(pathlib.Path(__file__).parent.parent))\n"
@@ -362,6 +379,7 @@ DOCTEST = '''def add(a, b):
 '''
 
 
+@pytest.mark.slow
 def test_a_doctest_failing_at_another_example_is_target_related(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -382,6 +400,7 @@ def test_a(thing):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_a_listed_path_keeps_its_conftest_fixtures_for_the_base_rerun(
     pytester: pytest.Pytester, project: GitRepo, extra: list[str]

@@ -19,6 +19,8 @@ from pytest_boundedreview.baseline.runspec import BaselineRun
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.target import git
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 SOURCE = """\
 #include <Python.h>
 

@@ -53,6 +53,7 @@ def test_hang():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_a_re_run_that_hangs_ends_at_base_timeout(
     pytester: pytest.Pytester, project: GitRepo, workers: list[str]

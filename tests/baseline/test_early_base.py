@@ -16,6 +16,8 @@ import pytest
 from gitrepo import GitRepo, interruptible
 from test_base_isolation_e2e import PYTEST, _processes_in
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 # The root conftest notes every process that imports it in the base checkout, and every
 # re-run (a recorder) that imports it at head.
 CONFTEST = """\

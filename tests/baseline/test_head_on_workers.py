@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 # Each run of a test appends its name, its folder (the base's runs are in another), the
 # process it ran in, and the xdist worker that was, if one was.
 LOGGED = """import json, os

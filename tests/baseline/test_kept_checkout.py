@@ -68,6 +68,7 @@ def assert_classified(pytester: pytest.Pytester) -> None:
     assert ids(report, "unknown") == []
 
 
+@pytest.mark.slow
 def test_a_kept_checkout_is_reset_and_cleaned_before_reuse(
     pytester: pytest.Pytester, broken: GitRepo
 ) -> None:
@@ -173,6 +174,7 @@ def test_at_most_a_few_commits_are_kept_most_recent_first(broken: GitRepo) -> No
     assert str(home(broken) / commits[0]) not in registered(broken)
 
 
+@pytest.mark.slow
 def test_a_run_finding_the_kept_checkouts_in_use_takes_a_temporary_one(
     pytester: pytest.Pytester, broken: GitRepo
 ) -> None:
@@ -191,6 +193,7 @@ def test_a_run_finding_the_kept_checkouts_in_use_takes_a_temporary_one(
     assert registered(broken) == [str(path)], "the temporary checkout was removed"
 
 
+@pytest.mark.slow
 def test_turning_the_setting_off_removes_the_kept_checkouts(
     pytester: pytest.Pytester, broken: GitRepo
 ) -> None:
@@ -204,6 +207,7 @@ def test_turning_the_setting_off_removes_the_kept_checkouts(
     assert registered(broken) == []
 
 
+@pytest.mark.slow
 def test_a_cleared_cache_leaves_no_registration_behind(
     pytester: pytest.Pytester, broken: GitRepo, user_cache: Path
 ) -> None:
@@ -219,6 +223,7 @@ def test_a_cleared_cache_leaves_no_registration_behind(
     assert registered(broken) == []
 
 
+@pytest.mark.slow
 def test_a_check_failing_at_head_runs_at_the_base_in_the_kept_checkout(
     pytester: pytest.Pytester, project: GitRepo, user_cache: Path
 ) -> None:
@@ -251,6 +256,7 @@ def test_a_check_failing_at_head_runs_at_the_base_in_the_kept_checkout(
     assert path.stat().st_ino == inode, "reused, not made anew"
 
 
+@pytest.mark.slow
 def test_a_check_runs_in_the_kept_checkout_the_base_re_run_used(
     pytester: pytest.Pytester, broken: GitRepo, user_cache: Path
 ) -> None:

@@ -7,15 +7,20 @@ after the session, see ``target/discard.py``). Real sessions, serial and under `
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 import time
+from functools import partial
 from pathlib import Path
 
 import pytest
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.target import discard
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 
 INERT = discard.DETACH_ENTRIES + 100  # enough tracked files for a large checkout
 
@@ -77,9 +82,11 @@ TARGET_RELATED = {
 PRE_EXISTING = {"test_data.py::test_untouched_deep_data"}
 
 
-@pytest.fixture
-def large(tmp_path: Path) -> tuple[GitRepo, dict[str, str]]:
-    repo = GitRepo.init(tmp_path / "repo")
+@pytest.fixture(scope="module")
+def large_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The large repository, made once for the module: its thousands of files are written and
+    committed once, not once per test (each test reviews a copy of its own)."""
+    repo = GitRepo.init(tmp_path_factory.mktemp("large") / "repo")
     files: dict[str, str | bytes] = {
         ".gitignore": "__pycache__/\n.pytest_cache/\n",
         "pkg/__init__.py": PACKAGE,
@@ -104,9 +111,31 @@ def large(tmp_path: Path) -> tuple[GitRepo, dict[str, str]]:
         },
         "change",
     )
+    return repo.path
+
+
+@pytest.fixture
+def large(large_template: Path, tmp_path: Path) -> tuple[GitRepo, dict[str, str]]:
+    """A copy of the large repository on ``feature``, with a temporary folder of its own."""
+    copy = partial(_link_inert, large_template)
+    repo = GitRepo(shutil.copytree(large_template, tmp_path / "repo", copy_function=copy))
+    repo.age()  # the copy's stat data is new: the index told so, before any review reads it
+    assert repo.git("status", "--porcelain") == ""
+    assert repo.git("rev-list", "--count", "main..feature") == "1"
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     return repo, clean_env({"TMPDIR": str(scratch)})
+
+
+def _link_inert(template: Path, source: str, destination: str) -> None:
+    """Copy a file of the template, but hard-link what nothing ever writes (the thousands of
+    inert files and git's objects, which git replaces rather than rewrites): writing them is
+    most of what making a large repository costs."""
+    top = Path(source).relative_to(template).parts[:2]
+    if top[:1] == ("assets",) or top == (".git", "objects"):
+        os.link(source, destination)
+    else:
+        shutil.copy2(source, destination)
 
 
 def review(repo: GitRepo, env: dict[str, str], *extra: str) -> dict[str, object]:

@@ -51,6 +51,7 @@ def narrowed(code: int, report: dict[str, object], *ids: str) -> str:
 BREAK_B = {"tests/test_b.py": FAILING}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "files",
     [
@@ -92,6 +93,7 @@ def test_a_change_that_stops_collecting_its_failing_test_is_not_clean(
     assert any("tests/test_b.py::test_ok" in x for x in named), named
 
 
+@pytest.mark.slow
 def test_a_narrower_python_files_is_partial(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project)
     narrower = '[tool.bounded-review]\n[tool.pytest.ini_options]\npython_files = ["test_a.py"]\n'
@@ -100,6 +102,7 @@ def test_a_narrower_python_files_is_partial(pytester: pytest.Pytester, project: 
     assert "tests/test_a.py" not in why.split("not collected by this run")[1]
 
 
+@pytest.mark.slow
 def test_a_narrower_testpaths_is_partial(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project, ini='testpaths = ["tests"]\n')
     narrower = '[tool.bounded-review]\n[tool.pytest.ini_options]\ntestpaths = ["tests/test_a.py"]\n'
@@ -107,6 +110,7 @@ def test_a_narrower_testpaths_is_partial(pytester: pytest.Pytester, project: Git
     narrowed(*review(pytester), "tests/test_b.py::test_ok")
 
 
+@pytest.mark.slow
 def test_items_dropped_without_pytest_deselected_count_as_deselected(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -140,6 +144,7 @@ def test_the_projects_own_hook_that_drops_items_defines_the_suite(
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_deleted_test_is_named_as_removed_not_partial(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -157,6 +162,7 @@ def test_a_deleted_test_is_named_as_removed_not_partial(
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_parametrized_case_the_change_removes_is_removed(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -169,6 +175,7 @@ def test_a_parametrized_case_the_change_removes_is_removed(
     assert code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "files",
     [
@@ -195,6 +202,7 @@ def test_a_harmless_change_to_tests_comes_out_clean(
     assert code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("base", "change"),
     [
@@ -234,6 +242,7 @@ def test_a_harmless_change_to_tests_the_project_leaves_out_comes_out_clean(
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_renamed_test_file_is_neither_narrowed_nor_removed(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -246,6 +255,7 @@ def test_a_renamed_test_file_is_neither_narrowed_nor_removed(
     assert code == 0
 
 
+@pytest.mark.slow
 def test_the_base_collection_is_cached(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project)
     project.commit({"tests/conftest.py": 'collect_ignore = ["test_b.py"]\n'}, "narrow")
@@ -269,6 +279,7 @@ def test_a_change_that_touches_no_test_file_asks_the_base_nothing(
     assert code == 0
 
 
+@pytest.mark.slow
 def test_narrowing_is_seen_under_xdist(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project)
     hook = (
@@ -315,6 +326,7 @@ def test_a_decorator_edit_cannot_hide_a_whole_parametrized_test(
     narrowed(*review(pytester), "tests/test_p.py::test_n[1]", "tests/test_p.py::test_n[2]")
 
 
+@pytest.mark.slow
 def test_a_shared_base_class_that_hides_tests_is_seen(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -329,6 +341,7 @@ def test_a_shared_base_class_that_hides_tests_is_seen(
     narrowed(*review(pytester), "tests/test_uses.py::TestB::test_b")
 
 
+@pytest.mark.slow
 def test_glob_testpaths_are_the_scope(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(
         project,

@@ -8,6 +8,8 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import review
 
+pytestmark = pytest.mark.slow  # every test here runs whole review sessions
+
 # A module the tests generate into the working tree, which git ignores: the base has none, so
 # the "generated" case exists at head only.
 CASES = """\

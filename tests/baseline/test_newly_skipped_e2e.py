@@ -39,6 +39,7 @@ def skipped_findings(report: dict[str, Any]) -> list[dict[str, Any]]:
 BROKEN_APP = {"app.py": "ENABLED = True\n\n\ndef value():\n    return 2\n"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "test_file",
     [
@@ -83,6 +84,7 @@ def test_a_change_that_skips_the_test_it_breaks_is_a_finding(
     assert code == 1
 
 
+@pytest.mark.slow
 def test_a_skip_marker_added_from_a_conftest_is_a_finding(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -101,6 +103,7 @@ def test_a_skip_marker_added_from_a_conftest_is_a_finding(
     assert code == 1
 
 
+@pytest.mark.slow
 def test_a_file_skipped_whole_names_each_test_that_passes_at_base(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -116,6 +119,7 @@ def test_a_file_skipped_whole_names_each_test_that_passes_at_base(
     assert code == 1
 
 
+@pytest.mark.slow
 def test_a_source_change_that_turns_a_skip_condition_on_is_a_finding(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -131,6 +135,7 @@ def test_a_source_change_that_turns_a_skip_condition_on_is_a_finding(
     assert code == 1
 
 
+@pytest.mark.slow
 def test_a_test_skipped_at_the_base_too_is_no_finding(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -149,6 +154,7 @@ def test_a_test_skipped_at_the_base_too_is_no_finding(
     assert again[1]["gate"] == report["gate"]
 
 
+@pytest.mark.slow
 def test_a_new_skipped_test_is_no_finding(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project)
     new = BASE_TESTS + "\n\n@__import__('pytest').mark.skip\ndef test_new():\n    pass\n"
@@ -171,6 +177,7 @@ def test_skip_added_off_asks_the_base_nothing(pytester: pytest.Pytester, project
     assert code == 0
 
 
+@pytest.mark.slow
 def test_newly_skipped_is_advisory_by_default(pytester: pytest.Pytester, project: GitRepo) -> None:
     project.commit(
         {
@@ -187,6 +194,7 @@ def test_newly_skipped_is_advisory_by_default(pytester: pytest.Pytester, project
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_renamed_file_skipped_whole_is_asked_where_the_base_has_it(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -204,6 +212,7 @@ def test_a_renamed_file_skipped_whole_is_asked_where_the_base_has_it(
     assert code == 1
 
 
+@pytest.mark.slow
 def test_many_new_skipped_tests_do_not_crowd_out_an_old_one(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

@@ -94,6 +94,7 @@ REPORT_CLASS_PATCHED = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 @pytest.mark.parametrize(
     ("path", "code", "line"),
@@ -128,6 +129,7 @@ def test_a_change_that_reports_a_failing_test_as_passed_is_a_blocking_finding(
     assert status == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 @pytest.mark.parametrize(
     ("path", "files", "line"),
@@ -181,6 +183,7 @@ KNOWN_BROKEN = (
 HARMLESS = {"app.py": APP + "\n\ndef other():\n    return 3\n"}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 def test_an_outcome_hook_the_base_already_has_is_no_finding_of_a_harmless_change(
     pytester: pytest.Pytester, project: GitRepo, xdist: tuple[str, ...]
@@ -206,6 +209,7 @@ INNOCENT_HOOKS = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 def test_a_change_adding_hooks_that_leave_outcomes_alone_stays_clean(
     pytester: pytest.Pytester, project: GitRepo, xdist: tuple[str, ...]
@@ -247,6 +251,7 @@ LEGITIMATE = {
 PLUGINS = {"PYTEST_ADDOPTS": "-p no:randomly -p no:platformdirs"}  # hypothesis and anyio load
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 def test_xfail_skip_unittest_hypothesis_and_async_tests_are_no_finding(
     pytester: pytest.Pytester, project: GitRepo, xdist: tuple[str, ...]
@@ -261,6 +266,7 @@ def test_xfail_skip_unittest_hypothesis_and_async_tests_are_no_finding(
     assert status == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 def test_a_failing_hypothesis_test_fails_as_before_without_the_wrapper_in_sight(
     pytester: pytest.Pytester, project: GitRepo, xdist: tuple[str, ...]
@@ -315,6 +321,7 @@ OUTSIDE_PLUGIN = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 @pytest.mark.parametrize(
     "base",
@@ -345,6 +352,7 @@ def test_a_divergence_no_code_of_the_project_explains_is_indeterminate(
     assert status == 1
 
 
+@pytest.mark.slow
 def test_a_shard_whose_tests_were_reported_otherwise_is_incomplete_and_its_merge_undecided(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -377,6 +385,7 @@ def test_a_shard_whose_tests_were_reported_otherwise_is_incomplete_and_its_merge
 STRICT = ("-W", "error", "--strict-config", "--strict-markers", "-p", "no:cacheprovider")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "extra", [pytest.param(STRICT, id="strict"), pytest.param(("-p", "no:xdist"), id="no xdist")]
 )
@@ -395,6 +404,7 @@ def test_under_strict_options_only_the_rewritten_test_is_named(
     assert status == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 @pytest.mark.parametrize(
     ("base", "change", "path", "line"),
@@ -479,6 +489,7 @@ QUARANTINED = "import pytest\n\n\n@pytest.mark.known_issue\ndef test_known():\n 
 NUMBERS = "\n\n@pytest.fixture\ndef numbers():\n    return [1, 2, 3]\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 @pytest.mark.parametrize(
     "change",

@@ -88,6 +88,7 @@ ATTACKS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize("where", ["command line", "PYTEST_ADDOPTS"])
 @pytest.mark.parametrize(("scenario", "options", "named"), ATTACKS, ids=[a[2] for a in ATTACKS])
@@ -132,6 +133,7 @@ HARMLESS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize(("scenario", "configured", "options"), HARMLESS)
 def test_options_that_weaken_nothing_the_project_sets_stay_clean(

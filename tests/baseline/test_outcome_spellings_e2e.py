@@ -31,6 +31,7 @@ def _partial(code: int, report: dict[str, Any], reason: str) -> None:
     assert reason in " ".join(report["gate"]["reasons"]), report["gate"]["reasons"]
 
 
+@pytest.mark.slow
 @WORKERS
 @pytest.mark.parametrize("where", ["command line", "PYTEST_ADDOPTS"])
 @pytest.mark.parametrize(
@@ -56,6 +57,7 @@ def test_every_spelling_of_a_weakening_option_is_a_partial_run(
     _partial(code, report, f"the project's outcome configuration was weakened ({where}: {named}")
 
 
+@pytest.mark.slow
 @WORKERS
 @pytest.mark.parametrize(
     "options", [["-o=python_files=test_other.py"], ["-vo", "python_files=test_other.py"]]
@@ -116,6 +118,7 @@ def _reconfigure(project: GitRepo, scenario: str, ini: str, keep_app: bool = Fal
     project.commit(change, "change")
 
 
+@pytest.mark.slow
 @WORKERS
 @pytest.mark.parametrize(("scenario", "ini", "named"), WEAKENED, ids=[w[2] for w in WEAKENED])
 def test_a_change_that_weakens_its_outcome_configuration_is_a_partial_run(
@@ -133,6 +136,7 @@ def test_a_change_that_weakens_its_outcome_configuration_is_a_partial_run(
     _partial(code, report, f"the change weakens the project's outcome configuration ({named}")
 
 
+@pytest.mark.slow
 @WORKERS
 @pytest.mark.parametrize("shadow", [".pytest.ini", "pytest.ini"])
 def test_a_configuration_file_the_change_adds_over_the_base_s_is_judged_against_it(
@@ -158,6 +162,7 @@ HARMLESS = [
 ]
 
 
+@pytest.mark.slow
 @WORKERS
 @pytest.mark.parametrize(("scenario", "ini"), HARMLESS)
 def test_a_change_that_tightens_or_edits_its_configuration_harmlessly_stays_clean(

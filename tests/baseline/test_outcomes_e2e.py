@@ -55,6 +55,7 @@ def test_teardown(broken_teardown):
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_subtest_failures_are_failures_of_their_test(
     pytester: pytest.Pytester, project: GitRepo, extra: list[str]

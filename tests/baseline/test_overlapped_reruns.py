@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 # Each run of the test appends where it ran, in which process, and when it started and ended.
 TEST = """import json, os, time
 

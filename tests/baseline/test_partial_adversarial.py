@@ -38,6 +38,7 @@ def test_a_change_that_adds_its_own_deselection_is_partial(
     assert "1 test(s) deselected by this run (-m 'not slow', given at invocation)" in why
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "env", "shown"),
     [
@@ -168,6 +169,7 @@ def test_a_linked_test_folder_counts(pytester: pytest.Pytester, project: GitRepo
     assert "tests/integration/test_i.py" in partial(*review(pytester, "tests/test_a.py"))
 
 
+@pytest.mark.slow
 def test_doctest_globs_of_any_suffix_count_and_files_without_examples_do_not(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -198,6 +200,7 @@ def test_a_file_name_that_is_not_utf8_is_reported(
     assert code == 1
 
 
+@pytest.mark.slow
 def test_shards_split_by_a_marker_merge_whole(pytester: pytest.Pytester, project: GitRepo) -> None:
     """Shards may split the suite by deselection: what one leaves out the other runs."""
     setup(project, ini=SLOW_MARKER, files={"tests/test_slow.py": MARKED})

@@ -68,6 +68,7 @@ def ran_and_copied(trees: tuple[Path, Path], text: str) -> tuple[Path, Path, Pat
     return live, copy, copy / "test_a.py"
 
 
+@pytest.mark.slow
 def test_a_file_with_the_same_bytes_gets_the_pyc_pytest_then_uses_as_its_own(
     trees: tuple[Path, Path],
 ) -> None:
@@ -85,6 +86,7 @@ def test_a_file_with_the_same_bytes_gets_the_pyc_pytest_then_uses_as_its_own(
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
+@pytest.mark.slow
 def test_a_file_the_copy_holds_other_bytes_of_gets_nothing(trees: tuple[Path, Path]) -> None:
     """The change edited the test: the base must run its own test, not the change's."""
     live, copy = trees
@@ -95,6 +97,7 @@ def test_a_file_the_copy_holds_other_bytes_of_gets_nothing(trees: tuple[Path, Pa
     assert run_pytest(copy).returncode == 0
 
 
+@pytest.mark.slow
 def test_a_pyc_the_copy_has_for_its_bytes_is_kept_and_a_stale_one_replaced(
     trees: tuple[Path, Path],
 ) -> None:
@@ -109,6 +112,7 @@ def test_a_pyc_the_copy_has_for_its_bytes_is_kept_and_a_stale_one_replaced(
     assert stale.read_bytes() == pyc(live / "test_a.py").read_bytes()
 
 
+@pytest.mark.slow
 def test_a_pyc_of_another_form_is_not_given(trees: tuple[Path, Path]) -> None:
     """A pyc checked by time (earlier pytest versions) or of another interpreter."""
     live, copy = trees
@@ -122,6 +126,7 @@ def test_a_pyc_of_another_form_is_not_given(trees: tuple[Path, Path]) -> None:
     assert pycache.give(live, copy, [copy / "test_a.py", copy / "test_b.py"]) == []
 
 
+@pytest.mark.slow
 def test_nothing_is_written_out_of_the_copy(
     trees: tuple[Path, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -179,6 +184,7 @@ def test_the_conftests_of_paths_are_those_pytest_loads(tmp_path: Path) -> None:
     assert found == {tmp_path / f / "conftest.py" for f in ("", "tests", "testing")}
 
 
+@pytest.mark.slow
 def test_a_kept_base_checkout_gets_the_unchanged_files_bytecode_and_classifies_the_same(
     pytester: pytest.Pytester, project: GitRepo, user_cache: Path
 ) -> None:
@@ -255,6 +261,7 @@ def compileall(folder: Path, name: str) -> Path:
     return Path(importlib.util.cache_from_source(str(folder / name)))
 
 
+@pytest.mark.slow
 def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads(
     trees: tuple[Path, Path],
 ) -> None:
@@ -277,6 +284,7 @@ def test_a_module_with_the_same_bytes_gets_the_compiled_module_python_then_loads
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)
 
 
+@pytest.mark.slow
 def test_a_compiled_module_checked_by_time_is_never_given(trees: tuple[Path, Path]) -> None:
     """A pyc checked by its file's time and size says nothing of the bytes it was compiled
     from: compiled from other bytes, its file given back the copy's bytes with the same size
@@ -311,6 +319,7 @@ def test_a_compiled_module_checked_by_time_is_never_given(trees: tuple[Path, Pat
     assert not pycache.give_compiled(str(live), str(copy), "value.py")
 
 
+@pytest.mark.slow
 def test_the_tools_own_files_are_not_the_working_trees_code_in_a_re_run(tmp_path: Path) -> None:
     """The tool reviewing itself from an editable install: its redirect and the bytecode
     helper it loads are the tool's, not code the re-run ran from the working tree."""

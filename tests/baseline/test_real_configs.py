@@ -73,6 +73,7 @@ def _harmless(project: GitRepo, name: str, extra: dict[str, str] | None = None) 
     project.commit({first: (project.path / first).read_text() + "# a comment\n"}, "harmless")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_harmless_change_is_clean_as_the_project_runs_its_tests(
     pytester: pytest.Pytester, project: GitRepo, name: str
@@ -86,6 +87,7 @@ def test_a_harmless_change_is_clean_as_the_project_runs_its_tests(
         assert code == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_narrowing_at_invocation_is_partial(
     pytester: pytest.Pytester, project: GitRepo, name: str
@@ -100,6 +102,7 @@ def test_narrowing_at_invocation_is_partial(
         assert code == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES)
 def test_a_reverted_regression_leaves_only_what_failed_before(
     pytester: pytest.Pytester, project: GitRepo, name: str

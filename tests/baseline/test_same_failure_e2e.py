@@ -111,6 +111,7 @@ def test_the_order_of_a_sets_elements_is_not_the_failure(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 def test_another_element_in_the_set_is_another_failure(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -131,6 +132,7 @@ def test_hashed():
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("extra", XDIST)
 def test_the_base_runs_with_the_sessions_hash_seed(
     pytester: pytest.Pytester,
@@ -175,6 +177,7 @@ def randomly() -> list[str]:
     return ["-p", "pytest_randomly"]
 
 
+@pytest.mark.slow
 def test_under_pytest_randomly_the_base_draws_what_the_session_drew(
     pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -363,6 +363,7 @@ def test_the_statement_found_from_the_kept_starts_is_the_one_pytest_finds() -> N
     assert len(set(found)) > 20  # many statements told apart, not one range for all
 
 
+@pytest.mark.slow
 def test_the_statement_found_in_real_modules_is_the_one_pytest_finds() -> None:
     import pytest_boundedreview.baseline.signature as signature
     import pytest_boundedreview.checks.scans as scans

@@ -18,6 +18,8 @@ from test_baseline_e2e import CALC, TESTS, XDIST, ids, review
 from test_kept_checkout import ON, checkouts
 from test_kept_checkout import user_cache as user_cache  # the fixture
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 TIMESTAMP, CHECKED_HASH = b"\x00\x00\x00\x00", b"\x03\x00\x00\x00"
 
 

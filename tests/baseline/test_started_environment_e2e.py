@@ -8,6 +8,8 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
 
+pytestmark = pytest.mark.slow  # every test here runs whole review sessions
+
 # limit() is 5, unless APP_MODE says lenient: then the base answers as the broken change does.
 APP = (
     "import os\n\n\ndef limit():\n    return 10 if os.environ.get('APP_MODE') == 'lenient' else 5\n"

@@ -26,6 +26,7 @@ PAIRS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("strictness", "plugin"), PAIRS)
 def test_a_pre_existing_failure_stays_pre_existing_under_the_users_strictness(
     pytester: pytest.Pytester, project: GitRepo, strictness: str, plugin: str
@@ -52,6 +53,7 @@ def test_a_pre_existing_failure_stays_pre_existing_under_the_users_strictness(
     assert result.ret == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("where", ["ini", "PYTEST_ADDOPTS"])
 def test_xdist_turned_off_by_the_project_is_off_in_the_reruns(
     pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch, where: str

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 TEST = "def test_one():\n    pass\n"
 TOX_INI = "[tox]\nenvlist = py3\n\n[testenv]\ndeps = pytest\ncommands = {command}\n"
 TOX_TOML = '[env_run_base]\ncommands = [{command}]\n\n[env.lint]\ncommands = [["ruff", "check"]]\n'

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 XDIST = [pytest.param([], id="in-process"), pytest.param(["-n", "2"], id="xdist")]
 PASSING = "def test_one():\n    pass\n\n\ndef test_two():\n    pass\n"
 SILENT_PROTOCOL = (

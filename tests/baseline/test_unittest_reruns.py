@@ -11,6 +11,8 @@ from gitrepo import GitRepo
 from test_head_on_workers import LOGGED, ids, review, runs
 from test_head_on_workers import log as log  # the fixture
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 # test_sub fails in its second subTest block while FAIL_AGAIN exists (or on its first run);
 # test_plain fails outright, always.
 UNIT = """\

@@ -22,6 +22,8 @@ from gitrepo import GitRepo, interruptible
 from test_base_isolation_e2e import _processes_in
 from test_early_base import finish
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 BOUND = 240  # seconds: far below base_timeout (900), far above a session's own time
 
 # test_a fails at the base too (pre-existing); test_b holds the session until GO exists.

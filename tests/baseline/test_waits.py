@@ -132,6 +132,7 @@ def pytest_collection(session):
 """
 
 
+@pytest.mark.slow
 def test_a_waiting_child_whose_folder_vanishes_ends_on_its_own(tmp_path: Path) -> None:
     """Its folder removed while it waits for its node ids: the child exits (before, it waited
     on for a selection that could never come, as long as its starter lived)."""

@@ -66,6 +66,7 @@ def test_same_finding_at_base_and_head_is_pre_existing(lint: GitRepo) -> None:
     assert {f.rule for f in result.pre_existing} == {"F401", "E711"}
 
 
+@pytest.mark.slow
 def test_mypy_gnu_output(repo: GitRepo) -> None:
     repo.commit({"typed.py": 'def f() -> int:\n    return "x"\n'}, "base type error")
     repo.git("checkout", "--quiet", "-b", "feature")
@@ -126,6 +127,7 @@ def test_no_base_commit_makes_every_finding_new(tmp_path: Path) -> None:
     assert [f.rule for f in result.target_related] == ["F401"]
 
 
+@pytest.mark.slow
 def test_a_base_run_that_fails_makes_the_check_not_run(repo: GitRepo) -> None:
     # Prints the same finding at base and head, but hangs at the base.
     script = (

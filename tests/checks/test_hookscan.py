@@ -54,6 +54,7 @@ def notes(report: dict[str, Any]) -> list[tuple[str, str, str]]:
     return [(f["path"], f["severity"], f["note"]) for f in found]
 
 
+@pytest.mark.slow
 def test_a_hook_that_turns_failures_into_passes_blocks(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -78,6 +79,7 @@ def test_a_hook_that_turns_failures_into_passes_blocks(
     assert code == 1
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "plugin",
     [
@@ -122,6 +124,7 @@ def test_a_session_finish_that_only_reports_is_not_a_finding() -> None:
     assert list(definitions("def pytest_sessionfinish(session):\n    session.exitstatus = 0\n"))
 
 
+@pytest.mark.slow
 def test_a_typed_waiver_lets_a_reviewed_hook_in(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -155,6 +158,7 @@ def test_a_typed_waiver_lets_a_reviewed_hook_in(
     assert code == 0
 
 
+@pytest.mark.slow
 def test_the_scan_can_be_turned_off(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project, config='[tool.bounded-review.scans]\nreport_hooks = "off"\n')
     project.commit({"conftest.py": FIXTURE + "\n\n" + TURN_FAILURES_INTO_PASSES}, "hook")

@@ -15,6 +15,8 @@ from agenthooks import AGENTS
 from agentloop import PATHS, Outcome, project
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 CEILING = 2  # the standard tier's repair loops
 
 

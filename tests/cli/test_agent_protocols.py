@@ -49,6 +49,7 @@ def test_the_events_used_here_are_the_agents_own() -> None:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 def test_no_review_blocks_then_lets_go_with_the_state(repo: GitRepo, agent: str) -> None:
     repo.write("app.py", BROKEN)
@@ -61,6 +62,7 @@ def test_no_review_blocks_then_lets_go_with_the_state(repo: GitRepo, agent: str)
     assert second.message.startswith("stop allowed: no progress since the last block")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_clean_review_of_this_tree_lets_the_agent_stop_silently(
     reviewed: GitRepo, agent: str
@@ -94,6 +96,7 @@ def test_copilot_has_no_message_field_so_the_state_goes_to_stderr(repo: GitRepo)
     assert "no progress since the last block" in said.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_turn_that_changed_nothing_stops_at_once(repo: GitRepo, agent: str) -> None:
     repo.write("app.py", BROKEN)  # left unreviewed by an earlier turn (or by the user)
@@ -106,6 +109,7 @@ def test_a_turn_that_changed_nothing_stops_at_once(repo: GitRepo, agent: str) ->
     assert said.message == ""
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", ["claude", "cursor"])
 def test_a_turn_that_wrote_code_is_held_though_it_started_dirty(repo: GitRepo, agent: str) -> None:
     repo.write("app.py", BROKEN)

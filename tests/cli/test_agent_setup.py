@@ -120,6 +120,7 @@ def added_by(diff: str, label: str) -> str:
     return "".join(line[1:] + "\n" for line in section.splitlines() if line.startswith("+"))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 def test_the_proposal_is_the_diff_of_what_write_writes(repo: GitRepo, agent: str) -> None:
     before = repo.user_state()
@@ -136,6 +137,7 @@ def test_the_proposal_is_the_diff_of_what_write_writes(repo: GitRepo, agent: str
         assert f"wrote {path}" in written.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 def test_write_into_a_repository_with_no_settings(repo: GitRepo, agent: str) -> None:
     state = git_state(repo)
@@ -171,6 +173,7 @@ def _existing(agent: str) -> dict[str, Any]:
     return {**data, **first, "hooks": hooks, **last}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("indent", ["    ", "\t"])
 @pytest.mark.parametrize("agent", AGENTS)
 def test_an_existing_file_keeps_every_key_hook_and_its_layout(
@@ -215,6 +218,7 @@ def test_a_one_line_file_and_crlf_lines_stay_so(repo: GitRepo) -> None:
     assert json.loads(cursor) == fresh("cursor")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("agent", AGENTS)
 def test_a_second_run_changes_nothing(repo: GitRepo, agent: str) -> None:
     assert init(repo, "--agent", agent, "--write").returncode == 0
@@ -227,6 +231,7 @@ def test_a_second_run_changes_nothing(repo: GitRepo, agent: str) -> None:
     assert {p: (repo.path / p).read_bytes() for p in files} == files
 
 
+@pytest.mark.slow
 def test_only_the_missing_entry_is_added_and_a_tuned_entry_is_kept(repo: GitRepo) -> None:
     tuned = {"type": "command", "command": "bounded-review hook stop --agent claude"}
     tuned["timeout"] = 120  # the user's own timeout: still our command, kept as it is
@@ -240,6 +245,7 @@ def test_only_the_missing_entry_is_added_and_a_tuned_entry_is_kept(repo: GitRepo
     assert "Stop runs" not in out.stdout
 
 
+@pytest.mark.slow
 def test_other_bounded_review_commands_outside_our_events_are_kept(repo: GitRepo) -> None:
     gate = {"type": "command", "command": "bounded-review gate --stage pre-commit"}
     repo.write(".codex/hooks.json", json.dumps({"hooks": {"PreToolUse": [{"hooks": [gate]}]}}))
@@ -266,6 +272,7 @@ def _refused(repo: GitRepo, agent: str, *needles: str) -> str:
     return out.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("agent", "hooks", "where", "runs"),
     [
@@ -354,6 +361,7 @@ def test_an_entry_init_did_not_write_is_refused(
     assert not (repo.path / SKILLS[0]).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("agent", "text", "needles"),
     [
@@ -384,12 +392,14 @@ def test_a_file_init_cannot_rewrite_is_refused_with_its_line(
         assert json.loads(shown) == fresh(agent)
 
 
+@pytest.mark.slow
 def test_a_skill_that_is_not_ours_is_refused(repo: GitRepo) -> None:
     repo.write(SKILLS[1], "---\nname: bounded-review\ndescription: mine\n---\nmy own words\n")
     _refused(repo, "claude", f"{SKILLS[1]} differs from the skill", "move it aside")
     assert not (repo.path / ".claude/settings.json").exists()
 
 
+@pytest.mark.slow
 def test_a_settings_file_linked_outside_the_repository_is_refused(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -401,6 +411,7 @@ def test_a_settings_file_linked_outside_the_repository_is_refused(
     assert outside.read_text() == '{"model": "x"}'
 
 
+@pytest.mark.slow
 def test_a_link_inside_the_repository_is_written_where_it_points(repo: GitRepo) -> None:
     repo.write("config/claude.json", '{"model": "x"}\n')
     (repo.path / ".claude").mkdir()
@@ -410,6 +421,7 @@ def test_a_link_inside_the_repository_is_written_where_it_points(repo: GitRepo) 
     assert json.loads((repo.path / "config/claude.json").read_text())["hooks"]
 
 
+@pytest.mark.slow
 def test_the_skill_is_the_packaged_text_in_both_places(repo: GitRepo) -> None:
     assert init(repo, "--agent", "codex", "--write").returncode == 0
     for path in SKILLS:
@@ -424,12 +436,14 @@ def test_the_skill_is_the_packaged_text_in_both_places(repo: GitRepo) -> None:
         assert step in body, step
 
 
+@pytest.mark.slow
 def test_an_unknown_agent_is_a_usage_error(repo: GitRepo) -> None:
     out = init(repo, "--agent", "aider")
     assert out.returncode == 4
     assert "invalid choice: 'aider'" in out.stderr
 
 
+@pytest.mark.slow
 def test_the_written_gemini_settings_match_its_settings_schema(repo: GitRepo) -> None:
     """tests/data/agents: what Gemini CLI 0.61.0's settings validator accepts for `hooks`."""
     schema = json.loads((DATA / "gemini-0.61.0-settings-hooks.schema.json").read_text())
@@ -445,6 +459,7 @@ def test_the_written_gemini_settings_match_its_settings_schema(repo: GitRepo) ->
         jsonschema.validate({"hooks": {"AfterAgent": {"hooks": []}}}, schema)
 
 
+@pytest.mark.slow
 def test_a_layout_json_would_not_write_is_said_to_be_rewritten(repo: GitRepo) -> None:
     text = '{\n  "permissions": {"allow": ["Bash(ls)", "Read"]}\n}\n'
     repo.write(".claude/settings.json", text)

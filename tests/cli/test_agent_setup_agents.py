@@ -64,6 +64,7 @@ def _claude_validate(claude: str, hooks: dict[str, Any], tmp_path: Path) -> str:
     return f"{done.returncode}\n{done.stdout}{done.stderr}"
 
 
+@pytest.mark.slow
 def test_claude_code_accepts_the_hooks_of_the_written_settings(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -144,6 +145,7 @@ def test_codex_finds_the_written_hooks(repo: GitRepo, tmp_path: Path) -> None:
     assert "unknown field `model`" in " ".join(broken["warnings"]), broken
 
 
+@pytest.mark.slow
 def test_init_leaves_the_codex_hooks_trusted_for_headless_runs(repo: GitRepo) -> None:
     """`codex exec` skips an untrusted project hook without a word: after init, Codex's own
     loader reports our two hooks trusted (and only ours: the file's other hooks stay as the
@@ -213,6 +215,7 @@ def _gemini_settings(gemini: str, repo: GitRepo, tmp_path: Path) -> dict[str, An
     return result
 
 
+@pytest.mark.slow
 def test_gemini_loads_the_written_settings(repo: GitRepo, tmp_path: Path) -> None:
     gemini = _tool("gemini")
     _tool("node")

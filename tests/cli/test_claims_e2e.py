@@ -16,6 +16,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 LANE = """import json, sys
 packet = json.load(sys.stdin)
 print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",

@@ -106,6 +106,7 @@ def test_interrupt_and_internal_error_statuses(
     assert "internal error" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_module_and_console_script_entry_points() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "pytest_boundedreview", "--version"],

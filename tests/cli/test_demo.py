@@ -5,6 +5,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 
 def run_demo(scratch: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """``bounded-review demo`` with its temporary files under ``scratch``."""
@@ -19,6 +21,7 @@ def run_demo(scratch: Path, **env: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_demo_behaves_as_designed_and_leaves_nothing_behind(tmp_path: Path) -> None:
     proc = run_demo(tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
@@ -41,6 +44,7 @@ def test_a_demo_whose_gate_did_not_block_is_a_failed_demo() -> None:
     ]
 
 
+@pytest.mark.slow
 def test_demo_works_with_commit_signing_on_globally(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()

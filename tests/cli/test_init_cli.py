@@ -50,6 +50,7 @@ def agents_on_path(tmp_path: Path, names: tuple[str, ...]) -> str:
     return f"{folder}:{Path(sys.executable).parent}:/usr/bin:/bin"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("names", "lanes"),
     [

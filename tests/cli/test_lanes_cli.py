@@ -114,6 +114,7 @@ def test_an_unknown_base_names_the_commands_own_option(project: GitRepo) -> None
     assert "(bounded-review commands: --base REF)" in out.stderr
 
 
+@pytest.mark.slow
 def test_lanes_says_when_a_clean_run_would_settle_a_trivial_change(project: GitRepo) -> None:
     settle = "[tool.bounded-review.selection]\nsettle_trivial = true\n"
     at_base(project, {"pyproject.toml": CONFIG.replace("[[", settle + "[[", 1)})

@@ -80,6 +80,7 @@ def call(repo: GitRepo, tmp_path: Path, *steps: Step) -> list[Answer]:
     return ask(repo.path, steps, tmp_path / "server.log")[1]
 
 
+@pytest.mark.slow
 def test_list_tools_names_exactly_the_four_read_only_tools(repo: GitRepo, tmp_path: Path) -> None:
     tools, _ = ask(repo.path, [], tmp_path / "server.log")
     assert {tool.name for tool in tools} == TOOLS
@@ -92,6 +93,7 @@ def test_list_tools_names_exactly_the_four_read_only_tools(repo: GitRepo, tmp_pa
         assert not tool.input_schema.get("required")
 
 
+@pytest.mark.slow
 def test_gate_is_yes_on_a_reviewed_clean_tree(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", FIXED + "\n# a harmless comment\n")
     report = review(repo)
@@ -111,6 +113,7 @@ def test_gate_is_yes_on_a_reviewed_clean_tree(repo: GitRepo, tmp_path: Path) -> 
     assert shown["report"]["gate"] == report["gate"]
 
 
+@pytest.mark.slow
 def test_a_harmless_change_of_the_same_content_stays_clean(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", FIXED + "\n# a harmless comment\n")
     review(repo)
@@ -129,6 +132,7 @@ def test_a_harmless_change_of_the_same_content_stays_clean(repo: GitRepo, tmp_pa
     assert [answer["gate"] for answer in answers] == ["yes", "yes", "yes", "not-reviewed"]
 
 
+@pytest.mark.slow
 def test_an_edit_after_the_review_is_not_reviewed(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", FIXED + "\n# reviewed\n")
     report = review(repo)
@@ -146,6 +150,7 @@ def test_an_edit_after_the_review_is_not_reviewed(repo: GitRepo, tmp_path: Path)
     assert shown["of_this_tree"] is False  # the old report is shown, and said to be old
 
 
+@pytest.mark.slow
 def test_a_review_against_another_base_is_not_a_review_of_this_tree(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -163,6 +168,7 @@ def test_a_review_against_another_base_is_not_a_review_of_this_tree(
     assert "not the base main" in gate["reasons"][0]
 
 
+@pytest.mark.slow
 def test_an_untracked_file_added_after_the_review_is_not_reviewed(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -173,6 +179,7 @@ def test_an_untracked_file_added_after_the_review_is_not_reviewed(
     assert gate["gate"] == "not-reviewed"
 
 
+@pytest.mark.slow
 def test_a_report_that_is_not_clean_gives_its_blockers(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", BROKEN)
     report = review(repo)
@@ -185,6 +192,7 @@ def test_a_report_that_is_not_clean_gives_its_blockers(repo: GitRepo, tmp_path: 
     assert any(line.startswith("test test_app.py::test_add: ") for line in action["blockers"])
 
 
+@pytest.mark.slow
 def test_no_report_is_not_reviewed_and_the_report_tool_says_what_to_run(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -198,6 +206,7 @@ def test_no_report_is_not_reviewed_and_the_report_tool_says_what_to_run(
     assert f"run {REVIEW} first" in shown.text
 
 
+@pytest.mark.slow
 def test_nothing_to_review_on_the_base_tree(repo: GitRepo, tmp_path: Path) -> None:
     gate, action = call(repo, tmp_path, ("gate", {}), ("next_action", {}))
     assert gate["gate"] == "not-reviewed"  # never "yes" without a report
@@ -214,6 +223,7 @@ DAMAGES = {
 }
 
 
+@pytest.mark.slow
 def test_a_corrupt_report_is_an_error_not_clean(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", FIXED + "\n# reviewed\n")
     assert review(repo)["gate"]["review_clean"] == "yes"
@@ -234,6 +244,7 @@ def test_a_corrupt_report_is_an_error_not_clean(repo: GitRepo, tmp_path: Path) -
         assert "run pytest --bounded-review again" in answer.text
 
 
+@pytest.mark.slow
 def test_loop_status_shows_the_loop_its_rounds_and_ceilings(repo: GitRepo, tmp_path: Path) -> None:
     lane = '[[tool.bounded-review.lanes]]\nname = "sample"\nlens = "correctness"\n'
     lane += f"command = {SAMPLE_LANE}\n"
@@ -271,12 +282,14 @@ def test_loop_status_shows_the_loop_its_rounds_and_ceilings(repo: GitRepo, tmp_p
     assert state.read_text() == "{torn"  # read, never repaired
 
 
+@pytest.mark.slow
 def test_loop_status_without_loops(repo: GitRepo, tmp_path: Path) -> None:
     (status,) = call(repo, tmp_path, ("loop_status", {}))
     assert status["loops"] == []
     assert status["report_loop_id"] is None
 
 
+@pytest.mark.slow
 def test_the_repository_argument_and_its_errors(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", FIXED + "\n# reviewed\n")
     review(repo)
@@ -302,6 +315,7 @@ def test_the_repository_argument_and_its_errors(repo: GitRepo, tmp_path: Path) -
     assert from_inside["gate"] == "yes"
 
 
+@pytest.mark.slow
 def test_the_users_status_index_and_stash_are_unchanged(repo: GitRepo, tmp_path: Path) -> None:
     repo.write("app.py", FIXED + "\n# stashed\n")
     repo.git("stash", "push", "--quiet")
@@ -371,6 +385,7 @@ def test_without_the_sdk_mcp_exits_4_naming_the_install(tmp_path: Path) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_the_engine_does_not_import_the_sdk(tmp_path: Path) -> None:
     code = (
         "import sys\n"
@@ -386,6 +401,7 @@ def test_the_engine_does_not_import_the_sdk(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_the_server_ends_when_its_client_closes_stdin(repo: GitRepo) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "pytest_boundedreview", "mcp"],
@@ -400,6 +416,7 @@ def test_the_server_ends_when_its_client_closes_stdin(repo: GitRepo) -> None:
     assert done.stdout == ""
 
 
+@pytest.mark.slow
 def test_gate_counts_only_the_whole_review(repo: GitRepo, tmp_path: Path) -> None:
     """A clean report an option made less than the rules ask (here written as a session
     would write one with --bounded-review-no-lanes where lanes are configured) is no review

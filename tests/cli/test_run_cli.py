@@ -48,6 +48,7 @@ def _run(
         )
 
 
+@pytest.mark.slow
 def test_run_exits_by_the_gate(repo: GitRepo) -> None:
     repo.commit({"app.py": "def double(x):\n    return 3 * x\n"}, "regression")
     md = repo.path / ".bounded-review" / "out.md"  # outputs stay inside the repository
@@ -65,6 +66,7 @@ def test_run_exits_by_the_gate(repo: GitRepo) -> None:
     assert json.loads(own.read_text())["gate"]["review_clean"] == "yes"
 
 
+@pytest.mark.slow
 def test_pytest_arguments_follow_a_double_dash(repo: GitRepo) -> None:
     repo.commit({"app.py": "def double(x):\n    return x + x\n"}, "same behaviour")
     ran = _run(repo, "--no-lanes", "--base", "base", "--", "-k", "fine")
@@ -76,6 +78,7 @@ def test_pytest_arguments_follow_a_double_dash(repo: GitRepo) -> None:
     assert report["statuses"]["local_verification"] == "partial"
 
 
+@pytest.mark.slow
 def test_pytest_usage_errors_and_bad_options_are_usage_errors(repo: GitRepo) -> None:
     assert _run(repo, "--", "--no-such-pytest-option").returncode == 4
     bad = _run(repo, "--risk", "extreme")
@@ -86,6 +89,7 @@ def test_pytest_usage_errors_and_bad_options_are_usage_errors(repo: GitRepo) -> 
     assert "no-such-ref" in unknown_base.stdout + unknown_base.stderr
 
 
+@pytest.mark.slow
 def test_inside_github_actions_it_annotates_and_writes_the_step_summary(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -106,6 +110,7 @@ def test_inside_github_actions_it_annotates_and_writes_the_step_summary(
     assert not [line for line in quiet.stdout.splitlines() if line.startswith("::")]
 
 
+@pytest.mark.slow
 def test_an_unwritable_step_summary_is_a_warning_not_a_failure(
     repo: GitRepo, tmp_path: Path
 ) -> None:
@@ -128,6 +133,7 @@ def test_progress_is_escaped(capsys: pytest.CaptureFixture[str]) -> None:
     assert not any(line.startswith("::") for line in err.splitlines())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("files", "status", "said"),
     [
@@ -172,6 +178,7 @@ def test_run_exits_non_zero_without_a_finished_report_of_the_tree(
     assert said in ran.stdout + ran.stderr
 
 
+@pytest.mark.slow
 def test_a_file_the_tests_write_that_git_ignores_changes_nothing(repo: GitRepo) -> None:
     writes = "def test_writes():\n    open('left.txt', 'w').write('x')\n"
     repo.commit({"test_writes.py": writes, ".gitignore": "left.txt\n.bounded-review/\n"}, "w")

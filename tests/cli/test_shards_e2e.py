@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 REVIEWER = """
 import json, sys
 json.load(sys.stdin)

@@ -50,6 +50,7 @@ def answer(out: str) -> dict[str, Any]:
     return parsed
 
 
+@pytest.mark.slow
 def test_a_report_that_is_not_clean_blocks_with_its_blockers(repo: GitRepo) -> None:
     repo.write("app.py", BROKEN)
     review(repo)
@@ -60,6 +61,7 @@ def test_a_report_that_is_not_clean_blocks_with_its_blockers(repo: GitRepo) -> N
     assert code == 0
 
 
+@pytest.mark.slow
 def test_a_tree_edited_after_its_review_is_not_clean(repo: GitRepo) -> None:
     repo.write("app.py", FIXED + "\n# reviewed\n")
     review(repo)
@@ -72,6 +74,7 @@ def test_nothing_to_review_allows_at_once(repo: GitRepo) -> None:
     assert stop(repo) == (0, "")  # the tree is the base's: a question answered, no code
 
 
+@pytest.mark.slow
 def test_the_hook_never_blocks_more_than_the_ceiling_plus_one_in_a_task(repo: GitRepo) -> None:
     blocks = 0
     for attempt in range(8):  # an agent that keeps editing and never runs the review
@@ -97,6 +100,7 @@ def test_an_unreadable_event_lets_the_agent_stop_with_the_error(repo: GitRepo) -
     assert said["systemMessage"].startswith("bounded-review stop hook: unreadable event")
 
 
+@pytest.mark.slow
 def test_a_byte_order_mark_is_read(repo: GitRepo) -> None:
     repo.write("app.py", BROKEN)
     event = {"session_id": "s1", "cwd": str(repo.path), "stop_hook_active": False}
@@ -104,6 +108,7 @@ def test_a_byte_order_mark_is_read(repo: GitRepo) -> None:
     assert answer(stop(repo, raw=raw)[1])["decision"] == "block"
 
 
+@pytest.mark.slow
 def test_a_corrupt_state_blocks_once_with_the_error_then_lets_go(repo: GitRepo) -> None:
     repo.write("app.py", BROKEN)
     counter = repo.path / ".bounded-review" / "agents" / "claude-s1.json"
@@ -126,6 +131,7 @@ def test_review_only_asks_for_the_review_never_for_edits(repo: GitRepo) -> None:
     assert reason.endswith(f"Run `{review}` and report its state to the user; do not edit.")
 
 
+@pytest.mark.slow
 def test_a_report_it_cannot_use_is_never_clean(repo: GitRepo) -> None:
     repo.write("app.py", FIXED + "\n# reviewed\n")
     review(repo)
@@ -152,6 +158,7 @@ def test_a_report_it_cannot_use_is_never_clean(repo: GitRepo) -> None:
     assert stop(repo, session="after") == (0, "")  # the same report, whole, is clean
 
 
+@pytest.mark.slow
 def test_the_first_hook_in_a_new_repository_keeps_the_state_folder_out_of_git(
     tmp_path: Path,
 ) -> None:
@@ -167,6 +174,7 @@ def test_the_first_hook_in_a_new_repository_keeps_the_state_folder_out_of_git(
     assert project.user_state()[0] == " M app.py"  # (and the bytecode the tests' imports wrote)
 
 
+@pytest.mark.slow
 def test_a_review_against_another_base_is_not_a_review_of_the_change(repo: GitRepo) -> None:
     repo.write("app.py", FIXED + "# a change no review has seen\n")
     repo.commit(message="the change, committed")
@@ -184,6 +192,7 @@ def test_a_review_against_another_base_is_not_a_review_of_the_change(repo: GitRe
     assert "the last report reviewed against" in said.instruction
 
 
+@pytest.mark.slow
 def test_a_configured_pr_target_is_told_to_review_the_working_tree(repo: GitRepo) -> None:
     config = '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\ntarget = "pr"\n'
     repo.commit({"pyproject.toml": config}, "pr target")
@@ -196,6 +205,7 @@ def test_a_configured_pr_target_is_told_to_review_the_working_tree(repo: GitRepo
     assert not hook(repo, "claude", session="after").blocked  # the instruction can be met
 
 
+@pytest.mark.slow
 def test_a_configured_review_command_is_the_one_asked_for(repo: GitRepo) -> None:
     config = '[tool.bounded-review]\nbase = "main"\nreview_command = "tox -e review"\n'
     repo.commit({"pyproject.toml": config}, "command")
@@ -203,6 +213,7 @@ def test_a_configured_review_command_is_the_one_asked_for(repo: GitRepo) -> None
     assert "Run `tox -e review` and report its state" in hook(repo, "claude").instruction
 
 
+@pytest.mark.slow
 def test_an_uncommitted_edit_in_a_submodule_is_not_passed(repo: GitRepo, tmp_path: Path) -> None:
     library = GitRepo.init(tmp_path / "lib")
     library.commit({"lib.py": "X = 1\n"}, "lib")
@@ -222,6 +233,7 @@ def test_an_uncommitted_edit_in_a_submodule_is_not_passed(repo: GitRepo, tmp_pat
     assert hook(repo, "claude", session="s3").blocked
 
 
+@pytest.mark.slow
 def test_with_no_report_the_configured_ceiling_bounds_the_blocks(repo: GitRepo) -> None:
     config = '[tool.bounded-review]\nmode = "review-and-fix"\nbase = "main"\nmax_repair_loops = 0\n'
     repo.commit({"pyproject.toml": config}, "no repair loops")
@@ -234,6 +246,7 @@ def test_with_no_report_the_configured_ceiling_bounds_the_blocks(repo: GitRepo) 
     assert blocks == 1  # a ceiling of 0 repair loops, + 1
 
 
+@pytest.mark.slow
 def test_hooks_of_one_session_run_at_once_block_once(repo: GitRepo) -> None:
     # an agent that runs the same stop hook twice (configured at two levels) at the same time
     repo.write("app.py", BROKEN)

@@ -15,6 +15,8 @@ import pytest
 from agenthooks import BROKEN, FIXED, event, hook, make_repo, review
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 PLUGIN = {"CLAUDE_PLUGIN_ROOT": "/plugins/bounded-review"}
 COMMAND = "bounded-review hook stop --agent claude"
 

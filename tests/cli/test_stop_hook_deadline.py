@@ -71,6 +71,7 @@ def ignoring_sigterm(repo: GitRepo, env: dict[str, str]) -> Said:
     return Said("claude", done.returncode, done.stdout.decode(), done.stderr.decode())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
 @pytest.mark.parametrize("started", ["as agents start it", "with SIGTERM ignored"])
 def test_a_hook_past_its_deadline_blocks_once_then_lets_go(
@@ -98,6 +99,7 @@ def test_a_hook_past_its_deadline_blocks_once_then_lets_go(
     assert all(gone(pid) for pid in started), "a git child outlived the hook"
 
 
+@pytest.mark.slow
 def test_a_slow_turn_start_leaves_no_old_tree_to_pass(
     tmp_path: Path, slow: tuple[dict[str, str], Path]
 ) -> None:

@@ -12,6 +12,8 @@ import pytest
 from agenthooks import FIXED, hook, make_repo, review
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 TEST = "from lib.app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 # PEP 552 header of a hash-based pyc that Python runs without checking its source.
 UNCHECKED = b"\x00" * 4 + b"\x01\x00\x00\x00" + b"\x00" * 8

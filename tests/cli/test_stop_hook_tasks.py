@@ -17,6 +17,8 @@ import pytest
 from agenthooks import BROKEN, FIXED, Said, event, hook, make_repo, named_command, review
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 TEST = "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 
 

@@ -14,6 +14,8 @@ import pytest
 from agenthooks import AGENTS, BROKEN, Said, hook, make_repo, review
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 HOSTILE = "\x1b[31mred\x1b]52;c;cHduZWQ=\x07\rover\n::error::pwned ##[error]x\u202e"
 
 

@@ -103,6 +103,7 @@ def _scanner_reads(parser: Any, tokens: list[str], table: Table) -> dict[str, li
     return found
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("spelling", SPELLINGS)
 @pytest.mark.parametrize("tables", ["session", "builtin"])
 def test_the_scanner_reads_as_pytest_does(parser: Any, spelling: str, tables: str) -> None:

@@ -42,6 +42,7 @@ def load_in_a_new_process(root: Path) -> dict[str, object]:
     return found
 
 
+@pytest.mark.slow
 def test_a_configuration_validated_once_is_built_without_pydantic(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text(CONFIG)
     assert load_in_a_new_process(tmp_path)["pydantic"] is True  # no state folder: not noted
@@ -92,6 +93,7 @@ def test_a_changed_configuration_is_validated_again(tmp_path: Path) -> None:
     assert len(list((tmp_path / ".bounded-review" / "cache").iterdir())) == 1  # the old one
 
 
+@pytest.mark.slow
 def test_a_reviewed_session_with_nothing_to_validate_imports_no_pydantic(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -115,6 +117,7 @@ def test_a_reviewed_session_with_nothing_to_validate_imports_no_pydantic(
     assert seen == ["False", "False", "False"]
 
 
+@pytest.mark.slow
 def test_a_session_without_a_toml_file_loads_no_toml_parser(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

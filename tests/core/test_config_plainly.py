@@ -172,6 +172,7 @@ def test_a_plain_configuration_imports_no_pydantic(tmp_path: Path) -> None:
     assert done.stdout.split() == ["main", "pr", "True", "True", "False"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("table", "said"),
     [
@@ -197,6 +198,7 @@ def test_a_session_refuses_an_invalid_plain_configuration(
     assert "[tool.bounded-review] is invalid" in result.stderr.str()
 
 
+@pytest.mark.slow
 def test_a_session_with_a_plain_configuration_is_reviewed(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

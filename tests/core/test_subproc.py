@@ -34,6 +34,7 @@ def test_output_is_capped() -> None:
     assert out.truncated
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_group(tmp_path: Path) -> None:
     pidfile = tmp_path / "child.pid"
     code = (

@@ -16,6 +16,8 @@ from fakeagents import VERSIONS, calls, install
 from gitrepo import GitRepo
 from test_lanes_e2e import commit_change
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 CONFIG = """\
 [tool.bounded-review]
 risk = "strict"

@@ -9,6 +9,8 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+import pytest
+
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_with_retries
 from pytest_boundedreview.lanes.dispatch import LaneRunner, dispatch
@@ -80,6 +82,7 @@ def test_scouts_first_then_verdicts_concurrently(tmp_path: Path) -> None:
     assert any(m.startswith("lane b finished: pass in ") for m in messages)
 
 
+@pytest.mark.slow
 def test_the_ceiling_limits_concurrency(tmp_path: Path) -> None:
     made, log = lanes(tmp_path, [("a", "verdict"), ("b", "verdict"), ("c", "verdict")])
     dispatch(made, runner(tmp_path, {}), max_concurrent=1, progress=lambda _: None)

@@ -157,6 +157,7 @@ def test_gemini_usage_and_model_come_from_its_stats(bin_dir: Path, workdir: Path
     assert (attempt.usage.input_tokens, attempt.usage.output_tokens) == (900, 40)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "mode", "failure", "detail"),
     [
@@ -241,6 +242,7 @@ def test_codex_recovers_from_transient_errors_and_says_so(bin_dir: Path, workdir
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("models", "extra", "ok", "detail"),
     [
@@ -441,6 +443,7 @@ def test_gemini_settings_comments_are_read_as_gemini_reads_them(text: str, plain
     assert geminihome.without_comments(text) == plain
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("kind", "mode", "final"),
     [

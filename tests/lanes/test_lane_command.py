@@ -48,6 +48,7 @@ def test_a_valid_result_and_the_packet_on_stdin_and_in_a_file(tmp_path: Path) ->
     assert (attempt.result.verdict, attempt.result.rationale) == ("pass", "x")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("script", "failure", "detail"),
     [
@@ -86,6 +87,7 @@ def _group_alive(pgid: int) -> bool:
     return False
 
 
+@pytest.mark.slow
 def test_a_reviewer_ignoring_sigterm_and_its_grandchild_are_killed(tmp_path: Path) -> None:
     pgid_file = tmp_path / "pgid"
     script = (

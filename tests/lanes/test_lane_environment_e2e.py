@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 # The configured reviewer: a blocking finding at each line of app.py that subtracts.
 REVIEWER = f"""#!{sys.executable}
 import json

@@ -168,6 +168,7 @@ def test_nothing_listed_is_unverified_and_no_id_is_invented(
     assert [path for path, _, _ in state.requests] == ["/v1/models"]  # no completion asked
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("setup", "failure", "detail"),
     [

@@ -11,6 +11,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 LANE = """
 import json, os, sys
 packet = json.load(sys.stdin)

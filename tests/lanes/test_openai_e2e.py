@@ -22,6 +22,8 @@ from modelendpoint import (
     vllm_context,
 )
 
+pytestmark = pytest.mark.slow  # whole review sessions
+
 LISTED = ["GET /v1/models"]
 ASKED = ["GET /v1/models", "POST /v1/chat/completions"]
 

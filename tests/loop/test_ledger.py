@@ -196,6 +196,7 @@ def run_worker(folder: Path, name: str, count: int) -> subprocess.Popen[bytes]:
     return subprocess.Popen([sys.executable, "-c", code, str(folder), name, str(count)])
 
 
+@pytest.mark.slow
 def test_concurrent_writers_lose_nothing(tmp_path: Path) -> None:
     # four writers interleaving on two cores: every write rewrites the whole state, so the
     # work grows with the square of the operations; 400 are enough for the writers to collide
@@ -277,6 +278,7 @@ ledger.Ledger(Path(sys.argv[1]), {loop!r}).mutate("crash", {{}}, bump)
 """
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "step", ["temp-written", "temp-fsynced", "before-replace", "before-folder-fsync"]
 )

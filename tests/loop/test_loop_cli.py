@@ -144,6 +144,7 @@ def test_only_an_admitted_attempt_runs_and_answers_echo_the_revision(run: Orches
     assert err.startswith("BR_ATTEMPT_MISMATCH: 'r1-rev-1' is not an admitted attempt")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("revision", ["", "tree:", "1234", "tree:XYZ", "blob:12", "tree:12 "])
 def test_begin_and_next_round_refuse_a_malformed_revision(run: Orchestrator, revision: str) -> None:
     code, err = run("begin", "--target-kind", "pr", "--revision", revision, "--lane", "r:c")
@@ -172,6 +173,7 @@ def test_begin_and_next_round_refuse_a_malformed_revision(run: Orchestrator, rev
     assert err.startswith(f"BR_INVALID: revision {revision!r}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("verdicts", "blocking", "outcome", "allowed"),
     [

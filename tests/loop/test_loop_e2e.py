@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 REVIEWER = """
 import json, sys
 packet = json.load(sys.stdin)

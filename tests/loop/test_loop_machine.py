@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import (
@@ -28,6 +29,8 @@ from pytest_boundedreview.loop import ops as loopops
 from pytest_boundedreview.loop.ledger import Ledger
 from pytest_boundedreview.loop.structure import violations
 from pytest_boundedreview.models.lane import LaneResult
+
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 
 LANES = ("rev", "sec", "scout")
 REVISIONS = (

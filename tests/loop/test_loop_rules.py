@@ -114,6 +114,7 @@ def test_a_closed_loop_refuses_every_mutation_and_reset_archives_it(run: Orchest
 # 2. A retained lane is never launched and never answers ----------------------------------
 
 
+@pytest.mark.slow
 def test_a_retained_lane_is_never_launched_and_never_answers(run: Orchestrator) -> None:
     round_one(run)
     code, out = run(
@@ -220,6 +221,7 @@ def test_a_delta_receipt_lists_what_it_admits_and_retains(run: Orchestrator) -> 
     assert run("close", "--outcome", "converged")[0] == 0
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("affected", "why"),
     [
@@ -512,6 +514,7 @@ VIOLATIONS = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("violate", VIOLATIONS, ids=[v.__name__ for v in VIOLATIONS])
 def test_a_structural_violation_is_named_by_its_path_and_refuses_every_mutation(
     run: Orchestrator, violate: Any
@@ -612,6 +615,7 @@ def three_rounds_of_one_class(run: Orchestrator, *lanes: str) -> Any:
     return completed
 
 
+@pytest.mark.slow
 def test_model_mismatch_requires_the_architecture_lane_before_correctness_resumes(
     run: Orchestrator,
 ) -> None:

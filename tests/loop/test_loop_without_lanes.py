@@ -8,6 +8,8 @@ import json
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 
 def _change(project: GitRepo) -> None:
     project.commit({"test_a.py": "def test_a():\n    pass\n"}, "base")

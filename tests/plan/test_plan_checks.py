@@ -98,6 +98,7 @@ def test_rollback_is_required_only_for_irreversible_plans(files: TreeFiles) -> N
     assert _check(risky, files, PlanConfig(irreversible=[])) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("cited", "blocks"),
     [
@@ -135,6 +136,7 @@ def test_urls_and_times_are_not_citations(files: TreeFiles) -> None:
     assert _check(text, files) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("line", "claimed"),
     [

@@ -14,6 +14,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 REVIEWER = """
 import json, os, sys
 packet = json.load(sys.stdin)

@@ -17,7 +17,7 @@ from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.core.config import load_settings
 
-pytestmark = pytest.mark.modelserver
+pytestmark = [pytest.mark.modelserver, pytest.mark.slow]
 
 
 def lane_config(base_url: str, model: str, extra: str = "") -> str:

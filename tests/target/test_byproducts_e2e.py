@@ -17,6 +17,8 @@ import pytest
 from agenthooks import BROKEN, FIXED, hook
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 WORKERS = [pytest.param([], id="serial"), pytest.param(["-n", "2"], id="xdist")]
 TEST = "from app import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
 

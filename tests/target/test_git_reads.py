@@ -106,6 +106,7 @@ def test_names_the_batch_cannot_carry_as_they_are_are_read_on_their_own(
     assert [args[-1] for args in calls if "blob" in args] == [f"{commit}:w.toml\r"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("files", [60, 800], ids=["request in the pipe", "request streamed"])
 def test_a_batch_read_later_holds_every_blob_whatever_its_size(
     tmp_path: Path, calls: list[list[str]], files: int

@@ -74,6 +74,7 @@ def _read_only(
     return prefix, env
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("make", [_codex, _unshare], ids=["codex-sandbox", "unshare"])
 def test_a_read_only_git_directory_stops_the_review_with_what_to_allow(
     calc: GitRepo, tmp_path: Path, make: Callable[[GitRepo, Path], list[str]]
@@ -99,6 +100,7 @@ def test_a_read_only_git_directory_stops_the_review_with_what_to_allow(
     assert calc.git("worktree", "list", "--porcelain") == checkouts
 
 
+@pytest.mark.slow
 def test_a_writable_git_directory_is_reviewed(calc: GitRepo) -> None:
     """The harmless control: the same change, the same review, ``.git`` writable."""
     env = clean_env()

@@ -61,6 +61,7 @@ def harmless_edit(repo: GitRepo, stage: bool) -> None:
         repo.git("add", "app.py")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "stage", "kind", "why"),
     [
@@ -95,6 +96,7 @@ def test_an_uncommitted_edit_does_not_move_a_named_base_to_its_tip(
     assert report["target"]["reason"] in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args", [[], ["--bounded-review-target=pr"]])
 def test_a_committed_branch_is_reviewed_against_the_same_merge_base(
     pytester: pytest.Pytester, branch: GitRepo, args: list[str]
@@ -110,6 +112,7 @@ def test_a_committed_branch_is_reviewed_against_the_same_merge_base(
     assert report["target"]["reason"] in out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("args", "stage"),
     [
@@ -130,6 +133,7 @@ def test_a_regression_in_the_uncommitted_edit_still_blocks(
     assert (status, report["gate"]["review_clean"]) == (1, "no")
 
 
+@pytest.mark.slow
 def test_a_regression_committed_on_the_branch_blocks_a_staged_review_against_main(
     pytester: pytest.Pytester, branch: GitRepo
 ) -> None:
@@ -151,6 +155,7 @@ def test_a_regression_committed_on_the_branch_blocks_a_staged_review_against_mai
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
 
 
+@pytest.mark.slow
 def test_with_no_base_named_an_uncommitted_edit_is_reviewed_against_head(
     pytester: pytest.Pytester, branch: GitRepo
 ) -> None:

@@ -27,6 +27,7 @@ def handle(repo: GitRepo) -> git.Repo:
     return git.open_repo(repo.path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "why"),
     [

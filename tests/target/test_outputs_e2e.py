@@ -19,6 +19,8 @@ from gitrepo import (
     every_file,
 )
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 USER_NOTES = "my notes, not yet added\n"
 SECRET = "TOKEN=mine\n"
 

@@ -101,6 +101,7 @@ def regression_recorded(repo: GitRepo, target: str) -> None:
         assert "a - b" in repo.git("show", f"{'HEAD' if target == 'pr' else ''}:calc.py")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("target", "workers", "bytecode"),
     [
@@ -154,6 +155,7 @@ def test_builtin_conversions_that_change_the_code_are_named(
     assert target.untested == ("src/conv.py (recorded with other bytes than on disk)",)
 
 
+@pytest.mark.slow
 def test_a_forged_lfs_pointer_is_named(calc: GitRepo) -> None:
     forged = (
         "version https://git-lfs.github.com/spec/v1\n"
@@ -166,6 +168,7 @@ def test_a_forged_lfs_pointer_is_named(calc: GitRepo) -> None:
     assert held(report, "calc.py")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("target", "workers"), [("local-diff", []), ("staged", []), ("pr", ["-n", "2"])]
 )

@@ -61,6 +61,7 @@ def regression_reviewed(status: int, report: dict[str, Any]) -> None:
     assert (status, report["gate"]["review_clean"]) == (1, "no")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 def test_a_base_the_change_names_does_not_make_its_regression_pre_existing(
     pytester: pytest.Pytester, ci: GitRepo, xdist: list[str]
@@ -75,6 +76,7 @@ def test_a_base_the_change_names_does_not_make_its_regression_pre_existing(
     assert proposed(report) == ["base"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("values", [{"base": "HEAD"}, {"target": "staged"}, {"shard": True}])
 def test_a_change_that_would_review_nothing_or_exit_0_is_reviewed(
     pytester: pytest.Pytester, ci: GitRepo, values: dict[str, object]
@@ -96,6 +98,7 @@ def addopts(*options: str, **values: object) -> str:
     )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "option",
     ["--bounded-review-base=HEAD~1", "--bounded-review-shard", "--bounded-review-target=staged"],
@@ -111,6 +114,7 @@ def test_review_options_the_change_adds_to_its_addopts_are_its_own_configuration
     assert proposed(report) == [option.removeprefix("--bounded-review-").partition("=")[0]]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "option",
     ["bounded_review_base = 'HEAD~1'", "bounded_review_shard = True", "bounded_review = False"],
@@ -128,6 +132,7 @@ def test_review_options_the_change_s_code_sets_steer_nothing(
     regression_reviewed(status, report)
 
 
+@pytest.mark.slow
 def test_review_options_the_base_s_addopts_gives_apply(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -145,6 +150,7 @@ def test_review_options_the_base_s_addopts_gives_apply(
     assert proposed(report) == []
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("edit", ["-ra", "--bounded-review-risk=strict -ra"])
 def test_review_options_an_edited_addopts_keeps_apply(
     pytester: pytest.Pytester, ci: GitRepo, edit: str
@@ -169,6 +175,7 @@ def test_review_options_an_edited_addopts_keeps_apply(
     assert proposed(report) == []
 
 
+@pytest.mark.slow
 def test_a_change_that_moves_the_outputs_and_state_writes_where_the_base_says(
     pytester: pytest.Pytester, ci: GitRepo
 ) -> None:
@@ -181,6 +188,7 @@ def test_a_change_that_moves_the_outputs_and_state_writes_where_the_base_says(
         assert not (pytester.path / name).exists(), name
 
 
+@pytest.mark.slow
 def test_a_change_that_removes_the_base_s_target_is_reviewed_as_the_base_says(
     pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -198,6 +206,7 @@ def test_a_change_that_removes_the_base_s_target_is_reviewed_as_the_base_says(
     assert report["target"]["empty"] is True
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("xdist", XDIST)
 def test_a_base_kept_from_the_base_applies(
     pytester: pytest.Pytester, project: GitRepo, xdist: list[str]
@@ -218,6 +227,7 @@ def test_a_base_kept_from_the_base_applies(
     assert proposed(report) == []
 
 
+@pytest.mark.slow
 def test_options_choose_the_review_whatever_the_change_says(
     pytester: pytest.Pytester, ci: GitRepo
 ) -> None:
@@ -230,6 +240,7 @@ def test_options_choose_the_review_whatever_the_change_says(
     assert proposed(report) == []  # the options hold on both sides
 
 
+@pytest.mark.slow
 def test_a_harmless_change_adding_the_ci_base_is_clean(
     pytester: pytest.Pytester, ci: GitRepo
 ) -> None:
@@ -240,6 +251,7 @@ def test_a_harmless_change_adding_the_ci_base_is_clean(
     assert proposed(report) == ["base"]  # advisory: the base names none yet
 
 
+@pytest.mark.slow
 def test_a_first_configuration_naming_a_base_without_a_remote_reviews_the_working_tree(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -255,6 +267,7 @@ def test_a_first_configuration_naming_a_base_without_a_remote_reviews_the_workin
     assert (status, report["gate"]["review_clean"]) == (1, "no")
 
 
+@pytest.mark.slow
 def test_the_state_dir_the_base_keeps_is_checked_as_the_change_s_is(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

@@ -103,6 +103,7 @@ def notes(report: dict[str, Any], severity: str) -> list[str]:
     return sorted(f["note"] for f in report["findings"][severity])
 
 
+@pytest.mark.slow
 def test_a_private_key_with_the_secrets_scan_turned_off_still_blocks(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -117,6 +118,7 @@ def test_a_private_key_with_the_secrets_scan_turned_off_still_blocks(
     assert "lowers the `secrets` scan from blocking to off" in finding["failure_mode"]
 
 
+@pytest.mark.slow
 def test_a_failing_required_check_made_optional_still_blocks(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -130,6 +132,7 @@ def test_a_failing_required_check_made_optional_still_blocks(
     assert proposed(report) == ["checks.ok"]
 
 
+@pytest.mark.slow
 def test_a_removed_check_still_runs(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project, "no_lanes = true\n" + CHECK)
     change(project, "no_lanes = true\n", **{"app.py": "OK = False\n"})
@@ -139,6 +142,7 @@ def test_a_removed_check_still_runs(pytester: pytest.Pytester, project: GitRepo)
     assert proposed(report) == ["checks.ok"]
 
 
+@pytest.mark.slow
 def test_tightening_applies_at_once(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(project, "no_lanes = true\n")
     tighter = '[tool.bounded-review.scans]\ndebugger = "blocking"\n'
@@ -154,6 +158,7 @@ def test_tightening_applies_at_once(pytester: pytest.Pytester, project: GitRepo)
     assert proposed(report) == []
 
 
+@pytest.mark.slow
 def test_a_first_configuration_is_held_to_the_defaults(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -169,6 +174,7 @@ def test_a_first_configuration_is_held_to_the_defaults(
     assert proposed(report) == ["no_lanes", "scans.secrets"]
 
 
+@pytest.mark.slow
 def test_a_first_configuration_that_only_adds_applies_at_once(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -180,6 +186,7 @@ def test_a_first_configuration_that_only_adds_applies_at_once(
     assert report["findings"]["blocking"] == report["findings"]["advisory"] == []
 
 
+@pytest.mark.slow
 def test_a_harmless_edit_of_the_configuration_is_clean(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -195,6 +202,7 @@ def test_a_harmless_edit_of_the_configuration_is_clean(
     assert [(c["name"], c["status"]) for c in report["checks"]] == [("ok", "pass")]
 
 
+@pytest.mark.slow
 def test_a_base_configuration_this_version_rejects_gives_way(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -208,6 +216,7 @@ def test_a_base_configuration_this_version_rejects_gives_way(
     )
 
 
+@pytest.mark.slow
 def test_accepting_a_partial_run_waits_for_the_merge(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -219,6 +228,7 @@ def test_accepting_a_partial_run_waits_for_the_merge(
     assert proposed(report) == ["allow_partial"]
 
 
+@pytest.mark.slow
 def test_a_suite_the_change_declares_is_not_the_suite_yet(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -246,6 +256,7 @@ DEBUGGER_APP = f"OK = True\n\n\ndef f():\n{DEBUGGER_LINE}\n"
 DEBUGGER_PRINT = finding_fingerprint("app.py", "correctness", f"debugger:{DEBUGGER_LINE}")
 
 
+@pytest.mark.slow
 def test_waivers_from_another_file_wait_for_the_merge(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -259,6 +270,7 @@ def test_waivers_from_another_file_wait_for_the_merge(
     assert proposed(report) == ["waivers_file"]
 
 
+@pytest.mark.slow
 def test_a_protected_category_the_change_drops_stays_protected(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -275,6 +287,7 @@ def test_a_protected_category_the_change_drops_stays_protected(
     assert proposed(report) == ["protected_categories"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("relaxed", "line"),
     [
@@ -304,6 +317,7 @@ def test_a_relaxed_reviewer_setting_keeps_the_base_reviewers(
 SCANS = '[tool.bounded-review.scans]\ndebugger = "blocking"\n'
 
 
+@pytest.mark.slow
 def test_a_waiver_the_change_adds_is_marked_in_every_output(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -328,6 +342,7 @@ def test_a_waiver_the_change_adds_is_marked_in_every_output(
     assert ", a waiver the change itself adds: a debugging aid" in markdown
 
 
+@pytest.mark.slow
 def test_waivers_from_the_base_leave_out_the_change_s_own(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -341,6 +356,7 @@ def test_waivers_from_the_base_leave_out_the_change_s_own(
     assert report["findings"]["waived"] == []
 
 
+@pytest.mark.slow
 def test_a_waiver_at_the_base_applies_unmarked(pytester: pytest.Pytester, project: GitRepo) -> None:
     setup(
         project,
@@ -354,6 +370,7 @@ def test_a_waiver_at_the_base_applies_unmarked(pytester: pytest.Pytester, projec
     assert waived["added_by_change"] is False
 
 
+@pytest.mark.slow
 def test_moving_waivers_from_to_the_head_waits_for_the_merge(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

@@ -28,6 +28,7 @@ def configure(project: GitRepo, state_dir: str, pytest_table: str = "") -> None:
 NO_BUILD = '[tool.pytest.ini_options]\nnorecursedirs = ["node_modules"]\n'
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("state_dir", "table", "why"),
     [
@@ -53,6 +54,7 @@ def test_the_pytest_face_refuses_a_folder_not_its_own_and_writes_nothing(
     assert not (pytester.path.parent / "elsewhere").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("state_dir", "table"),
     [("tests/.state", ""), ("build/review", ""), (".bounded-review", NO_BUILD)],
@@ -75,6 +77,7 @@ def test_a_folder_of_its_own_is_used_and_new_test_files_stay_visible(
     assert shown.splitlines() == ["?? tests/test_new.py"]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "argv",
     [("run", "--no-lanes"), ("status",), ("reset",), ("report",), ("gate",), ("lanes",)],
@@ -96,6 +99,7 @@ def test_the_commands_refuse_a_folder_not_their_own_and_write_nothing(
     assert (project.user_state(), every_file(pytester.path, PYTESTER_FILES)) == (before, files)
 
 
+@pytest.mark.slow
 def test_the_commands_read_and_write_the_configured_folder(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:
@@ -116,6 +120,7 @@ def test_the_commands_read_and_write_the_configured_folder(
         assert bounded_review(project, *argv).stdout == f"no review loop in {folder}\n"
 
 
+@pytest.mark.slow
 def test_a_state_dir_that_names_an_ignored_file_is_a_configuration_error(
     pytester: pytest.Pytester, project: GitRepo
 ) -> None:

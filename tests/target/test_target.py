@@ -319,6 +319,7 @@ def test_a_gone_upstream_is_an_error_not_a_fallback(clone: GitRepo) -> None:
         frozen(clone, "pr")
 
 
+@pytest.mark.slow
 def test_a_same_size_edit_right_after_a_commit_is_seen(repo: GitRepo) -> None:
     # Racy git: an edit in the same second as the index write, keeping the size, is only
     # noticed if the snapshot's copy of the index keeps the original's timestamp.
@@ -395,6 +396,7 @@ def _outcome(repo: git.Repo, kind: str, ref: str) -> Target | str:
         return str(exc)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(
     not Path("/proc/self/task", str(os.getpid()), "children").exists(),
     reason="lists children from /proc (a kernel with CONFIG_PROC_CHILDREN)",

@@ -19,6 +19,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 ROOT = Path(__file__).resolve().parents[2]
 GOOD = "def f():\n    return 1\n"
 BAD = "def f():\n    return 2\n"

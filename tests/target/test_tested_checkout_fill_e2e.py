@@ -83,6 +83,7 @@ def vendored(tmp_path: Path, library: GitRepo) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", WORKERS)
 @pytest.mark.parametrize("no_bytecode", BYTECODE)
 def test_a_harmless_change_passes_with_the_submodule_in_the_tested_checkout(
@@ -114,6 +115,7 @@ def bump(repo: GitRepo, library: GitRepo, text: str) -> str:
     return new
 
 
+@pytest.mark.slow
 def test_a_staged_bump_to_a_broken_commit_is_refused_though_the_tree_is_back_on_a_good_one(
     vendored: GitRepo, library: GitRepo
 ) -> None:
@@ -131,6 +133,7 @@ def test_a_staged_bump_to_a_broken_commit_is_refused_though_the_tree_is_back_on_
     assert submodule_state(vendored) == sub
 
 
+@pytest.mark.slow
 def test_a_staged_submodule_commit_missing_locally_keeps_the_gate_from_yes(
     vendored: GitRepo,
 ) -> None:
@@ -146,6 +149,7 @@ def test_a_staged_submodule_commit_missing_locally_keeps_the_gate_from_yes(
     assert done.returncode != 0
 
 
+@pytest.mark.slow
 def test_the_hypothesis_database_is_in_the_tested_checkout(tmp_path: Path) -> None:
     repo = GitRepo.init(tmp_path / "project")
     repo.write(".hypothesis/examples/k/v", "example\n")
@@ -214,6 +218,7 @@ def built(tmp_path: Path, compiled: Path) -> GitRepo:
     return repo
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("no_bytecode", BYTECODE)
 def test_a_compiled_module_of_unchanged_sources_is_in_the_tested_checkout(
     built: GitRepo, no_bytecode: bool
@@ -235,6 +240,7 @@ def test_a_compiled_module_of_unchanged_sources_is_in_the_tested_checkout(
     assert module.read_bytes() == before
 
 
+@pytest.mark.slow
 def test_a_compiled_module_whose_sources_differ_from_the_snapshot_is_not_passed_off(
     built: GitRepo,
 ) -> None:

@@ -64,6 +64,7 @@ def held_by_tree(report: dict[str, Any], *paths: str) -> bool:
     )
 
 
+@pytest.mark.slow
 def test_a_staged_regression_with_an_unstaged_fix_is_not_passed(sample: GitRepo) -> None:
     sample.write("mod.py", BROKEN)
     sample.git("add", "mod.py")
@@ -77,6 +78,7 @@ def test_a_staged_regression_with_an_unstaged_fix_is_not_passed(sample: GitRepo)
     assert gate(sample, "pre-commit") == 2
 
 
+@pytest.mark.slow
 def test_an_untracked_conftest_that_hides_a_failure_is_named(sample: GitRepo) -> None:
     """An untracked file the commit will not record changes what the tests see."""
     sample.write("mod.py", BROKEN)
@@ -89,6 +91,7 @@ def test_an_untracked_conftest_that_hides_a_failure_is_named(sample: GitRepo) ->
     assert held_by_tree(report, "conftest.py (not in the snapshot)")
 
 
+@pytest.mark.slow
 def test_a_pr_review_with_an_uncommitted_fix_does_not_pass_the_push(sample: GitRepo) -> None:
     sample.commit({"mod.py": BROKEN}, "regression")
     sample.write("mod.py", GOOD)
@@ -100,6 +103,7 @@ def test_a_pr_review_with_an_uncommitted_fix_does_not_pass_the_push(sample: GitR
     assert gate(sample, "pre-push") == 2
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("index", ["as git writes it", "split"])
 @pytest.mark.parametrize("bit", ["--assume-unchanged", "--skip-worktree"])
 def test_index_bits_do_not_hide_an_uncommitted_fix(sample: GitRepo, bit: str, index: str) -> None:
@@ -185,6 +189,7 @@ def test_only_bytecode_python_checks_is_not_a_difference(
     assert bool(target.untested) is differs
 
 
+@pytest.mark.slow
 def test_a_path_that_is_not_utf8_is_named_and_the_report_written(sample: GitRepo) -> None:
     sample.commit({"mod.py": GOOD + "# a comment\n"}, "harmless")
     (sample.path / os.fsdecode(b"\xff\xfe notes.txt")).write_text("x\n")
@@ -193,6 +198,7 @@ def test_a_path_that_is_not_utf8_is_named_and_the_report_written(sample: GitRepo
     assert held_by_tree(report, "\\xff\\xfe notes.txt (not in the snapshot)")
 
 
+@pytest.mark.slow
 def test_run_accepts_bytecode_a_project_does_not_ignore(sample: GitRepo) -> None:
     """The tests write bytecode during the run; it is no change to the reviewed tree."""
     sample.write("mod.py", GOOD + "# a comment\n")
@@ -204,6 +210,7 @@ def test_run_accepts_bytecode_a_project_does_not_ignore(sample: GitRepo) -> None
     assert list(sample.path.glob("__pycache__/*.pyc"))  # written during the run, not ignored
 
 
+@pytest.mark.slow
 def test_a_harmless_staged_change_with_a_matching_tree_is_clean(sample: GitRepo) -> None:
     sample.write("mod.py", GOOD + "# a comment\n")
     sample.git("add", "mod.py")
@@ -215,6 +222,7 @@ def test_a_harmless_staged_change_with_a_matching_tree_is_clean(sample: GitRepo)
     assert gate(sample, "pre-commit") == 0
 
 
+@pytest.mark.slow
 def test_committed_is_yes_only_for_the_tested_head_tree(sample: GitRepo) -> None:
     sample.commit({"mod.py": GOOD + "# a comment\n"}, "harmless")
     status, report = review(sample, "--bounded-review-target=pr")
@@ -239,6 +247,7 @@ def test_differences_name_each_path_and_what_happened(sample: GitRepo) -> None:
     assert livetree.differences(handle, reviewed, reviewed) == ()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]])
 def test_modules_imported_from_ignored_files_are_named(sample: GitRepo, workers: list[str]) -> None:
     """Generated code is legitimate, and not in the reviewed tree: the report says so, with

@@ -13,6 +13,8 @@ from pytest_boundedreview.models.finding import Reproduce
 from pytest_boundedreview.target import git
 from pytest_boundedreview.triage.reproduce import Reproducer
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 BY_PATH = """\
 from importlib.util import module_from_spec, spec_from_file_location
 

@@ -59,6 +59,7 @@ def run(
     return triage([Raised(lane, "verdict", raw) for raw in raws], files, scope, **kwargs)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("path", "reason"),
     [
@@ -93,6 +94,7 @@ def test_bad_paths_are_rejected(files: TreeFiles, path: object, reason: str) -> 
     assert not out.advisory
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("fields", "reason"),
     [

@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 BASE_APP = "".join(
     [
         "VALUE = 1\n",

@@ -18,6 +18,8 @@ from pytest_boundedreview.target import git
 from pytest_boundedreview.target.treefiles import TreeFiles
 from pytest_boundedreview.triage.steps import Raised, triage
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 SCALARS = st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20)
 JSON = st.recursive(
     SCALARS,

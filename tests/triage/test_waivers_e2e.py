@@ -12,6 +12,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
+
 # Blocking findings for lines saying BUG (correctness) or LEAK (security); LOW gives a
 # confidence of 0.3, NOCONF none.
 REVIEWER = """
