@@ -347,12 +347,13 @@ def with_shim(sample: GitRepo) -> GitRepo:
     return sample
 
 
-def commit(repo: GitRepo) -> subprocess.CompletedProcess[str]:
-    """``git commit`` of what is staged, the shim started with this interpreter."""
+def commit(repo: GitRepo, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``git commit`` of what is staged, the shim started with this interpreter (or in
+    ``env``)."""
     return subprocess.run(
         ["git", "commit", "-m", "change"],
         cwd=repo.path,
-        env=clean_env({"BOUNDED_REVIEW_PYTHON": sys.executable}),
+        env=env or clean_env({"BOUNDED_REVIEW_PYTHON": sys.executable}),
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
@@ -496,15 +497,7 @@ def test_the_commit_shim_finds_the_project_s_venv_from_a_plain_shell(with_shim: 
     project_venv(with_shim)
     with_shim.write("test_env.py", IN_ITS_VENV)
     with_shim.git("add", "test_env.py")
-    done = subprocess.run(
-        ["git", "commit", "-m", "change"],
-        cwd=with_shim.path,
-        env=plain_shell({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        check=False,
-    )
+    done = commit(with_shim, plain_shell({}))
     assert done.returncode == 0, done.stdout
     assert with_shim.git("show", "--name-only", "--format=", "HEAD").split() == [
         ".gitignore",
@@ -517,15 +510,7 @@ def test_the_commit_shim_names_an_interpreter_without_the_plugin(with_shim: GitR
     with_shim.write("app.py", "x = 2\n")
     with_shim.git("add", "app.py")
     head = with_shim.git("rev-parse", "HEAD")
-    done = subprocess.run(
-        ["git", "commit", "-m", "change"],
-        cwd=with_shim.path,
-        env=plain_shell({}),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        check=False,
-    )
+    done = commit(with_shim, plain_shell({}))
     assert done.returncode != 0
     assert ".venv/bin/python cannot load pytest-boundedreview" in done.stdout
     assert with_shim.git("rev-parse", "HEAD") == head
