@@ -19,14 +19,14 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview.triage.steps import UNCHECKED
 
+pytestmark = pytest.mark.slow  # whole review sessions
+
 APP = "def add(a, b):\n    return a + b\n"
 HARMLESS = APP + "\n\ndef twice(x):\n    return add(x, x)\n"  # 6 lines
 BROKEN = APP + "\n\ndef twice(x):\n    return add(x, x) + 1\n"
 TESTS = "import app\n\n\ndef test_add():\n    assert app.add(1, 2) == 3\n"
 LANE = """
 import json, sys
-
-pytestmark = pytest.mark.slow  # whole review sessions
 print(json.dumps(json.loads(open(sys.argv[1]).read())))
 """
 
