@@ -62,20 +62,17 @@ def add_parser(sub: Any) -> None:
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
-def _report_path(args: argparse.Namespace) -> tuple[Path, str, Path]:
-    """Where the session will write its report: ``--report``, else the configured one; the
-    target kind asked for; the repository's root."""
+def _report_path(args: argparse.Namespace, repo: git.Repo) -> tuple[Path, str]:
+    """Where the session will write its report: ``--report``, else the configured one; and
+    the target kind asked for."""
     from ..core.config import load_settings, option_overrides
-    from ..target import git
     from ..target.statedir import approver
 
-    repo = git.open_repo(Path.cwd())
     overrides = option_overrides({"report": args.report}, Path.cwd())
     settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
     # Not created here: the session checks the folder against its own pytest configuration
     # first, and creates it.
-    report = settings.report_file(repo.root / settings.state_dir)
-    return report, args.target or settings.target, repo.root
+    return settings.report_file(repo.root / settings.state_dir), args.target or settings.target
 
 
 def pytest_argv(args: argparse.Namespace, report: Path, where: Place | None = None) -> list[str]:
@@ -133,12 +130,13 @@ def _exit_by(report: Path, status: int) -> int:
 
 def run_code(args: argparse.Namespace) -> int:
 
-    report, kind, root = _report_path(args)
-    python = handed_to(root, os.environ)
-    if python is not None:  # the project's interpreter runs all of it, with its own version
-        env = {**os.environ, HANDED: python}
+    repo = git.open_repo(Path.cwd())
+    python = handed_to(repo.root, os.environ)
+    if python is not None:  # the project's interpreter runs all of it with its own version,
+        env = {**os.environ, HANDED: python}  # its settings read by its own rules too
         argv = [python, "-m", "pytest_boundedreview", *args.argv]
         return subprocess.run(argv, env=env, check=False).returncode
+    report, kind = _report_path(args, repo)
     before = _identity(report)
     with place(kind) as where:  # a checkout of the snapshot when the working tree differs
         argv = pytest_argv(args, report, where)
