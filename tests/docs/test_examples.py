@@ -225,7 +225,9 @@ def test_no_placeholder_or_missing_tag_is_pinned() -> None:
     )
     found = []
     for block in all_blocks("yaml", "yml", "sh", "console", "toml"):
-        for pinned in re.findall(r"(?:pytest-boundedreview@|rev:\s*)(v?\d+\.\d+\.\d+)\b", block.text):
+        for pinned in re.findall(
+            r"(?:pytest-boundedreview@|rev:\s*)(v?\d+\.\d+\.\d+)\b", block.text
+        ):
             if pinned not in tags:
                 found.append(f"{block}: {pinned} is no tag of this repository")
         found += [f"{block}: OWNER placeholder" for _ in re.findall(r"\bOWNER/", block.text)]
