@@ -14,6 +14,7 @@ that cannot be given comes back as a tool error naming the file and the fix, nev
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -24,7 +25,9 @@ from .. import __version__
 from ..core.errors import FatalError, UsageError
 from . import mcptools
 
-INSTALL = "pip install 'pytest-boundedreview[mcp]'"
+# The extra ``mcp`` in pyproject.toml (a test keeps the two equal): installed by its own
+# name, since this package may not come from an index that has its extras.
+SDK = "mcp>=2.3,<3"
 Repository = Annotated[
     str | None,
     Field(
@@ -88,8 +91,8 @@ def serve() -> None:
         from mcp.types import ToolAnnotations
     except ImportError as exc:
         raise UsageError(
-            f"`bounded-review mcp` needs the MCP SDK (mcp>=2.3,<3), which cannot be imported "
-            f"here ({exc}): {INSTALL}"
+            f"`bounded-review mcp` needs the MCP SDK ({SDK}), which cannot be imported here "
+            f"({exc}): {sys.executable} -m pip install '{SDK}'"
         ) from None
     server: MCPServer[Any] = MCPServer(
         "bounded-review",

@@ -14,11 +14,18 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
 import anyio
 import pytest
 from agenthooks import BROKEN, FIXED, make_repo, review
 from gitrepo import GitRepo, clean_env
 from mcp import ClientSession, StdioServerParameters, stdio_client  # the `mcp` extra, in `dev`
+
+from pytest_boundedreview.cli import mcpserver
 
 OFF_BY_ONE = "def add(a, b):\n    return a + b + 1\n"
 TOOLS = {"gate", "report", "next_action", "loop_status"}
@@ -46,6 +53,8 @@ class Answer:
 
 Call = tuple[str, dict[str, Any]]
 Step = Call | Callable[[], object]  # a tool call, or something done between two calls
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def ask(cwd: Path, steps: Sequence[Step], errlog: Path) -> tuple[list[Any], list[Answer]]:
@@ -380,7 +389,11 @@ def test_without_the_sdk_mcp_exits_4_naming_the_install(tmp_path: Path) -> None:
         timeout=60,
     )
     assert done.returncode == 4, done.stderr
-    assert "pip install 'pytest-boundedreview[mcp]'" in done.stderr
+    assert f"-m pip install '{mcpserver.SDK}'" in done.stderr
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"
+    ]
+    assert extras["mcp"] == [mcpserver.SDK]
     assert "Traceback" not in done.stderr
     assert done.stdout == ""
 
