@@ -58,8 +58,9 @@ def _session(
 
 def _block_end(lines: list[str]) -> str:
     """The review block's last line: the one before the next separator after its title."""
-    start = next(i for i, line in enumerate(lines) if "bounded review" in line and "===" in line)
-    end = next(i for i in range(start + 1, len(lines)) if lines[i].startswith("="))
+    plain = [SGR.sub("", line) for line in lines]
+    start = next(i for i, line in enumerate(plain) if "= bounded review =" in line)
+    end = next(i for i in range(start + 1, len(plain)) if plain[i].startswith("="))
     return lines[end - 1]
 
 
@@ -80,8 +81,7 @@ def test_a_clean_gate_over_an_old_failure_says_why_pytest_says_failed(repo: GitR
     assert status == 0
     assert "1 failed, 1 passed" in lines[-2]
     assert lines[-1] == (
-        "bounded-review: review_clean: yes (exit 0); 1 failed above: 1 pre-existing, "
-        "does not block"
+        "bounded-review: review_clean: yes (exit 0); 1 failed above: 1 pre-existing, does not block"
     )
     # every status that was checked, and why local verification is partial: not the suite
     status_line = next(line for line in lines if line.startswith("status: "))
