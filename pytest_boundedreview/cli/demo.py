@@ -83,7 +83,7 @@ EXPECTED = (
         "the reviewer's naming nit, filed as blocking, was demoted to advisory: it does not block",
     ),
     ("status: local verification failed", "every status line is reported on its own"),
-    ("review_clean: no (exit 1)", "the gate says the change is not clean: the session exits 1"),
+    ("review_clean: no (exit 1)", "the gate says the change is not clean"),
 )
 
 
