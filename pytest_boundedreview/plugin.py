@@ -164,9 +164,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session, "bounded-review-session")
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config: pytest.Config) -> None:
+    # Last: pytest prints its count of failures after every terminal summary, so the verdict
+    # that closes the output is printed here, after that count and other plugins' last words.
     session = config.stash.get(SESSION_KEY, None)
-    if session is not None:
+    if session is None:
+        return
+    try:
+        session.closing()
+    finally:
         session.reruns.close()
         config.pluginmanager.unregister(session.collector)
         config.pluginmanager.unregister(session.witnessed)

@@ -2,7 +2,7 @@
 each tier is in ``core/ceilings.py``.
 
 ``auto`` is ``strict`` when a trigger fires — a changed path matches one of its globs or an
-added line matches one of its patterns — ``economy`` for docs-only or trivial changes, else
+added line matches one of its patterns — ``economy`` for docs-only or small changes, else
 ``standard``. Every trigger is listed in the reasons with its path and rule.
 """
 
@@ -340,7 +340,9 @@ def assess(
         return "economy", [Reason(None, "economy: documentation only")]
     changed = sum(len(c.added) + len(c.removed) for c in scope)
     if len(scope) and changed <= trivial_lines and not any(c.binary or c.mode_only for c in scope):
-        return "economy", [Reason(None, f"economy: trivial change ({changed} line(s))")]
+        # The size of the change, never its consequence: a one-line regression is small, not trivial
+        rule = f"economy: a small change ({changed} changed line(s), at most {trivial_lines})"
+        return "economy", [Reason(None, rule)]
     return "standard", []
 
 

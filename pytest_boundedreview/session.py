@@ -76,6 +76,7 @@ class BoundedReview:
         self._workflow: list[str] = []
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
         self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
+        self._session: pytest.Session | None = None  # the finished session, for its exit status
         self.reruns = SessionReruns(
             config,
             settings,
@@ -434,6 +435,7 @@ class BoundedReview:
         from .report.build import build
         from .report.publish import publish
 
+        self._session = session
         interrupted = False
         try:
             try:
@@ -468,11 +470,30 @@ class BoundedReview:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         from .render.terminal import lines
+        from .render.verdict import markup
 
-        if self.report is None:
+        if self.report is None or self._session is None:
             return
         terminalreporter.write_sep("=", "bounded review")
-        for line in lines(self.report):
+        shown = list(lines(self.report, self._session.exitstatus, verbose=self._verbose()))
+        for line in shown[:-1]:
             terminalreporter.write_line(line)
         for line in self._workflow:  # inside GitHub Actions: annotations
             terminalreporter.write_line(line)
+        # The verdict last, in its colour where pytest colours (--color, NO_COLOR, a terminal)
+        terminalreporter.write_line(shown[-1], **markup(self.report))
+
+    def _verbose(self) -> bool:
+        return self.config.get_verbosity() > 0
+
+    def closing(self) -> None:
+        """The verdict again, in one line below pytest's own count of failures (which it prints
+        after every summary), at any verbosity: called as pytest unconfigures."""
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if self.report is None or self._session is None or reporter is None:
+            return
+        from .render.verdict import closing, markup
+
+        line = closing(self.report, self._session.exitstatus)
+        reporter.write_line(line, **markup(self.report))
+        reporter.flush()

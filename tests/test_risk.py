@@ -95,7 +95,7 @@ def test_renaming_a_public_function_is_public_api(base: GitRepo) -> None:
         ),
         (
             {"app/core.py": BASE["app/core.py"].replace("return 2", "return 3")},
-            "economy: trivial change (2 line(s))",
+            "economy: a small change (2 changed line(s), at most 3)",
         ),
     ],
 )

@@ -25,7 +25,7 @@ from .parser import parser
 def cmd_demo(args: argparse.Namespace) -> int:
     from . import demo
 
-    return demo.run(keep=args.keep)
+    return demo.run(keep=args.keep, color=args.color or "auto")
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
@@ -119,14 +119,13 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 def cmd_merge(args: argparse.Namespace) -> int:
     """Combine shard reports of one revision, review and gate once; exit by the gate."""
     from ..core.config import option_overrides
-    from ..render.terminal import lines
     from .merge import merge
+    from .run import show
 
     keys = ("report", "markdown", "sarif", "no_lanes")
     overrides = option_overrides({key: getattr(args, key) for key in keys}, Path.cwd())
     report, workflow = merge([Path(p) for p in args.reports], overrides)
-    print("\n".join([*lines(report), *workflow]))
-    return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)
+    return show(report, workflow, args)
 
 
 def cmd_loop(args: argparse.Namespace) -> int:

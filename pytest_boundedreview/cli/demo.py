@@ -8,6 +8,7 @@ tool saw what was designed into the example: the regression blocks, the old fail
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -82,7 +83,7 @@ EXPECTED = (
         "the reviewer's naming nit, filed as blocking, was demoted to advisory: it does not block",
     ),
     ("status: local verification failed", "every status line is reported on its own"),
-    ("review_clean: no", "the gate says the change is not clean"),
+    ("review_clean: no (exit 1)", "the gate says the change is not clean"),
 )
 
 
@@ -91,8 +92,13 @@ def _expectations(output: str) -> list[str]:
     return [meaning for text, meaning in EXPECTED if text not in output]
 
 
-def run(keep: bool = False) -> int:
+_SGR = re.compile("\x1b\\[[0-9;]*m")
+
+
+def run(keep: bool = False, color: str = "auto") -> int:
     """Build the example, review it, print what happened; 0 when it behaved as designed."""
+    from ..render.verdict import colour_wanted
+
     folder = Path(tempfile.mkdtemp(prefix="bounded-review-demo-"))
     try:
         repo = build(folder)
@@ -103,14 +109,17 @@ def run(keep: bool = False) -> int:
         )
         argv = [sys.executable, "-m", "pytest", "--bounded-review", "--bounded-review-base=main"]
         print("$ " + " ".join(["pytest", *argv[3:]]), flush=True)
+        # pytest writes to a pipe here: it colours by what this command's output is
+        argv.append(f"--color={'yes' if colour_wanted(sys.stdout, color) else 'no'}")
         proc = subprocess.run(
             argv, cwd=repo, env=git.scrubbed_env(), capture_output=True, text=True, check=False
         )
         print(proc.stdout + proc.stderr, end="")
-        missing = _expectations(proc.stdout)
+        shown = _SGR.sub("", proc.stdout)
+        missing = _expectations(shown)
         print("demo: what the output above shows")
         for text, meaning in EXPECTED:
-            print(f"  {'ok     ' if text in proc.stdout else 'MISSING'} {meaning}")
+            print(f"  {'ok     ' if text in shown else 'MISSING'} {meaning}")
         for line in missing:
             print(f"demo: expected but not seen: {line}")
         print("demo: behaved as designed" if not missing else "demo: did not behave as designed")

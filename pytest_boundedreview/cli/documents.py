@@ -120,6 +120,10 @@ def cmd_report(args: argparse.Namespace) -> int:
         if args.max_bytes < 200:
             raise UsageError("--max-bytes: at least 200, to hold the verdict line")
         sys.stdout.write(markdown_report(report, cap=args.max_bytes))
+    elif args.format == "text":  # the terminal's: the verdict last, with this exit status
+        from .run import show
+
+        return show(report, [], args)
     else:
         sys.stdout.write(render(report, args.format))
     return {"yes": 0, "no": 1}.get(report.gate.review_clean, 2)

@@ -163,6 +163,9 @@ def _add_report_parser(sub: Any) -> None:
         "or rdjson (reviewdog)",
     )
     report.add_argument("--report", metavar="PATH", help=_REPORT_HELP)
+    from . import run as runcmd
+
+    runcmd.add_display_options(report)
     report.add_argument(
         "--max-bytes",
         type=int,
@@ -185,6 +188,7 @@ def _add_merge_parser(sub: Any) -> None:
     )
     merge.add_argument("reports", nargs="+", metavar="REPORT", help="shard report files")
     runcmd.add_output_options(merge, "final JSON report (default: the state folder)")
+    runcmd.add_display_options(merge)
 
 
 def _add_document_parsers(sub: Any) -> None:
@@ -222,6 +226,12 @@ def _add_demo_parser(sub: Any) -> None:
     )
     demo_parser.add_argument(
         "--keep", action="store_true", help="keep the example repository and print its path"
+    )
+    demo_parser.add_argument(
+        "--color",
+        choices=("auto", "yes", "no"),
+        default=None,
+        help="colour the output: auto (default; a terminal, unless NO_COLOR), yes or no",
     )
 
 

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..core.errors import (
     EXIT_INDETERMINATE,
@@ -22,6 +22,9 @@ from ..target import git
 from .interpreter import HANDED, handed_to
 from .runplace import Place, place
 
+if TYPE_CHECKING:
+    from ..models.report import Report
+
 VALUE_OPTIONS = ("base", "target", "mode", "risk", "markdown", "sarif")
 FLAGS = ("no_lanes", "full", "reset")
 _BY_GATE = {"yes": 0, "no": 1}
@@ -33,6 +36,34 @@ def add_output_options(parser: argparse.ArgumentParser, report_help: str) -> Non
     parser.add_argument("--markdown", metavar="PATH", help="also write a Markdown report")
     parser.add_argument("--sarif", metavar="PATH", help="also write a SARIF 2.1.0 log")
     parser.add_argument("--no-lanes", action="store_true", help="deterministic gate only")
+
+
+def add_display_options(parser: argparse.ArgumentParser) -> None:
+    """The options of a command that shows a report on the terminal: colour, every status."""
+    parser.add_argument(
+        "--color",
+        choices=("auto", "yes", "no"),
+        default=None,
+        help="colour the verdict: auto (default; a terminal, unless NO_COLOR), yes or no",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show every status, those not checked too"
+    )
+
+
+def show(report: Report, workflow: list[str], args: argparse.Namespace) -> int:
+    """Print ``report`` and its workflow commands, the verdict last with the exit status this
+    command gives, coloured as the terminal and ``--color`` allow; return that status."""
+    from ..render.terminal import lines
+    from ..render.verdict import colour_wanted, console_exit, painted
+
+    status = console_exit(report)
+    shown = list(lines(report, status, verbose=bool(getattr(args, "verbose", False))))
+    last = shown.pop()
+    if colour_wanted(sys.stdout, getattr(args, "color", None) or "auto"):
+        last = painted(last, report)
+    print("\n".join([*shown, *workflow, last]))
+    return status
 
 
 def add_parser(sub: Any) -> None:
@@ -59,6 +90,7 @@ def add_parser(sub: Any) -> None:
     add_output_options(run, "JSON report (default: the state folder)")
     run.add_argument("--full", action="store_true", help="force a full re-review round")
     run.add_argument("--reset", action="store_true", help="start a new loop for this target")
+    add_display_options(run)
     run.add_argument("pytest_args", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
 
 
@@ -85,6 +117,9 @@ def pytest_argv(args: argparse.Namespace, report: Path, where: Place | None = No
     argv.append(f"--bounded-review-report={report}")
     extra = list(args.pytest_args)
     extra = extra[1:] if extra[:1] == ["--"] else extra
+    # pytest colours the verdict by its own rules; -v also shows the statuses not checked
+    argv += [f"--color={args.color}"] if getattr(args, "color", None) else []
+    argv += ["-v"] if getattr(args, "verbose", False) else []
     return argv + (extra if where is None else where.args(extra))
 
 
@@ -159,10 +194,8 @@ def run(args: argparse.Namespace) -> int:
     if args.plan is None:
         return run_code(args)
     from ..plan.command import review_plan
-    from ..render.terminal import lines
 
     if args.pytest_args or args.base or args.target:
         raise UsageError("--plan reviews a plan file: it takes no --base, --target or pytest args")
     report, workflow = review_plan(args, Path.cwd())
-    print("\n".join([*lines(report), *workflow]))
-    return _BY_GATE.get(report.gate.review_clean, EXIT_INDETERMINATE)
+    return show(report, workflow, args)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..models.report import LaneReport, Report, SuiteInfo, TestFailure, Usage
+from ..models.report import LaneReport, Report, Statuses, SuiteInfo, TestFailure, Usage
 from .escape import terminal
+from .verdict import verdict
 
 ADDED = ", a waiver the change itself adds"
 
@@ -42,13 +43,17 @@ def spent(usage: Usage) -> str:
     return ", ".join(parts) or "nothing reported"
 
 
-def lines(report: Report) -> Iterator[str]:
-    """The report as plain lines, most important first; every untrusted string escaped."""
+def lines(
+    report: Report, exit_status: int | None = None, *, verbose: bool = False
+) -> Iterator[str]:
+    """The report as plain lines, every untrusted string escaped; the last is the verdict,
+    with the exit status it causes when given. Statuses nobody checked show when ``verbose``."""
     yield from _header(report)
     yield from _counts(report)
     yield from _waivers(report)
     yield from _details(report)
-    yield from _verdict(report)
+    yield from _verdict(report, verbose)
+    yield verdict(report, exit_status)
 
 
 def _header(report: Report) -> Iterator[str]:
@@ -168,24 +173,61 @@ def _details(report: Report) -> Iterator[str]:
         )
 
 
-def _verdict(report: Report) -> Iterator[str]:
-    """What the reviewers spent, the limitations, the statuses, the gate, the next action."""
+def _verdict(report: Report, verbose: bool) -> Iterator[str]:
+    """What the reviewers spent, the limitations, the statuses, the gate's reasons, the next
+    action (the verdict line itself follows)."""
     if report.usage:
         yield f"reviewers spent: {spent(report.usage)}"
     for limitation in report.limitations:
         yield f"limitation: {terminal(limitation)}"
-    statuses = report.statuses
-    yield (
-        f"status: local verification {statuses.local_verification}, review clean "
-        f"{statuses.review_clean}, PR/CI {statuses.pr_ci}, committed {statuses.committed}, "
-        f"merged {statuses.merged}, deployed {statuses.deployed}, production verified "
-        f"{statuses.production_verified}"
-    )
+    yield "status: " + ", ".join(status_items(report, verbose))
     gate = report.gate
-    yield f"review_clean: {gate.review_clean}"
+    if gate.reasons:
+        yield f"why the gate says {gate.review_clean}:"
     for reason in gate.reasons:
         yield f"  {terminal(reason)}"
     yield f"next action: {terminal(report.next_action)}"
+
+
+_STATUS_NAMES = (
+    ("local_verification", "local verification"),
+    ("review_clean", "review clean"),
+    ("pr_ci", "PR/CI"),
+    ("committed", "committed"),
+    ("merged", "merged"),
+    ("deployed", "deployed"),
+    ("production_verified", "production verified"),
+)
+
+
+def status_items(report: Report, verbose: bool = False) -> list[str]:
+    """Each status as ``name value``: those nobody checked only when ``verbose``; a partial
+    local verification says what made it partial."""
+    statuses: Statuses = report.statuses
+    items = []
+    for key, name in _STATUS_NAMES:
+        value = str(getattr(statuses, key))
+        if value == "not-checked" and not verbose:
+            continue
+        if key == "local_verification" and value == "partial":
+            value += f" ({partial_why(report)})"
+        items.append(f"{name} {value}")
+    return items
+
+
+def partial_why(report: Report) -> str:
+    """Why local verification is partial rather than passed: failures that are not the
+    change's, checks that did not run, or tests the session left out (numbers only)."""
+    tests = report.tests
+    parts = [
+        (len(tests.pre_existing), "pre-existing failure(s)"),
+        (len(tests.flaky), "flaky test(s)"),
+        (sum(1 for c in report.checks if c.status == "not-run"), "check(s) not run"),
+        (sum(1 for c in report.checks if c.pre_existing), "check(s) with pre-existing findings"),
+        (report.suite.left_out_total if report.suite else 0, "left out of the suite"),
+    ]
+    why = ", ".join(f"{n} {what}" for n, what in parts if n)
+    return why or "part of the suite or its checks did not run"
 
 
 def suite_text(suite: SuiteInfo) -> str:

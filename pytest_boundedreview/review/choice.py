@@ -62,7 +62,7 @@ def choose(
     size, _ = target_size(settings, target)
     chosen, skipped = select(lanes, target.kind, size, tier == "strict", budget.max_lanes)
     if settings.selection.settle_trivial and tier == "economy" and deterministic_clean:
-        why = "a trivial change settled by deterministic evidence (selection.settle_trivial)"
+        why = "a small change the tests and checks found clean (selection.settle_trivial)"
         skipped, chosen = [*skipped, *((lane, why) for lane in chosen)], []
     return chosen, skipped
 
