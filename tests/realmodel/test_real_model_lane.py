@@ -94,8 +94,11 @@ def test_a_runaway_answer_is_cut_at_max_output_tokens_and_not_retried(
     pytester: pytest.Pytester, project: GitRepo, llama: llamacpp.Server
 ) -> None:
     """Greedy, this model writes finding after finding: the cap cuts it, the row says so with
-    the fix, and no retry is asked (temperature 0 writes the same answer again)."""
-    config = lane_config(llama.base_url, llama.model, "max_output_tokens = 64\n")
+    the fix, and no retry is asked (temperature 0 writes the same answer again). The lane is
+    the one above but for its sampling: the same packet, so whichever runs second finds the
+    whole prompt in the server's cache (both ways tried)."""
+    extra = f'fallback_models = ["{llama.model}"]\nmax_output_tokens = 64\n'
+    config = lane_config(llama.base_url, "not-served", extra)
     change(project, config.replace("max_retries = 0", "max_retries = 2"))
     with project.untouched():
         _, report = review(pytester)
