@@ -111,8 +111,9 @@ params.n_parallel = 1
 params.cpuparams.n_threads = 1
 params.cpuparams_batch.n_threads = 1
 params.use_jinja = True
-params.sampling.temp = 0.0  # greedy, and seeded: the same prompt gets the same answer
+params.sampling.temp = 0.0  # greedy unless asked, and seeded: the same prompt, the same answer
 params.sampling.seed = 7
+params.sampling.penalty_repeat = 1.1  # --repeat-penalty: every answer loops less
 server = xllamacpp.Server(params)
 print("listening", flush=True)
 signal.pause()
