@@ -281,8 +281,11 @@ class LoopMachine(RuleBasedStateMachine):
 def test_the_loop_invariants_hold_through_any_sequence_with_crashes() -> None:
     ROUNDS_SEEN.clear()
     COVERAGE_SEEN.clear()
+    # Derandomized: the coverage asserted below must not depend on the draw (a random draw of
+    # 40 sequences sometimes made no delta round, and the test failed on nothing).
     run_state_machine_as_test(
-        LoopMachine, settings=settings(max_examples=40, stateful_step_count=30, deadline=None)
+        LoopMachine,
+        settings=settings(max_examples=40, stateful_step_count=30, deadline=None, derandomize=True),
     )
     assert max(ROUNDS_SEEN, default=0) >= 2  # it explored repair loops, not only round 1
     assert sorted(COVERAGE_SEEN) == ["delta", "full"]  # and delta rounds
