@@ -13,6 +13,7 @@ from __future__ import annotations
 import http.client
 import json
 import re
+import threading
 import time
 import urllib.error
 import urllib.parse
@@ -113,6 +114,42 @@ def request(url: str, key: str | None, deadline: Deadline, body: Any = None) -> 
         headers["Content-Type"] = "application/json"
         data = json.dumps(body).encode()
     late = f"before {url} answered"
+    # The exchange runs in a thread the attempt waits on for what is left of the deadline: a
+    # socket's timeout bounds each read, not a server that sends its headers a byte at a time.
+    # A thread still waiting then is left to its own socket timeout and holds nothing.
+    outcome: list[Any] = []
+    worker = threading.Thread(
+        target=_capture,
+        args=(outcome, _exchange, url, key, deadline, late, data, headers),
+        name="bounded-review-endpoint",
+        daemon=True,
+    )
+    worker.start()
+    worker.join(deadline.left(late))
+    if not outcome:
+        raise _late(deadline, late)
+    kind, value = outcome[0]
+    if kind == "raised":
+        raise value
+    return value
+
+
+def _capture(outcome: list[Any], call: Any, *args: Any) -> None:
+    try:
+        outcome.append(("returned", call(*args)))
+    except Exception as exc:  # handed to the waiting attempt, which raises it
+        outcome.append(("raised", exc))
+
+
+def _exchange(
+    url: str,
+    key: str | None,
+    deadline: Deadline,
+    late: str,
+    data: bytes | None,
+    headers: dict[str, str],
+) -> Any:
+    """One request and its JSON answer; :class:`Failed` naming why there is none."""
     try:
         with _opener(url).open(
             urllib.request.Request(url, data=data, headers=headers), timeout=deadline.left(late)

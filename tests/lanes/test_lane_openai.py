@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import socket
 import threading
 import time
 from collections.abc import Iterator
@@ -372,3 +373,39 @@ def test_a_server_on_this_machine_is_asked_without_the_environment_s_proxy(
     )
     assert done.stdout.strip() == "gpt-small", done.stderr
     assert state.requests == [("/v1/models", None, "Bearer sk-k")]
+
+
+def test_a_server_that_drips_its_headers_cannot_stretch_the_deadline() -> None:
+    """Each byte arrives well within a socket timeout, the whole answer long after the
+    attempt's `timeout`: the attempt ends at its deadline, while the server is still sending."""
+    answer = (
+        b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n"
+        b'{"data":[]}'
+    )
+    sent = {"bytes": 0}
+    stop = threading.Event()
+    listener = socket.create_server(("127.0.0.1", 0))
+
+    def drip() -> None:
+        connection, _ = listener.accept()
+        with connection:
+            connection.recv(65536)
+            for byte in answer:
+                if stop.wait(0.1):
+                    return
+                connection.sendall(bytes([byte]))
+                sent["bytes"] += 1
+
+    server = threading.Thread(target=drip, daemon=True)
+    server.start()
+    try:
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}/v1"
+        attempt = run_once(lane(url, timeout=1), b"{}", LENS, {})
+        cut_at = sent["bytes"]
+    finally:
+        stop.set()
+        server.join(10)
+        listener.close()
+    assert not attempt.ok
+    assert "deadline (1s) passed before" in attempt.detail, attempt.detail
+    assert cut_at < answer.index(b"\r\n\r\n")  # ended while the headers were arriving
