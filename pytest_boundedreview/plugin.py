@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import weakref
+from argparse import SUPPRESS
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -29,6 +30,7 @@ _FLAG_OPTIONS: tuple[tuple[str, str], ...] = (
     ("reset", "close the open loop for this target and start a new one"),
     ("shard", "record this shard's outcomes only; the `bounded-review merge` step gates"),
 )
+RUN_EXIT_FLAG = "--bounded-review-exit-as-run"
 SESSION_KEY: pytest.StashKey[BoundedReview] = pytest.StashKey()
 
 # The environment each session started with, taken as this plugin is registered: before
@@ -93,6 +95,12 @@ def pytest_addoption(parser: pytest.Parser, pluginmanager: pytest.PytestPluginMa
         group.addoption(
             _flag(key), dest=f"bounded_review_{key}", action="store_true", default=None, help=text
         )
+    # Given by `bounded-review run` alone: the verdict names the exit status of that command,
+    # which exits by the gate, not pytest's (no configuration key: a session's own exit is
+    # pytest's).
+    group.addoption(
+        RUN_EXIT_FLAG, dest="bounded_review_exit_as_run", action="store_true", help=SUPPRESS
+    )
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -154,7 +162,8 @@ def pytest_configure(config: pytest.Config) -> None:
 
     keys = [key for key, _, _ in _VALUE_OPTIONS] + [key for key, _ in _FLAG_OPTIONS]
     prepared = prepare(config, keys, environ, given)
-    session = BoundedReview(config, prepared, witness, environ, redactor)
+    exit_as_run = bool(given.get("bounded_review_exit_as_run"))
+    session = BoundedReview(config, prepared, witness, environ, redactor, exit_as_run)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session.collector, "bounded-review-outcomes")
     config.pluginmanager.register(session.witnessed, "bounded-review-witnessed")

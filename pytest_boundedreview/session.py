@@ -50,8 +50,11 @@ class BoundedReview:
         witness: Witness,
         environ: Mapping[str, str] | None = None,
         redact: Redact | None = None,
+        exit_as_run: bool = False,
     ) -> None:
         self.config = config
+        # Started by `bounded-review run`: the verdict names the status that command exits with
+        self.exit_as_run = exit_as_run
         # The environment the session started with, before the project's code ran (see
         # plugin.py): what the processes the review starts are given.
         self.environ = dict(os.environ) if environ is None else environ
@@ -470,21 +473,38 @@ class BoundedReview:
 
     def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
         from .render.terminal import lines
-        from .render.verdict import markup
 
         if self.report is None or self._session is None:
             return
         terminalreporter.write_sep("=", "bounded review")
-        shown = list(lines(self.report, self._session.exitstatus, verbose=self._verbose()))
+        shown = list(lines(self.report, self.exit_shown(), verbose=self._verbose()))
         for line in shown[:-1]:
             terminalreporter.write_line(line)
         for line in self._workflow:  # inside GitHub Actions: annotations
             terminalreporter.write_line(line)
         # The verdict last, in its colour where pytest colours (--color, NO_COLOR, a terminal)
-        terminalreporter.write_line(shown[-1], **markup(self.report))
+        self._write_verdict(terminalreporter, shown[-1])
 
     def _verbose(self) -> bool:
         return self.config.get_verbosity() > 0
+
+    def exit_shown(self) -> int:
+        """The exit status the verdict names: pytest's, or the one ``bounded-review run``
+        gives for it when that command started this session (it exits by its own rules)."""
+        from .render.verdict import run_exit
+
+        assert self._session is not None
+        assert self.report is not None
+        status = int(self._session.exitstatus)
+        if self.exit_as_run:
+            return run_exit(status, self.report.gate.review_clean)
+        return status
+
+    def _write_verdict(self, reporter: pytest.TerminalReporter, line: str) -> None:
+        from .render.verdict import painted
+
+        assert self.report is not None
+        reporter.write_line(painted(line, self.report) if reporter.hasmarkup else line)
 
     def closing(self) -> None:
         """The verdict again, in one line below pytest's own count of failures (which it prints
@@ -492,8 +512,7 @@ class BoundedReview:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if self.report is None or self._session is None or reporter is None:
             return
-        from .render.verdict import closing, markup
+        from .render.verdict import closing
 
-        line = closing(self.report, self._session.exitstatus)
-        reporter.write_line(line, **markup(self.report))
+        self._write_verdict(reporter, closing(self.report, self.exit_shown()))
         reporter.flush()

@@ -13,7 +13,13 @@ from reports import EVIL, report
 
 from pytest_boundedreview.models import report as models
 from pytest_boundedreview.render.terminal import lines
-from pytest_boundedreview.render.verdict import closing, colour_wanted, console_exit, painted
+from pytest_boundedreview.render.verdict import (
+    closing,
+    colour_wanted,
+    console_exit,
+    painted,
+    run_exit,
+)
 
 
 class _Tty(io.StringIO):
@@ -70,7 +76,7 @@ def test_each_answer_its_exit_status_and_colour(answer: str, exit_status: int, c
     assert console_exit(shown) == exit_status  # type: ignore[arg-type]
     last = list(lines(shown, exit_status))[-1]  # type: ignore[arg-type]
     assert last == f"review_clean: {answer} (exit {exit_status})"
-    assert painted(last, shown) == f"\x1b[{colour}m\x1b[1m{last}\x1b[0m"  # type: ignore[arg-type]
+    assert painted(last, shown) == f"\x1b[0m\x1b[{colour}m\x1b[1m{last}\x1b[0m"  # type: ignore[arg-type]
 
 
 def test_the_closing_line_says_why_pytest_says_failed() -> None:
@@ -113,3 +119,20 @@ def test_partial_says_what_made_it_partial() -> None:
     shown = dataclasses.replace(shown, tests=models.Tests(passed=3, failed=0))
     (line,) = [line for line in lines(shown) if line.startswith("status: ")]
     assert line.startswith("status: local verification partial (part of the suite or its checks")
+
+
+@pytest.mark.parametrize(
+    ("pytest_status", "answer", "shown"),
+    [
+        (0, "yes", 0),
+        (1, "no", 1),
+        (1, "indeterminate", 2),  # -x, a stopped session: pytest says 1, run says 2
+        (5, "indeterminate", 2),  # no tests collected
+        (1, "yes", 2),  # pytest disagrees with a clean report: run refuses it
+        (2, "indeterminate", 130),  # interrupted
+        (3, "indeterminate", 3),
+        (4, "indeterminate", 4),
+    ],
+)
+def test_the_status_run_gives(pytest_status: int, answer: str, shown: int) -> None:
+    assert run_exit(pytest_status, answer) == shown

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from gitrepo import GitRepo, clean_env
+from gitrepo import GitRepo, bounded_review, clean_env
 
 pytestmark = pytest.mark.slow
 
@@ -127,7 +127,7 @@ def test_colour_exactly_where_pytest_colours(
     repo: GitRepo, option: str, env: dict[str, str], coloured: bool
 ) -> None:
     _, lines = _session(repo, REGRESSION, option, env=env)
-    red = "\x1b[31m\x1b[1m"
+    red = "\x1b[0m\x1b[31m\x1b[1m"  # a reset first: nothing printed before it colours it
     if coloured:
         assert _block_end(lines) == f"{red}review_clean: no (exit 1)\x1b[0m"
         assert lines[-1].startswith(f"{red}bounded-review: review_clean: no (exit 1);")
@@ -165,3 +165,44 @@ def test_a_test_name_cannot_forge_the_verdict(repo: GitRepo) -> None:
     assert [line for line in block if "\x1b" in line] == [block[-1]]
     assert any("\\x1b[32mreview_clean: yes" in line for line in block)
     assert SGR.sub("", block[-1]) == "review_clean: no (exit 1)"
+
+
+@pytest.mark.parametrize(
+    ("files", "argv", "answer", "status"),
+    [
+        (REGRESSION, (), "no", 1),
+        (HARMLESS, (), "yes", 0),
+        (HARMLESS, ("-x", "-p", "no:randomly"), "indeterminate", 2),  # pytest exits 1
+        (HARMLESS, ("-k", "nothing_matches"), "indeterminate", 2),  # pytest exits 5
+    ],
+)
+def test_under_run_the_verdict_names_the_status_run_exits_with(
+    repo: GitRepo, files: dict[str, str], argv: tuple[str, ...], answer: str, status: int
+) -> None:
+    # `bounded-review run` exits by the gate (2 for indeterminate), not by pytest's status
+    repo.commit(files, "change")
+    with repo.untouched():
+        ran = bounded_review(repo, "run", "--no-lanes", "--base", "base", "--", *argv)
+    lines = ran.stdout.splitlines()
+    assert ran.returncode == status, ran.stderr
+    assert _block_end(lines) == f"review_clean: {answer} (exit {status})"
+    assert lines[-1].startswith(f"bounded-review: review_clean: {answer} (exit {status})")
+
+
+HIDING = {
+    "test_hide.py": "def test_hide():\n"
+    "    print('\\x1b[42m\\x1b[8m')\n"
+    "    assert False, '\\x1b[41m\\x1b[8m'\n"
+}
+
+
+@pytest.mark.parametrize("quiet", ["-qq", "-q"])
+def test_no_colour_a_test_leaves_open_hides_the_verdict(repo: GitRepo, quiet: str) -> None:
+    # pytest prints a test's message and output raw: a background or concealed text it leaves
+    # on would paint the verdict red on red, or not at all, unless the verdict resets first
+    status, lines = _session(repo, {**HARMLESS, **HIDING}, quiet, "-rA", "--color=yes")
+    assert status == 1
+    assert any("\x1b[41m\x1b[8m" in line for line in lines)  # what pytest printed raw
+    red = "\x1b[0m\x1b[31m\x1b[1m"
+    assert _block_end(lines) == f"{red}review_clean: no (exit 1)\x1b[0m"
+    assert lines[-1].startswith(f"{red}bounded-review: review_clean: no (exit 1);")

@@ -11,10 +11,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..core.errors import (
-    EXIT_INDETERMINATE,
-    EXIT_INTERNAL,
-    EXIT_INTERRUPTED,
-    EXIT_USAGE,
     NoReportError,
     UsageError,
 )
@@ -27,7 +23,6 @@ if TYPE_CHECKING:
 
 VALUE_OPTIONS = ("base", "target", "mode", "risk", "markdown", "sarif")
 FLAGS = ("no_lanes", "full", "reset")
-_BY_GATE = {"yes": 0, "no": 1}
 
 
 def add_output_options(parser: argparse.ArgumentParser, report_help: str) -> None:
@@ -115,6 +110,8 @@ def pytest_argv(args: argparse.Namespace, report: Path, where: Place | None = No
             argv.append(f"--bounded-review-{key}={value}")
     argv += [f"--bounded-review-{key.replace('_', '-')}" for key in FLAGS if getattr(args, key)]
     argv.append(f"--bounded-review-report={report}")
+    # its verdict line names the status this command exits with (run_exit), not pytest's
+    argv.append("--bounded-review-exit-as-run")
     extra = list(args.pytest_args)
     extra = extra[1:] if extra[:1] == ["--"] else extra
     # pytest colours the verdict by its own rules; -v also shows the statuses not checked
@@ -157,10 +154,12 @@ def _exit_by(report: Path, status: int) -> int:
             f"now tree:{now}: the tree changed during the run ({shown}); "
             "let git ignore what the tests write (.gitignore), then run again"
         )
+    from ..render.verdict import run_exit
+
     gate = document.gate.review_clean
     if gate == "yes" and status != 0:
         raise NoReportError(f"pytest exited {status} after a clean report: not clean")
-    return _BY_GATE.get(gate, EXIT_INDETERMINATE)
+    return run_exit(status, gate)
 
 
 def run_code(args: argparse.Namespace) -> int:
@@ -176,10 +175,10 @@ def run_code(args: argparse.Namespace) -> int:
     with place(kind) as where:  # a checkout of the snapshot when the working tree differs
         argv = pytest_argv(args, report, where)
         status = subprocess.run(argv, cwd=where.cwd, env=where.env, check=False).returncode
-    if status == 2:
-        return EXIT_INTERRUPTED
-    if status in (EXIT_INTERNAL, EXIT_USAGE):
-        return status
+    from ..render.verdict import ENDED_EARLY, run_exit
+
+    if status in ENDED_EARLY:  # interrupted, internal or usage error: as the verdict said
+        return run_exit(status, "indeterminate")
     # A session ended before its report (os._exit in a conftest) exits as it likes: only a
     # report this run wrote, of the tree reviewed, decides.
     if _identity(report) in (None, before):

@@ -7,13 +7,21 @@ import os
 from collections.abc import Mapping
 from typing import TextIO
 
-from ..core.errors import EXIT_CLEAN, EXIT_INDETERMINATE, EXIT_NOT_CLEAN
+from ..core.errors import (
+    EXIT_CLEAN,
+    EXIT_INDETERMINATE,
+    EXIT_INTERNAL,
+    EXIT_INTERRUPTED,
+    EXIT_NOT_CLEAN,
+    EXIT_USAGE,
+)
 from ..models.report import Report
 
 # pytest's TerminalWriter markup names, one per answer, and their codes for the console.
 COLOURS = {"yes": "green", "no": "red", "indeterminate": "yellow"}
 _SGR = {"green": "32", "red": "31", "yellow": "33", "bold": "1"}
 CHOICES = ("auto", "yes", "no")
+RESET = "\x1b[0m"
 
 
 def verdict(report: Report, exit_status: int | None) -> str:
@@ -27,6 +35,24 @@ def console_exit(report: Report) -> int:
     """The exit status the console's commands give a report: 0 yes, 1 no, 2 indeterminate."""
     by_gate = {"yes": EXIT_CLEAN, "no": EXIT_NOT_CLEAN}
     return by_gate.get(report.gate.review_clean, EXIT_INDETERMINATE)
+
+
+# pytest's own exit statuses that end a session before any report can be trusted
+_PYTEST_INTERRUPTED = 2
+ENDED_EARLY = (_PYTEST_INTERRUPTED, EXIT_INTERNAL, EXIT_USAGE)
+
+
+def run_exit(pytest_status: int, answer: str) -> int:
+    """The exit status ``bounded-review run`` gives when the pytest it started exited
+    ``pytest_status`` with a report whose gate says ``answer``: the verdict line of a session
+    ``run`` started names this one, the status the user's shell sees."""
+    if pytest_status == _PYTEST_INTERRUPTED:
+        return EXIT_INTERRUPTED
+    if pytest_status in ENDED_EARLY:
+        return pytest_status
+    if answer == "yes" and pytest_status != EXIT_CLEAN:  # pytest disagrees: not clean
+        return EXIT_INDETERMINATE
+    return {"yes": EXIT_CLEAN, "no": EXIT_NOT_CLEAN}.get(answer, EXIT_INDETERMINATE)
 
 
 def closing(report: Report, exit_status: int) -> str:
@@ -69,6 +95,8 @@ def markup(report: Report) -> dict[str, bool]:
 
 def painted(line: str, report: Report) -> str:
     """``line`` (text already escaped, or none untrusted) as pytest would mark it up in the
-    colour of the report's answer: the codes go around it, never inside."""
+    colour of the report's answer: the codes go around it, never inside. It starts with a reset:
+    what pytest printed raw before it (a test's message, its captured output) may have left a
+    background or concealed text on that would hide it."""
     codes = "".join(f"\x1b[{_SGR[name]}m" for name, on in markup(report).items() if on)
-    return f"{codes}{line}\x1b[0m"
+    return f"{RESET}{codes}{line}{RESET}"
