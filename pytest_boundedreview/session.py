@@ -76,6 +76,7 @@ class BoundedReview:
         self._env_addopts = self.environ.get("PYTEST_ADDOPTS", "")  # as pytest read it
         self.report: Report | None = None
         self._announced = False
+        self._block_shown = False  # pytest skips the summaries on an internal error
         self._workflow: list[str] = []
         self._worker_modules: set[str] = set()  # files of modules xdist workers loaded
         self._ended: str | None = None  # how pytest.exit() or Ctrl-C ended the session
@@ -477,6 +478,7 @@ class BoundedReview:
         if self.report is None or self._session is None:
             return
         terminalreporter.write_sep("=", "bounded review")
+        self._block_shown = True
         shown = list(lines(self.report, self.exit_shown(), verbose=self._verbose()))
         for line in shown[:-1]:
             terminalreporter.write_line(line)
@@ -514,5 +516,6 @@ class BoundedReview:
             return
         from .render.verdict import closing
 
-        self._write_verdict(reporter, closing(self.report, self.exit_shown()))
+        line = closing(self.report, self.exit_shown(), self._block_shown)
+        self._write_verdict(reporter, line)
         reporter.flush()

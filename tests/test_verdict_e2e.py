@@ -206,3 +206,18 @@ def test_no_colour_a_test_leaves_open_hides_the_verdict(repo: GitRepo, quiet: st
     red = "\x1b[0m\x1b[31m\x1b[1m"
     assert _block_end(lines) == f"{red}review_clean: no (exit 1)\x1b[0m"
     assert lines[-1].startswith(f"{red}bounded-review: review_clean: no (exit 1);")
+
+
+def test_after_an_internal_error_the_line_points_at_the_report(repo: GitRepo) -> None:
+    # pytest prints no summary on an internal error: no review block, so its reasons are not
+    # "above"; the line names where they are
+    broken = {"conftest.py": "def pytest_collection_finish(session):\n    raise RuntimeError\n"}
+    status, lines = _session(repo, {**HARMLESS, **broken}, "-q")
+    assert status == 3
+    assert not any("= bounded review =" in line for line in lines)
+    assert lines[-1] == (
+        "bounded-review: review_clean: indeterminate (exit 3); 1 reason(s) not shown: "
+        "`bounded-review report`"
+    )
+    shown = bounded_review(repo, "report")
+    assert "the pytest session did not complete (exit 3)" in shown.stdout

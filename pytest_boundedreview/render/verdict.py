@@ -55,9 +55,11 @@ def run_exit(pytest_status: int, answer: str) -> int:
     return {"yes": EXIT_CLEAN, "no": EXIT_NOT_CLEAN}.get(answer, EXIT_INDETERMINATE)
 
 
-def closing(report: Report, exit_status: int) -> str:
+def closing(report: Report, exit_status: int, block_shown: bool = True) -> str:
     """The one line that ends a session's output, after pytest's own count of failures: the
-    verdict, and why pytest's count says "failed" where the gate lets the session pass."""
+    verdict, why pytest's count says "failed" where the gate lets the session pass, and where
+    the gate's reasons are: the review block above, or the report when pytest showed no block
+    (an internal error, ``--no-summary``)."""
     line = "bounded-review: " + verdict(report, exit_status)
     tests, answer = report.tests, report.gate.review_clean
     if answer == "yes" and tests.failed:
@@ -66,7 +68,8 @@ def closing(report: Report, exit_status: int) -> str:
         return line + f"; {tests.failed} failed above: {why or 'none new'}, does not block"
     reasons = len(report.gate.reasons)
     if answer != "yes" and reasons:
-        return line + f"; {reasons} reason(s) in the review above"
+        where = "in the review above" if block_shown else "not shown: `bounded-review report`"
+        return line + f"; {reasons} reason(s) {where}"
     return line
 
 
