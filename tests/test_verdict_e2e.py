@@ -174,6 +174,7 @@ def test_a_test_name_cannot_forge_the_verdict(repo: GitRepo) -> None:
         (HARMLESS, (), "yes", 0),
         (HARMLESS, ("-x", "-p", "no:randomly"), "indeterminate", 2),  # pytest exits 1
         (HARMLESS, ("-k", "nothing_matches"), "indeterminate", 2),  # pytest exits 5
+        (HARMLESS, ("-n", "2", "-k", "nothing_matches"), "indeterminate", 2),
     ],
 )
 def test_under_run_the_verdict_names_the_status_run_exits_with(
