@@ -116,7 +116,8 @@ def request(url: str, key: str | None, deadline: Deadline, body: Any = None) -> 
     late = f"before {url} answered"
     # The exchange runs in a thread the attempt waits on for what is left of the deadline: a
     # socket's timeout bounds each read, not a server that sends its headers a byte at a time.
-    # A thread still waiting then is left to its own socket timeout and holds nothing.
+    # A thread still waiting then is abandoned: its answer is never read, and it ends when the
+    # server stops sending or the process exits (its connection stays open until then).
     outcome: list[Any] = []
     worker = threading.Thread(
         target=_capture,
