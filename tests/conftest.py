@@ -83,6 +83,17 @@ def project(pytester: pytest.Pytester) -> GitRepo:
 
 
 @pytest.hookimpl(tryfirst=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: one worker more than the CPUs this process may use. The tests wait on the
+    processes they start (git, pytest sessions, agent CLIs, a model server) part of the time:
+    on two CPUs, two workers kept them 80% busy over the whole suite, three 96% (CPU time over
+    wall time, one run each). ``PYTEST_XDIST_AUTO_NUM_WORKERS`` still decides."""
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS"):
+        return None
+    return len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else None
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_cmdline_main(config: pytest.Config) -> None:
     """Under ``-n``, xdist's ``worksteal`` unless ``--dist`` names a mode: a worker that ran
     out takes half of another's queue, where ``load`` hands out fixed chunks and a worker can
