@@ -143,7 +143,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
         from .baseline.deselection import Deselections
         from .baseline.onworkers import asked
-        from .target.imported import WorkerModules
+        from .change.imported import WorkerModules
 
         config.pluginmanager.register(WorkerModules(root), "bounded-review-modules")
         config.pluginmanager.register(Deselections(root), "bounded-review-deselected")
@@ -152,7 +152,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(reruns, "bounded-review-worker-reruns")
         from .baseline import basefirst, redirect
 
-        if os.environ.get(redirect.ENV):  # a session run in a copy (see target/tested.py)
+        if os.environ.get(redirect.ENV):  # a session run in a copy (see change/tested.py)
             config.pluginmanager.register(basefirst.ReportAtEnd(), "bounded-review-provenance")
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.

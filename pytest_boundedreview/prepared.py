@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from .change import baseconfig, git, kept, tested, worktree
+from .change.freeze import Target, freeze
+from .change.statedir import approver
 from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
 from .core.pytestini import Collection, from_session
 from .models.record import record
-from .target import baseconfig, git, kept, tested, worktree
-from .target.freeze import Target, freeze
-from .target.statedir import approver
 from .triage.waivers import blob_names as waiver_blobs
 from .triage.waivers import load as load_waivers
 

@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 
+from .change.scope import FileChange, Scope
 from .core.ceilings import Tier
 from .models.record import record
-from .target.scope import FileChange, Scope
 
 
 @record(frozen=True)

@@ -18,6 +18,8 @@ from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
 from .baseline.witness import Witness
 from .baseline.witnessed import Witnessed
+from .change import imported, tested
+from .change.livetree import untested_reason
 from .core.argv import table_of
 from .core.ceilings import Tier
 from .core.errors import FatalError
@@ -27,8 +29,6 @@ from .core.selecting import Selection, paths
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
 from .prepared import Prepared
-from .target import imported, tested
-from .target.livetree import untested_reason
 
 if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
     # full garbage collection of the tests' run would walk its functions and classes

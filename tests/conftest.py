@@ -8,7 +8,7 @@ import pydantic  # noqa: F401  (see below)
 import pytest
 from gitrepo import CHILD_OPTIONS, PYTESTER_IGNORES, GitRepo
 
-from pytest_boundedreview.target.base import CI_BASE_VARIABLES
+from pytest_boundedreview.change.base import CI_BASE_VARIABLES
 
 # pytester's in-process runs forget the modules first imported inside them: pydantic, which a
 # session imports to validate a new configuration, is imported here so that the whole suite

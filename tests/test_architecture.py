@@ -49,10 +49,10 @@ def test_the_contracts_hold_on_the_package() -> None:
     ("module", "line", "contract", "shown"),
     [
         pytest.param(
-            "target/git.py",
+            "change/git.py",
             "from ..review import phase",
             "Each stage imports only the stages before it",
-            "pytest_boundedreview.target.git -> pytest_boundedreview.review.phase",
+            "pytest_boundedreview.change.git -> pytest_boundedreview.review.phase",
             id="a-stage-imports-a-later-one",
         ),
         pytest.param(
@@ -122,3 +122,32 @@ def test_architecture_names_every_top_level_folder_and_module() -> None:
     assert len(text.splitlines()) <= 150
     assert "```mermaid" in text
     assert "ARCHITECTURE.md" in (ROOT / "README.md").read_text()
+
+
+# Folders that common ignore files treat as build output (GitHub's Python template, global
+# ignores, editors' search): a tracked file under one is missed by `git add` and by searches.
+BUILD_OUTPUT = frozenset(
+    {"target", "build", "dist", "out", "bin", "obj", "_build", "sdist", "wheels", "eggs", ".eggs"}
+    | {"develop-eggs", "downloads", "parts", "var", "lib", "lib64", "htmlcov"}
+)
+
+
+def build_output_folders(paths: list[str]) -> list[str]:
+    """The tracked ``paths`` that lie under a folder named like build output."""
+    return [p for p in paths if BUILD_OUTPUT & {part.lower() for part in p.split("/")[:-1]}]
+
+
+def test_no_tracked_file_lies_under_a_folder_named_like_build_output() -> None:
+    proc = subprocess.run(
+        ["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    if proc.returncode != 0:
+        pytest.skip(f"not a git checkout: {proc.stderr.strip()}")
+    paths = [p for p in proc.stdout.split("\0") if p]
+    assert any(p.startswith(f"{PACKAGE.name}/") for p in paths), paths[:5]
+    assert not build_output_folders(paths)
+
+
+def test_a_folder_named_like_build_output_is_found() -> None:
+    paths = ["pytest_boundedreview/target/git.py", "tests/Build/x.py", "docs/target.md"]
+    assert build_output_folders(paths) == paths[:2]

@@ -15,8 +15,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo, clean_env
 
+from pytest_boundedreview.change import git
 from pytest_boundedreview.cli.gate import check
-from pytest_boundedreview.target import git
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 
@@ -302,7 +302,7 @@ def framework_state(repo: GitRepo) -> tuple[object, ...]:
     """The user's state as pre-commit leaves it: pre-commit itself sets unstaged edits aside
     and back (``git checkout``, ``git apply``), which rewrites the index file's stat data, so
     its entries are compared rather than its bytes (the direct runs compare bytes:
-    tests/target/test_tested_checkout_e2e.py)."""
+    tests/change/test_tested_checkout_e2e.py)."""
     status, _, stash, refs = repo.user_state()
     return status, repo.git("ls-files", "--stage"), stash, refs
 

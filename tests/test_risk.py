@@ -8,6 +8,9 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.freeze import freeze
+from pytest_boundedreview.change.scope import Scope
 from pytest_boundedreview.core.ceilings import TIER_CEILINGS, effective_budget
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
@@ -21,9 +24,6 @@ from pytest_boundedreview.risk import (
     glob_regex,
     rules_from,
 )
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import freeze
-from pytest_boundedreview.target.scope import Scope
 
 GLOBS = sorted({g for t in BUILTIN_TRIGGERS.values() for g in t.paths} | set(DOCS_PATHS))
 

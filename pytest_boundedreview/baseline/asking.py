@@ -19,9 +19,9 @@ from .cache import LISTING, WHOLE
 from .classification import Classification, Questions
 
 if TYPE_CHECKING:
+    from ..change import git
+    from ..change.freeze import Target
     from ..core.config import Settings
-    from ..target import git
-    from ..target.freeze import Target
     from .deselection import Deselections
     from .outcomes import OutcomeCollector
     from .wholeness import Project

@@ -12,9 +12,9 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..change import kept, worktree
 from ..core.errors import GitError
 from ..models.record import record
-from ..target import kept, worktree
 from . import basecontent, testdefs
 from .childenv import child_env, moved
 from .rerun import (

@@ -11,8 +11,8 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
+from ..change import git
 from ..core.pytestini import addopts_at
-from ..target import git
 
 
 def moved(args: Sequence[str], old_root: Path, new_root: Path) -> list[str]:

@@ -10,8 +10,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from ..change import git
 from ..core.pytestini import FILES, from_files, options_of
-from ..target import git
 from .wholeness import Project
 
 

@@ -10,8 +10,8 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..change import git
 from ..models.record import record
-from ..target import git
 from . import artefacts
 from . import cache as basecache
 

@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from ..change import git
+from ..change.freeze import Target
 from ..core.config import Settings
-from ..target import git
-from ..target.freeze import Target
 from .classification import Classification, Questions
 from .onworkers import WorkerAnswers, rerun_on_worker
 from .outcomes import COMPLETED, OutcomeCollector

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
+from ..change import git
 from ..core.argv import Table
 from ..core.selecting import RECONFIGURING
 from ..core.toxconfig import Command, commands
 from ..models.record import record
-from ..target import git
 
 
 @record(frozen=True)

@@ -19,15 +19,15 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..change import git
 from ..core.fingerprint import finding_fingerprint
 from ..models.record import record
-from ..target import git
 from .samecode import unchanged
 
 if TYPE_CHECKING:
     from ..baseline.suspects import Suspect
+    from ..change.freeze import Target
     from ..models.finding import ReportFinding
-    from ..target.freeze import Target
 
 RULE = "outcome_observed"
 SHOWN = 3  # tests named in a message; the rest are counted

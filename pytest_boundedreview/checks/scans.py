@@ -13,12 +13,12 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
+from ..change import git
+from ..change.freeze import Target
+from ..change.scope import FileChange
 from ..core.fingerprint import finding_fingerprint
 from ..core.redaction import SCAN_PATTERN
 from ..models.record import record
-from ..target import git
-from ..target.freeze import Target
-from ..target.scope import FileChange
 from . import hookscan
 
 if TYPE_CHECKING:

@@ -18,10 +18,10 @@ import os
 from importlib import resources
 from pathlib import Path
 
+from ..change import git
 from ..core.errors import UsageError
 from ..core.statefile import write_atomic
 from ..models.record import record
-from ..target import git
 from . import codextrust
 from .agentsettings import AGENTS, AgentHooks, merge
 from .init import default_mode

@@ -32,8 +32,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     """Exit 0 only when a clean report exists for the exact snapshot being committed or
     pushed (for a push: against the pushed range's base); else say why (1 not clean, 2 no
     report for this snapshot)."""
+    from ..change import git
     from ..render.escape import terminal
-    from ..target import git
     from . import gate as gatecheck
     from .paths import default_state_folder
 
@@ -42,7 +42,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
     report = Path(args.report) if args.report else state / "report.json"
     pushed = None
     if args.pushed_refs is not None:
-        from ..target.push import parse
+        from ..change.push import parse
 
         if args.pushed_refs == "-":
             pushed = parse(sys.stdin.read())
@@ -51,10 +51,10 @@ def cmd_gate(args: argparse.Namespace) -> int:
 
     def configured() -> tuple[str, str]:
         """The base a new branch's push is reviewed against, chosen as a review chooses it:
-        a `base` the change itself sets is not taken (target/baseconfig.py)."""
+        a `base` the change itself sets is not taken (change/baseconfig.py)."""
+        from ..change.base import resolve_base
+        from ..change.baseconfig import chosen
         from ..core.config import load_settings
-        from ..target.base import resolve_base
-        from ..target.baseconfig import chosen
 
         settings, _ = load_settings(Path.cwd(), repo.root, {})
         head = repo.resolve("HEAD")

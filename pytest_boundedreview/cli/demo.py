@@ -15,7 +15,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ..target import git
+from ..change import git
 
 _IDENTITY = {
     "GIT_AUTHOR_NAME": "demo",

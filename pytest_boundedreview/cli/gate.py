@@ -4,7 +4,7 @@ cheap check for commit and push hooks — no test runs, a few git calls.
 A commit (``pre-commit``, ``manual``) needs a clean report of the staged tree whose base commit
 is the HEAD commit it goes on. A push (``pre-push``) needs, for every pushed ref that carries
 something new, a clean report of the tree it sends whose base commit is the base of the pushed
-range (``target/push.py``): a review of the same tree against another base (a local diff against
+range (``change/push.py``): a review of the same tree against another base (a local diff against
 HEAD after unreviewed commits) is not a review of the push. ``working-tree`` (what a headless
 agent left: the working tree with its untracked files) needs a clean report of that tree
 against the base the agent's stop hook judges a turn with no start record against.
@@ -17,11 +17,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..change import git
+from ..change.freeze import hook_index, tree_via_temp_index
+from ..change.push import PushedRef, PushRange, from_pre_commit, ranges
 from ..core.errors import EXIT_CLEAN, EXIT_INDETERMINATE, EXIT_NOT_CLEAN
 from ..core.readfile import read_bounded
-from ..target import git
-from ..target.freeze import hook_index, tree_via_temp_index
-from ..target.push import PushedRef, PushRange, from_pre_commit, ranges
 
 if TYPE_CHECKING:
     from ..models.report import Report

@@ -21,13 +21,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..change import git
 from ..core.config import Settings
 from ..core.errors import FatalError
 from ..models.record import record
-from ..target import git
 
 if TYPE_CHECKING:
-    from ..target.git import Repo
+    from ..change.git import Repo
 
 
 @record(frozen=True)
@@ -43,9 +43,9 @@ class Place:
 def locate(folder: Path, repo: Repo | None = None) -> Place:
     """The repository at ``folder`` (``repo``, when opened already), its settings and state
     folder (created with its ``.gitignore`` of ``*``)."""
+    from ..change.statedir import approver
     from ..core.config import load_settings
     from ..core.statefile import state_folder
-    from ..target.statedir import approver
 
     repo = repo or git.open_repo(folder)
     settings, _ = load_settings(folder, repo.root, {}, approver(repo))
@@ -55,7 +55,7 @@ def locate(folder: Path, repo: Repo | None = None) -> Place:
 def live_tree(place: Place) -> str:
     """The tree the agent leaves: the working tree with its untracked files, written through a
     temporary index (the user's index is not touched)."""
-    from ..target.freeze import tree_via_temp_index
+    from ..change.freeze import tree_via_temp_index
 
     return tree_via_temp_index(place.repo, add_all=True)
 
@@ -77,7 +77,7 @@ class Judged:
 
 
 def _resolved(place: Place, env: Mapping[str, str]) -> str | None:
-    from ..target.base import resolve_base
+    from ..change.base import resolve_base
 
     try:
         return resolve_base(place.repo, place.settings.base, env, "the `base` setting")[1]

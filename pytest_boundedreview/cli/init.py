@@ -13,11 +13,11 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from ..change import git
 from ..core.configfile import find_config, read_toml
 from ..core.errors import UsageError
 from ..core.statefile import write_atomic
 from ..render.escape import terminal
-from ..target import git
 from .localserver import LOOPBACK, Found, find_server, lane_text
 
 if sys.version_info >= (3, 11):

@@ -12,6 +12,9 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..change import baseconfig, git
+from ..change.freeze import Target, freeze
+from ..change.statedir import approver
 from ..core.ceilings import effective_budget
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.errors import LedgerError, UsageError
@@ -29,9 +32,6 @@ from ..loop.rounds import LoopRound
 from ..render.escape import terminal
 from ..report.build import assess_risk
 from ..review.choice import candidates, choose, retained, target_size, with_reviewer
-from ..target import baseconfig, git
-from ..target.freeze import Target, freeze
-from ..target.statedir import approver
 
 PROBE_TIMEOUT = 30.0
 

@@ -22,10 +22,10 @@ from ..core.errors import FatalError, LedgerError
 from ..models.record import record
 
 if TYPE_CHECKING:
+    from ..change import git
     from ..core.config import Settings
     from ..models.loop import LoopState
     from ..models.report import Report
-    from ..target import git
 
 REVIEW = "pytest --bounded-review"
 LOOP_FIX = (
@@ -67,10 +67,10 @@ def folder_of(repository: str | None, cwd: Path | None = None) -> Path:
 
 def place(folder: Path) -> Place:
     """The repository around ``folder``, with its ``[tool.bounded-review]`` settings."""
+    from ..change import git
+    from ..change.statedir import checked_state_dir
     from ..core.config import load_settings
     from ..core.pytestini import from_files
-    from ..target import git
-    from ..target.statedir import checked_state_dir
 
     repo = git.open_repo(folder)
 
@@ -90,7 +90,7 @@ def place(folder: Path) -> Place:
 def working_tree(where: Place) -> str:
     """``tree:<id>`` of the working tree with its untracked files, by content; written
     through a temporary index, so the user's index is not touched."""
-    from ..target.freeze import tree_via_temp_index
+    from ..change.freeze import tree_via_temp_index
 
     return f"tree:{tree_via_temp_index(where.repo, add_all=True)}"
 
@@ -98,8 +98,8 @@ def working_tree(where: Place) -> str:
 def base_tree(where: Place) -> tuple[str, str, str] | None:
     """The review base (name, commit, ``tree:<id>``) a session would choose, or ``None`` when
     it cannot be resolved (then only a report can say what the tree is)."""
-    from ..target import git
-    from ..target.base import resolve_base
+    from ..change import git
+    from ..change.base import resolve_base
 
     with contextlib.suppress(FatalError):
         name, commit = resolve_base(where.repo, where.settings.base, os.environ)

@@ -8,6 +8,9 @@ from pathlib import Path
 
 from ..baseline.classification import Classification
 from ..baseline.runspec import BaselineRun
+from ..change import baseconfig, git, kept, worktree
+from ..change.freeze import freeze
+from ..change.statedir import approver
 from ..core.config import load_settings
 from ..core.errors import UsageError
 from ..core.pytestini import from_files
@@ -19,9 +22,6 @@ from ..models.report import Gate, GateAnswer, Report, TestFailure
 from ..report.build import NO_LANES, assess_risk, build
 from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
-from ..target import baseconfig, git, kept, worktree
-from ..target.freeze import freeze
-from ..target.statedir import approver
 from ..triage.waivers import added as added_waivers
 from ..triage.waivers import load as load_waivers
 

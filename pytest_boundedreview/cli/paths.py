@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..change import git
+from ..change.statedir import checked_state_dir
 from ..core.configfile import TABLE, find_config
 from ..core.errors import ConfigError, GitError
 from ..core.pytestini import from_files
 from ..core.statepath import DEFAULT_STATE_DIR
-from ..target import git
-from ..target.statedir import checked_state_dir
 
 
 def default_state_folder() -> Path:

@@ -10,11 +10,11 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..change import git
 from ..core.errors import (
     NoReportError,
     UsageError,
 )
-from ..target import git
 from .interpreter import HANDED, handed_to
 from .runplace import Place, place
 
@@ -92,8 +92,8 @@ def add_parser(sub: Any) -> None:
 def _report_path(args: argparse.Namespace, repo: git.Repo) -> tuple[Path, str]:
     """Where the session will write its report: ``--report``, else the configured one; and
     the target kind asked for."""
+    from ..change.statedir import approver
     from ..core.config import load_settings, option_overrides
-    from ..target.statedir import approver
 
     overrides = option_overrides({"report": args.report}, Path.cwd())
     settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
@@ -133,10 +133,10 @@ def _identity(path: Path) -> tuple[int, int, int] | None:
 def _exit_by(report: Path, status: int) -> int:
     """The exit status a fresh report gives: its gate, once it is shown to be of the tree its
     target names now and pytest agrees."""
+    from ..change.current import live_tree
+    from ..change.livetree import differences
     from ..models.plain import validate
     from ..models.report import Report
-    from ..target.current import live_tree
-    from ..target.livetree import differences
 
     try:
         document = validate(Report, report.read_bytes())

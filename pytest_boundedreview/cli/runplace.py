@@ -1,6 +1,6 @@
 """Where ``bounded-review run`` runs pytest: in the working tree, or, when the working tree
 differs from the ``staged`` or ``pr`` snapshot under review (unstaged edits, untracked files),
-in a checkout of the snapshot of its own (``target/tested.py``), importing the checkout's code
+in a checkout of the snapshot of its own (``change/tested.py``), importing the checkout's code
 wherever the environment points into the working tree (an editable install), as a base re-run
 does (``baseline/basefirst.py``). The checkout is given what a base checkout is given, by the
 same plan (``baseline/artefacts.py``, ``basecontent.py``): submodules at the snapshot's
@@ -18,8 +18,8 @@ from pathlib import Path
 
 from ..baseline import artefacts, basefirst, copyin, fillin
 from ..baseline.childenv import child_env, moved
+from ..change import git, tested
 from ..models.record import record
-from ..target import git, tested
 
 
 @record(frozen=True)

@@ -82,8 +82,8 @@ def _stop(
     """The stop's answer, worked out in the deadline's thread (``data``: the event's bytes)."""
     import time
 
-    from ..target import git
-    from ..target.livetree import unrecorded_edits
+    from ..change import git
+    from ..change.livetree import unrecorded_edits
     from .hookbase import UNBORN, judged, live_tree, locate
 
     session = PROTOCOLS[agent].session(event)

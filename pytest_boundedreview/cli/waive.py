@@ -11,14 +11,14 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..change import git
+from ..change.statedir import approver
 from ..core.config import load_settings
 from ..core.errors import UsageError
 from ..core.statefile import write_atomic
 from ..core.validation import describe_all
 from ..models.report import Report
 from ..models.waiver import PROTECTED_CATEGORIES, Waiver
-from ..target import git
-from ..target.statedir import approver
 from ..triage.waivers import code_revision, parse, refusal
 from .documents import last_report
 

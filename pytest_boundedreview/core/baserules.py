@@ -206,7 +206,7 @@ RULES: dict[str, Rule] = {
 # Keys the change never chooses for its own review: what is reviewed, where the session writes,
 # how it exits, whether its loop starts anew.
 # ``base`` and ``target`` choose the base itself: when the working tree names either, they are
-# read first where the change cannot reach (target/baseconfig.py, ``chosen``).
+# read first where the change cannot reach (change/baseconfig.py, ``chosen``).
 BASE_ONLY = {
     "base": "reviews against another base",
     "target": "reviews another target",

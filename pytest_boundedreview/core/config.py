@@ -139,7 +139,7 @@ class Settings:
     "build_ext", "--inplace"]`, compiled translations, generated code). It runs with the
     session's environment within `base_timeout`; if it fails, every base result is `unknown`. A
     change that alters it is reviewed with the base's value."""
-    # Keep base checkouts in the user's cache folder for later cold runs (target/kept.py).
+    # Keep base checkouts in the user's cache folder for later cold runs (change/kept.py).
     reuse_base_checkout: bool = False
     """Keep base checkouts in your cache folder for later cold runs (one per base commit, at most 3
     per repository)."""

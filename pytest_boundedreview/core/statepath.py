@@ -1,5 +1,5 @@
 """The spelling rules of ``state_dir``: what can be told from the value alone, before any
-file is looked at (the file system and git are asked in ``target/statedir.py``)."""
+file is looked at (the file system and git are asked in ``change/statedir.py``)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ OWN_FOLDER_FIX = (
 def state_dir_problem(configured: str) -> str | None:
     """Why ``configured`` cannot name the state folder by its spelling alone (absolute, the
     repository root, ``..``, inside ``.git``), or ``None``. What the file system and git say
-    (symbolic links, tracked files, pytest's collection) is checked in ``target/statedir.py``
+    (symbolic links, tracked files, pytest's collection) is checked in ``change/statedir.py``
     before the folder is created."""
     path = Path(configured)
     if path.is_absolute():

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from ..change import git
+from ..change.freeze import Target
 from ..core.tables import LaneConfig
 from ..models.finding import ReportFinding
 from ..models.lane import (
@@ -22,8 +24,6 @@ from ..models.lane import (
     Requirement,
 )
 from ..models.report import TestFailure
-from ..target import git
-from ..target.freeze import Target
 
 MAX_INSTRUCTION_BYTES = 256 * 1024
 

@@ -9,13 +9,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..change import git
+from ..change.freeze import DIFF_OPTIONS, Target
 from ..core.errors import EXIT_INDETERMINATE, GitError, LedgerError
 from ..core.statefile import utc_now
 from ..models.lane import Manifestation, ModelReviewPacket
 from ..models.loop import LaneState, LoopState, Mark, RoundState
 from ..models.report import Findings, Gate, LoopInfo
-from ..target import git
-from ..target.freeze import DIFF_OPTIONS, Target
 from ..triage.triaged import Triaged
 from .coverage import attempt_id
 from .ledger import Ledger, new_state

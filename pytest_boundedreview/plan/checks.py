@@ -8,10 +8,10 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
+from ..change.treefiles import TreeFiles, split_lines
 from ..core.fingerprint import finding_fingerprint
 from ..core.tables import PlanConfig
 from ..models.finding import ReportFinding
-from ..target.treefiles import TreeFiles, split_lines
 from .sections import Section, code_lines, named, sections
 
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)

@@ -11,6 +11,10 @@ from pathlib import Path
 
 from ..baseline.classification import Classification
 from ..baseline.runspec import BaselineRun
+from ..change import baseconfig, git
+from ..change.freeze import Target
+from ..change.statedir import approver
+from ..change.treefiles import TreeFiles, split_lines
 from ..core.ceilings import Tier
 from ..core.config import Settings, load_settings, option_overrides
 from ..core.pytestini import from_files
@@ -19,10 +23,6 @@ from ..models.report import Report, RiskReason
 from ..report.build import assess_risk, build
 from ..report.publish import progress, publish
 from ..review.phase import Counts, Review
-from ..target import baseconfig, git
-from ..target.freeze import Target
-from ..target.statedir import approver
-from ..target.treefiles import TreeFiles, split_lines
 from ..triage.waivers import load as load_waivers
 from .checks import check_plan, first_irreversible
 from .sections import named, sections

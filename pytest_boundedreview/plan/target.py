@@ -6,11 +6,11 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
+from ..change import git
+from ..change.freeze import Target, diff_of, tree_with
+from ..change.scope import parse_scope
 from ..core.errors import UsageError
 from ..core.readfile import read_bounded
-from ..target import git
-from ..target.freeze import Target, diff_of, tree_with
-from ..target.scope import parse_scope
 
 MAX_PLAN_BYTES = 4 * 1024 * 1024
 

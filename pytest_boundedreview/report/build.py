@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING
 
 from .. import __version__
 from ..baseline.classification import Classification
+from ..change.freeze import Target
+from ..change.livetree import shown
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
 from ..core.statefile import utc_now
@@ -33,8 +35,6 @@ from ..models.report import (
     summed,
 )
 from ..risk import DOCS_PATHS, assess, rules_from
-from ..target.freeze import Target
-from ..target.livetree import shown
 
 if TYPE_CHECKING:
     from ..models.finding import RejectedFinding, ReportFinding

@@ -9,10 +9,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 
+from ..change.freeze import Target
 from ..core.ceilings import Tier
 from ..core.config import Settings
 from ..models.report import Reduction
-from ..target.freeze import Target
 from .build import assess_risk
 
 OPTIONS = {

@@ -8,13 +8,13 @@ from collections.abc import Collection, Sequence
 from dataclasses import field
 from typing import Any
 
+from ..change.freeze import Target
 from ..core.ceilings import Ceilings
 from ..core.config import Settings
 from ..core.tables import LaneConfig
 from ..lanes import plugin as plugins
 from ..lanes.selection import Size, select, size_of
 from ..models.record import record
-from ..target.freeze import Target
 
 
 @record

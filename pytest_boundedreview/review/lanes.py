@@ -12,6 +12,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
+from ..change import git
+from ..change.freeze import Target
+from ..change.treefiles import TreeFiles
 from ..core.ceilings import Ceilings
 from ..core.config import Settings
 from ..core.tables import LaneConfig
@@ -28,9 +31,6 @@ from ..models.lane import ModelReviewPacket
 from ..models.loop import LaneState
 from ..models.record import record
 from ..models.report import LaneReport, TestFailure
-from ..target import git
-from ..target.freeze import Target
-from ..target.treefiles import TreeFiles
 from ..triage.merge import Candidate
 from ..triage.steps import Answer, Raised, Reproduce_, screened, triage
 from ..triage.triaged import Triaged

@@ -11,6 +11,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..baseline.classification import Classification
+from ..change import git
+from ..change.baseconfig import Ruled
+from ..change.freeze import Target
+from ..change.livetree import untested_reason
 from ..checks.scans import scan
 from ..core.ceilings import Tier, effective_budget
 from ..core.config import Settings
@@ -18,10 +22,6 @@ from ..gate import decide, disagreements
 from ..models.record import record
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, Reduction, RiskReason
 from ..report.build import Evidence
-from ..target import git
-from ..target.baseconfig import Ruled
-from ..target.freeze import Target
-from ..target.livetree import untested_reason
 from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:

@@ -6,11 +6,11 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
+from ..change.treefiles import TreeFiles
 from ..core.fingerprint import finding_fingerprint
 from ..models.finding import BLOCKING_CATEGORIES, Finding, RejectedFinding, ReportFinding, Reproduce
 from ..models.lane import Reconciliation
 from ..models.record import record
-from ..target.treefiles import TreeFiles
 from .merge import RANK, Candidate, merged
 from .quotes import PINS, fold, pins, quote_line
 from .reproduce import Reproduced, key

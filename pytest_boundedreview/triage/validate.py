@@ -8,9 +8,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..change.treefiles import TreeFiles
 from ..core.validation import describe_all
 from ..models.finding import Finding, ReportFinding
-from ..target.treefiles import TreeFiles
 from .paths import normalised, path_problem
 
 MAX_LINE = 10**9

@@ -19,10 +19,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import field
 from typing import TYPE_CHECKING
 
+from ..change import git
+from ..change.freeze import tree_with
 from ..core.errors import ConfigError
 from ..models.record import record
-from ..target import git
-from ..target.freeze import tree_with
 
 if TYPE_CHECKING:  # the finding and waiver models load only when a waivers file exists
     from ..core.config import Settings

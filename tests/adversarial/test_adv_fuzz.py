@@ -18,13 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from pytest_boundedreview.change.scope import parse_scope
 from pytest_boundedreview.checks.parse import CheckOutputError, parse_gnu, parse_sarif
 from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.errors import ConfigError, DiffParseError
 from pytest_boundedreview.core.validation import describe_all
 from pytest_boundedreview.lanes.result import read_result
 from pytest_boundedreview.models.plain import validate_data
-from pytest_boundedreview.target.scope import parse_scope
 
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 ROOT = Path("/repo")

@@ -12,7 +12,7 @@ from gitrepo import GitRepo
 from pytest_boundedreview.baseline import artefacts
 from pytest_boundedreview.baseline.cache import cache_path
 from pytest_boundedreview.baseline.copyin import copy_in
-from pytest_boundedreview.target import git
+from pytest_boundedreview.change import git
 
 SO = "pkg/_speedups.cpython-311-x86_64-linux-gnu.so"
 SETUP = '[tool.bounded-review]\nbase_setup = ["python", "setup.py", "build_ext", "--inplace"]\n'

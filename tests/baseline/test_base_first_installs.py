@@ -330,7 +330,7 @@ import json, sys
 from pathlib import Path
 from pytest_boundedreview.baseline.baserun import base_verdicts
 from pytest_boundedreview.baseline.runspec import BaselineRun
-from pytest_boundedreview.target import git
+from pytest_boundedreview.change import git
 
 repo = git.open_repo(Path.cwd())
 run = BaselineRun(

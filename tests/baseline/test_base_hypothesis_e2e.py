@@ -16,7 +16,7 @@ from test_baseline_e2e import XDIST, ids, review
 
 from pytest_boundedreview.baseline import artefacts
 from pytest_boundedreview.baseline.basecontent import OWN_STORAGE
-from pytest_boundedreview.target import git
+from pytest_boundedreview.change import git
 
 PROPERTY = """\
 import os

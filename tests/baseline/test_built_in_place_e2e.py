@@ -16,8 +16,8 @@ from test_baseline_e2e import XDIST, ids, review
 
 from pytest_boundedreview.baseline.baserun import BaseUnavailable, base_verdicts
 from pytest_boundedreview.baseline.runspec import BaselineRun
+from pytest_boundedreview.change import git
 from pytest_boundedreview.core.config import load_settings
-from pytest_boundedreview.target import git
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 

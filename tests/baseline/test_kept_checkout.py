@@ -14,7 +14,7 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import CALC, TESTS, ids, review
 
-from pytest_boundedreview.target import git, kept
+from pytest_boundedreview.change import git, kept
 
 ON = "[tool.bounded-review]\nreuse_base_checkout = true\n"
 OFF = "[tool.bounded-review]\nreuse_base_checkout = false\n"

@@ -2,7 +2,7 @@
 files in any folder, touched or not, a package's data read through ``importlib.resources``, a
 conftest in a far folder; a file the change deleted is there, one it added is not), and the
 checkout leaves nothing registered in the repository once the session has ended (its files go
-after the session, see ``target/discard.py``). Real sessions, serial and under ``-n 2``."""
+after the session, see ``change/discard.py``). Real sessions, serial and under ``-n 2``."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo, clean_env
 
-from pytest_boundedreview.target import discard
+from pytest_boundedreview.change import discard
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 

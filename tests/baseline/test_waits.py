@@ -14,7 +14,7 @@ import pytest
 from pytest_boundedreview.baseline import baserun, waits
 from pytest_boundedreview.baseline.rerun import Ask, PendingRerun, start_rerun, start_waiting
 from pytest_boundedreview.baseline.runspec import BaselineRun
-from pytest_boundedreview.target import git
+from pytest_boundedreview.change import git
 
 
 @pytest.mark.parametrize(

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.checks.run import run_all
 from pytest_boundedreview.core.tables import CheckConfig
 from pytest_boundedreview.models.report import CheckResult
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import freeze
 
 RUFF = CheckConfig(
     name="ruff",

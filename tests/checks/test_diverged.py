@@ -8,8 +8,8 @@ import os
 
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change.git import open_repo
 from pytest_boundedreview.checks.diverged import judged
-from pytest_boundedreview.target.git import open_repo
 
 DIVERGED = {"tests/test_a.py::test_ok": "reported passed, but it raised AssertionError"}
 

@@ -5,11 +5,11 @@ import dataclasses
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.checks.scans import scan
 from pytest_boundedreview.core.tables import ScanConfig
 from pytest_boundedreview.models.finding import ReportFinding
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import freeze
 
 TESTS = "import pytest\n\n\ndef test_a():\n    assert True\n\n\ndef test_b():\n    assert True\n"
 

@@ -11,6 +11,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.core.ceilings import effective_budget
 from pytest_boundedreview.core.config import Settings
 from pytest_boundedreview.core.tables import LaneConfig
@@ -18,8 +20,6 @@ from pytest_boundedreview.lanes import kinds
 from pytest_boundedreview.lanes.kinds import LaneCall, Once
 from pytest_boundedreview.lanes.result import Attempt, read_result
 from pytest_boundedreview.review.lanes import LaneRound, LanesOutcome, run_lanes
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import freeze
 
 ANSWER = {
     "schema": "bounded-review/lane-result/v1",

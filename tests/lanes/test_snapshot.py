@@ -9,11 +9,11 @@ from pathlib import Path
 
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.core.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_once
 from pytest_boundedreview.lanes.snapshot import live_fingerprint, mutated, snapshot_copy
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import freeze
 
 RESULT = json.dumps(
     {"schema": "bounded-review/lane-result/v1", "verdict": "pass", "rationale": "ok"}

@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.core.errors import LedgerError
 from pytest_boundedreview.loop.ledger import Ledger, new_state
 from pytest_boundedreview.loop.machine import (
@@ -21,8 +23,6 @@ from pytest_boundedreview.loop.rounds import LoopRound
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.models.loop import LoopState, RoundState
 from pytest_boundedreview.models.report import Findings, Gate, LaneReport
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import freeze
 
 
 def state(

@@ -9,8 +9,8 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.baseline.runspec import BaselineRun
+from pytest_boundedreview.change import git
 from pytest_boundedreview.models.finding import Reproduce
-from pytest_boundedreview.target import git
 from pytest_boundedreview.triage.reproduce import Reproducer
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)

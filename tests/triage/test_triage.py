@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.treefiles import TreeFiles
 from pytest_boundedreview.models.finding import Reproduce
 from pytest_boundedreview.models.lane import Reconciliation
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.treefiles import TreeFiles
 from pytest_boundedreview.triage.reproduce import Reproduced, key
 from pytest_boundedreview.triage.steps import Answer, Raised, triage
 from pytest_boundedreview.triage.triaged import Triaged

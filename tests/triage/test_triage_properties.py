@@ -12,10 +12,10 @@ from gitrepo import GitRepo
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.treefiles import TreeFiles
 from pytest_boundedreview.models.plain import dumps, validate
 from pytest_boundedreview.models.report import Findings
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.treefiles import TreeFiles
 from pytest_boundedreview.triage.steps import Raised, triage
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo, every_file
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.statedir import approver, checked_state_dir
 from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
 from pytest_boundedreview.core.pytestini import DEFAULT_NORECURSEDIRS, Collection
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.statedir import approver, checked_state_dir
 
 
 @pytest.fixture

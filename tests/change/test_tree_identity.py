@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
-from pytest_boundedreview.target import git, livetree
-from pytest_boundedreview.target.freeze import freeze
+from pytest_boundedreview.change import git, livetree
+from pytest_boundedreview.change.freeze import freeze
 
 GOOD = "def f():\n    return 1\n"
 BROKEN = "def f():\n    return 2\n"

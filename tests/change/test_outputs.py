@@ -1,4 +1,4 @@
-"""``target/outputs.py``: which output paths the tool may write, case by case, on a real
+"""``change/outputs.py``: which output paths the tool may write, case by case, on a real
 repository (the end-to-end runs are in ``test_outputs_e2e.py``)."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.outputs import check_outputs, problem
 from pytest_boundedreview.core.config import Settings
 from pytest_boundedreview.core.errors import ConfigError
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.outputs import check_outputs, problem
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ def test_a_file_with_another_tools_content_is_not_replaced(handle: git.Repo) -> 
 def test_git_is_asked_where_the_index_cannot_be_read_here(
     handle: git.Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("pytest_boundedreview.target.outputs.tracked", lambda index: None)
+    monkeypatch.setattr("pytest_boundedreview.change.outputs.tracked", lambda index: None)
     state = handle.root / ".bounded-review"
     assert problem(handle, handle.root / "APP.PY", state) == (
         "is a file git tracks (app.py), which the tool never overwrites"

@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.freeze import DIFF_OPTIONS, diff_of
+from pytest_boundedreview.change.scope import FileChange, Scope, parse_scope
 from pytest_boundedreview.core.errors import DiffParseError
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.freeze import DIFF_OPTIONS, diff_of
-from pytest_boundedreview.target.scope import FileChange, Scope, parse_scope
 
 PATCH = """\
 diff --git a/a.py b/a.py

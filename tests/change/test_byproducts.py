@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.byproducts import bytecode
-from pytest_boundedreview.target.freeze import tree_via_temp_index
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.byproducts import bytecode
+from pytest_boundedreview.change.freeze import tree_via_temp_index
 
 TAG = "cpython-311"
 

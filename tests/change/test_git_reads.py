@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from gitrepo import PYTESTER_IGNORES, GitRepo
 
+from pytest_boundedreview.change import git
 from pytest_boundedreview.core.errors import NotARepositoryError
-from pytest_boundedreview.target import git
 
 
 def test_a_blob_at_a_commit_is_read_once_and_a_ref_every_time(

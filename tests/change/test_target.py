@@ -7,11 +7,11 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import freeze as freezing
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.base import REQUESTED, merge_base_of, pr_base, resolve_base
+from pytest_boundedreview.change.freeze import Target, freeze
 from pytest_boundedreview.core.errors import BaseRefError, NotARepositoryError, UsageError
-from pytest_boundedreview.target import freeze as freezing
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.base import REQUESTED, merge_base_of, pr_base, resolve_base
-from pytest_boundedreview.target.freeze import Target, freeze
 
 
 def frozen(repo: GitRepo, kind: str = "auto", base: str | None = None, **env: str) -> Target:
@@ -267,7 +267,7 @@ HOOK = """#!/bin/sh
 exec {python} -c '
 import sys
 from pathlib import Path
-from pytest_boundedreview.target import freeze, git
+from pytest_boundedreview.change import freeze, git
 t = freeze.freeze(git.open_repo(Path(".")), "staged")
 Path(sys.argv[1]).write_text(" ".join(t.files) + "|" + t.revision)
 ' {out}

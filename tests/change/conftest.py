@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.target import git
+from pytest_boundedreview.change import git
 
 
 @pytest.fixture

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.push import PushedRef, from_pre_commit, parse, ranges
 from pytest_boundedreview.core.errors import GitError, UsageError
-from pytest_boundedreview.target import git
-from pytest_boundedreview.target.push import PushedRef, from_pre_commit, parse, ranges
 
 A, B = "a" * 40, "b" * 40
 ZERO = "0" * 40

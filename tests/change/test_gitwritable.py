@@ -18,8 +18,8 @@ import pytest
 from agentclis.realclis import agent_cli
 from gitrepo import GitRepo, clean_env
 
+from pytest_boundedreview.change import git, gitwritable
 from pytest_boundedreview.core.errors import UsageError
-from pytest_boundedreview.target import git, gitwritable
 
 GOOD = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"
