@@ -84,6 +84,20 @@ def test_the_contracts_hold_on_the_package() -> None:
             id="the-console-imports-the-pytest-session",
         ),
         pytest.param(
+            "agentgate/stophook.py",
+            "from ..cli import parser",
+            "Each stage imports only the stages before it",
+            "pytest_boundedreview.agentgate.stophook -> pytest_boundedreview.cli.parser",
+            id="the-agent-integration-imports-the-console",
+        ),
+        pytest.param(
+            "agentgate/hookbase.py",
+            "from .. import session",
+            "Each stage imports only the stages before it",
+            "pytest_boundedreview.agentgate.hookbase -> pytest_boundedreview.session",
+            id="the-agent-integration-imports-the-pytest-session",
+        ),
+        pytest.param(
             "lanes/result.py",
             "from . import dispatch",
             "No import circles between the modules of any package",

@@ -14,8 +14,8 @@ import pytest
 from agentclis.realclis import agent_cli
 
 from pytest_boundedreview import __version__
-from pytest_boundedreview.cli.agentsettings import AGENTS
-from pytest_boundedreview.cli.agentsetup import skill_text
+from pytest_boundedreview.agentgate.agentsettings import AGENTS
+from pytest_boundedreview.agentgate.agentsetup import skill_text
 
 ROOT = Path(__file__).resolve().parents[1]
 MARKETPLACE = ROOT / ".claude-plugin" / "marketplace.json"

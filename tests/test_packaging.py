@@ -71,6 +71,7 @@ def test_the_built_wheel_holds_every_module(wheel: Path) -> None:
     prompts = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.md")}
     assert prompts, "the lens prompts ship as package data"
     assert prompts <= names, sorted(prompts - names)
+    assert "pytest_boundedreview/agentgate/skill/SKILL.md" in names, "the agent skill ships"
 
 
 @pytest.mark.slow

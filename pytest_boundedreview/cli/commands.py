@@ -103,14 +103,14 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_hook(args: argparse.Namespace) -> int:
-    from . import stophook
+    from ..agentgate import stophook
 
     return stophook.cmd_hook(args)
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
     """Serve the read-only MCP tools on stdio; exit 4 without the ``mcp`` extra."""
-    from . import mcpserver
+    from ..agentgate import mcpserver
 
     mcpserver.serve()
     return 0
@@ -150,7 +150,7 @@ def cmd_init(args: argparse.Namespace) -> int:
     """Propose a [tool.bounded-review] table from the agents on PATH, or with --agent the
     agent's hooks and the skill; --write writes it."""
     if args.agent:
-        from . import agentsetup
+        from ..agentgate import agentsetup
 
         return agentsetup.cmd_setup(args)
     from . import init

@@ -21,20 +21,17 @@ from ..change import git
 from ..change.freeze import hook_index, tree_via_temp_index
 from ..change.push import PushedRef, PushRange, from_pre_commit, ranges
 from ..core.errors import EXIT_CLEAN, EXIT_INDETERMINATE, EXIT_NOT_CLEAN
-from ..core.readfile import read_bounded
+from ..report.accept import Verdict, claimed_less, read
 
 if TYPE_CHECKING:
     from ..models.report import Report
 
 STAGES = ("auto", "pre-commit", "pre-push", "manual", "working-tree")
 PUSH_SIGNS = ("PRE_COMMIT_TO_REF", "PRE_COMMIT_REMOTE_NAME", "PRE_COMMIT_REMOTE_URL")
-MAX_REPORT_BYTES = 64 * 1024 * 1024
 # against HEAD whatever base is configured: a staged review against a named base takes its
 # merge base with HEAD, which is not a review of what this commit adds
 REVIEW_STAGED = "pytest --bounded-review --bounded-review-target=staged --bounded-review-base=HEAD"
 REVIEW_PR = "pytest --bounded-review --bounded-review-target=pr"
-AGAIN = "run pytest --bounded-review again"
-Verdict = tuple[int, str]
 
 
 def stage_of(requested: str, env: Mapping[str, str], pushed: bool = False) -> str:
@@ -48,27 +45,6 @@ def stage_of(requested: str, env: Mapping[str, str], pushed: bool = False) -> st
 def staged_tree(repo: git.Repo, env: Mapping[str, str]) -> str:
     """The tree a commit would record: the index (the one a running ``git commit`` names)."""
     return tree_via_temp_index(repo, add_all=False, source=hook_index(repo, env))
-
-
-def read(path: Path) -> Report | Verdict:
-    """The report at ``path`` read strictly (the report model), or why there is none to use."""
-    from pydantic import ValidationError
-
-    from ..core.errors import UsageError
-    from ..core.validation import describe_all
-    from ..models.plain import validate
-    from ..models.report import Report
-
-    if not path.exists():
-        return EXIT_INDETERMINATE, f"no report at {path}: run pytest --bounded-review first"
-    try:
-        return validate(Report, read_bounded(path, MAX_REPORT_BYTES, "report"))
-    except UsageError as exc:
-        return EXIT_INDETERMINATE, f"{exc}: {AGAIN}"
-    except ValidationError as exc:  # not JSON, or not a report of this schema
-        problems = "; ".join(describe_all(exc)[:3])
-        why = f"{path} is not a valid bounded-review report ({problems}): {AGAIN}"
-        return EXIT_INDETERMINATE, why
 
 
 def accepted(path: Path, report: Report, what: str) -> str:
@@ -94,33 +70,6 @@ def verdict(path: Path, report: Report, what: str, fix: str, state_dir: str | No
     status = EXIT_NOT_CLEAN if gate == "no" else EXIT_INDETERMINATE
     word = "not clean" if gate == "no" else "indeterminate"
     return status, f"the review of {revision} ({path}) is {word}: {report.next_action}"
-
-
-def claimed_less(path: Path, report: Report, what: str, state_dir: str | None) -> str | None:
-    """Why a clean report of ``what`` is less than the review its rules ask, or ``None``: it
-    does not say what it ran under (an earlier version), an option of its invocation reduced
-    it where lanes are configured, or its loop was kept in another state folder than
-    ``state_dir`` (the one this repository's configuration names)."""
-    ran = report.invocation
-    if ran is None:
-        return (
-            f"the report {path} does not record what its review ran under (written by an "
-            f"earlier version), so it cannot be shown to be the whole review of {what}"
-        )
-    if ran.reduced:
-        options = "; ".join(reduction.described() for reduction in ran.reduced)
-        return (
-            f"the review {path} of {what} ran with {options}: less than the rules of this "
-            "repository ask, so it does not count (leave out "
-            f"{', '.join(reduction.option for reduction in ran.reduced)})"
-        )
-    if state_dir is not None and Path(ran.state_dir) != Path(state_dir):
-        return (
-            f"the review {path} of {what} kept its loop in the state folder {ran.state_dir!r}, "
-            f"not {state_dir!r} (this repository's `state_dir`): its rounds and repair loops "
-            "are not this repository's"
-        )
-    return None
 
 
 def check_commit(
@@ -167,7 +116,7 @@ def check_commit(
 def _branch_base(repo: git.Repo, env: Mapping[str, str], head: str | None) -> str | None:
     """The merge base of ``head`` and the base a review resolves from the configuration and
     the environment (``None`` when there is none but ``head`` itself)."""
-    from . import hookbase
+    from ..agentgate import hookbase
 
     found = hookbase.turn_base(hookbase.locate(repo.root, repo), env, head)
     return found if found and found != head else None
@@ -180,7 +129,7 @@ def check_working_tree(
     (the tool's byproducts left out), against the base the stop hook judges it with: the one
     recorded at the start of the last agent turn that left HEAD where it is, else the merge
     base of the resolved base and HEAD."""
-    from . import hookbase, hookstate
+    from ..agentgate import hookbase, hookstate
 
     place = hookbase.locate(repo.root)
     live = hookbase.live_tree(place)

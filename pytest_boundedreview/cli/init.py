@@ -16,7 +16,7 @@ from pathlib import Path
 from ..change import git
 from ..core.configfile import find_config, read_toml
 from ..core.errors import UsageError
-from ..core.statefile import write_atomic
+from ..core.statefile import default_mode, write_atomic
 from ..render.escape import terminal
 from .localserver import LOOPBACK, Found, find_server, lane_text
 
@@ -86,13 +86,6 @@ def _target_file(repo: git.Repo, cwd: Path) -> Path:
         if folder == repo.root:
             break
     return repo.root / "pyproject.toml"
-
-
-def default_mode() -> int:
-    """The mode a new file gets under the current umask."""
-    umask = os.umask(0)
-    os.umask(umask)
-    return 0o666 & ~umask
 
 
 def cmd_init(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> int:

@@ -84,7 +84,8 @@ def parser() -> argparse.ArgumentParser:
     )
     made.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = made.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    from . import loopargs, stophook
+    from ..agentgate import stophook
+    from . import loopargs
     from . import run as runcmd
 
     runcmd.add_parser(sub)
@@ -237,7 +238,7 @@ def _add_demo_parser(sub: Any) -> None:
 
 def _add_init_parser(sub: Any) -> None:
     """``init``: lanes proposed, or an agent held to the gate."""
-    from .agentsettings import AGENTS
+    from ..agentgate.agentsettings import AGENTS
 
     init = sub.add_parser(
         "init",

@@ -14,6 +14,13 @@ from .errors import FatalError
 GITIGNORE = "*\n"
 
 
+def default_mode() -> int:
+    """The mode a new file gets under the current umask."""
+    umask = os.umask(0)
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def state_folder(root: Path, configured: str) -> Path:
     """``configured`` (relative to the repository root) created with a ``.gitignore`` of ``*``,
     so nothing in it ever shows up in ``git status``."""

@@ -13,7 +13,7 @@ import pytest
 from agenthooks import AGENTS, BROKEN, FIXED, event, hook, make_repo, review, schema
 from gitrepo import GitRepo
 
-from pytest_boundedreview.cli import agentprotocol, agentsettings
+from pytest_boundedreview.agentgate import agentprotocol, agentsettings
 
 
 @pytest.fixture

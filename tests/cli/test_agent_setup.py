@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.cli.agentsetup import skill_text
+from pytest_boundedreview.agentgate.agentsetup import skill_text
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "agents"
 SKILLS = (".claude/skills/bounded-review/SKILL.md", ".agents/skills/bounded-review/SKILL.md")

@@ -11,7 +11,7 @@ import pytest
 from gitrepo import GitRepo
 from test_agent_setup import init
 
-from pytest_boundedreview.cli import codextrust
+from pytest_boundedreview.agentgate import codextrust
 from pytest_boundedreview.core.errors import UsageError
 
 STOP = {"type": "command", "command": "bounded-review hook stop --agent codex", "timeout": 30}

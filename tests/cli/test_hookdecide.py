@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.cli.hookdecide import Answer, Seen, ceiling_of, decide
-from pytest_boundedreview.cli.hookstate import Counter
-from pytest_boundedreview.cli.reportview import ReportView
+from pytest_boundedreview.agentgate.hookdecide import Answer, Seen, ceiling_of, decide
+from pytest_boundedreview.agentgate.hookstate import Counter
+from pytest_boundedreview.agentgate.reportview import ReportView
 
 TREE = "a" * 40
 

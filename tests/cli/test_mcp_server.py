@@ -25,7 +25,7 @@ from agenthooks import BROKEN, FIXED, make_repo, review
 from gitrepo import GitRepo, clean_env
 from mcp import ClientSession, StdioServerParameters, stdio_client  # the `mcp` extra, in `dev`
 
-from pytest_boundedreview.cli import mcpserver
+from pytest_boundedreview.agentgate import mcpserver
 
 OFF_BY_ONE = "def add(a, b):\n    return a + b + 1\n"
 TOOLS = {"gate", "report", "next_action", "loop_status"}

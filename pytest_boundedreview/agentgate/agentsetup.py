@@ -20,11 +20,10 @@ from pathlib import Path
 
 from ..change import git
 from ..core.errors import UsageError
-from ..core.statefile import write_atomic
+from ..core.statefile import default_mode, write_atomic
 from ..models.record import record
 from . import codextrust
 from .agentsettings import AGENTS, AgentHooks, merge
-from .init import default_mode
 from .jsonfile import Layout, parse
 
 SKILL_PATHS = (".claude/skills/bounded-review/SKILL.md", ".agents/skills/bounded-review/SKILL.md")
@@ -32,7 +31,7 @@ SKILL_PATHS = (".claude/skills/bounded-review/SKILL.md", ".agents/skills/bounded
 
 def skill_text() -> bytes:
     """The skill this version ships (package data, the same text as the Claude Code plugin's)."""
-    return (resources.files("pytest_boundedreview.cli") / "skill" / "SKILL.md").read_bytes()
+    return (resources.files("pytest_boundedreview.agentgate") / "skill" / "SKILL.md").read_bytes()
 
 
 @record(frozen=True)

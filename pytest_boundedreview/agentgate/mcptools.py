@@ -109,10 +109,10 @@ def base_tree(where: Place) -> tuple[str, str, str] | None:
 
 
 def last_report(where: Place) -> Report | None:
-    """The last report, read strictly (``cli/gate.py``'s ``read``): ``None`` when there is
+    """The last report, read strictly (``report/accept.py``): ``None`` when there is
     none; :class:`Unanswered` naming the file and the fix when it does not validate."""
     from ..models.report import Report
-    from .gate import read
+    from ..report.accept import read
 
     found = read(where.report)
     if isinstance(found, Report):
@@ -208,7 +208,7 @@ def gate(folder: Path) -> dict[str, Any]:
     if found is None:
         return {**answer, "gate": "not-reviewed", "reasons": [_not_reviewed(seen)]}
     if found.gate.review_clean == "yes":  # only the whole review counts, as for the hooks
-        from .gate import claimed_less
+        from ..report.accept import claimed_less
 
         where = seen.where
         less = claimed_less(where.report, found, seen.tree, where.settings.state_dir)

@@ -113,7 +113,7 @@ def _of_this_tree(seen: Seen) -> tuple[ReportView | None, str]:
 
 def _claimed_less(report: ReportView, seen: Seen) -> str | None:
     """Why a clean report of this tree is less than the review its rules ask, or ``None``
-    (the commit gate's rule, ``gate.claimed_less``)."""
+    (the commit gate's rule, ``report.accept.claimed_less``)."""
     if report.reduced is None or report.state_dir is None:
         return "the last report does not record what its review ran under (an earlier version)"
     if report.reduced:

@@ -4,7 +4,7 @@
 own steps, whether the tree it is leaving has a clean review, what the last report says, what
 to do next, and where the review loop stands. Each takes an optional ``repository`` (a folder
 inside a git work tree; the server's working folder by default) and answers from what the
-sessions wrote (``cli/mcptools.py``): nothing runs tests or reviewers, and nothing is written
+sessions wrote (``agentgate/mcptools.py``): nothing runs tests or reviewers, and nothing is written
 but the configuration cache's note.
 
 The MCP SDK is the optional extra ``mcp`` and is imported only here, only when the command

@@ -3,7 +3,7 @@ type checked, without building the whole report model (that costs most of a seco
 answers on every stop).
 
 Anything missing, mistyped or of another schema makes the report unusable, never clean. The
-commit and push gate still read the whole report strictly (``gate.read``).
+commit and push gate still read the whole report strictly (``report.accept.read``).
 """
 
 from __future__ import annotations
