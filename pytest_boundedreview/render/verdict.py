@@ -31,10 +31,14 @@ def verdict(report: Report, exit_status: int | None) -> str:
     return f"review_clean: {report.gate.review_clean}{status}"
 
 
+def answer_exit(answer: str) -> int:
+    """The exit status the console's commands give a gate's answer: 0 yes, 1 no, 2 otherwise."""
+    return {"yes": EXIT_CLEAN, "no": EXIT_NOT_CLEAN}.get(answer, EXIT_INDETERMINATE)
+
+
 def console_exit(report: Report) -> int:
-    """The exit status the console's commands give a report: 0 yes, 1 no, 2 indeterminate."""
-    by_gate = {"yes": EXIT_CLEAN, "no": EXIT_NOT_CLEAN}
-    return by_gate.get(report.gate.review_clean, EXIT_INDETERMINATE)
+    """The exit status the console's commands give a report (:func:`answer_exit`)."""
+    return answer_exit(report.gate.review_clean)
 
 
 # pytest's own exit statuses that end a session before any report can be trusted
@@ -52,7 +56,7 @@ def run_exit(pytest_status: int, answer: str) -> int:
         return pytest_status
     if answer == "yes" and pytest_status != EXIT_CLEAN:  # pytest disagrees: not clean
         return EXIT_INDETERMINATE
-    return {"yes": EXIT_CLEAN, "no": EXIT_NOT_CLEAN}.get(answer, EXIT_INDETERMINATE)
+    return answer_exit(answer)
 
 
 def closing(report: Report, exit_status: int, block_shown: bool = True) -> str:
