@@ -22,7 +22,7 @@ from pathlib import Path
 from results import record
 
 from pytest_boundedreview.change import git
-from pytest_boundedreview.change.treefiles import TreeFiles
+from pytest_boundedreview.change.trees.treefiles import TreeFiles
 from pytest_boundedreview.triage.steps import Raised, triage
 
 FILES = 100

@@ -136,7 +136,7 @@ def _table(cls: type, heading: str, intro: str) -> list[str]:
 
 
 def configuration(settings: type | None = None) -> str:
-    from pytest_boundedreview.core import config, tables
+    from pytest_boundedreview.core.settings import config, tables
 
     settings = settings or config.Settings
     out = [

@@ -23,8 +23,8 @@ import atheris
 with atheris.instrument_imports():
     from pytest_boundedreview.change.scope import parse_scope
     from pytest_boundedreview.checks.parse import CheckOutputError, parse_gnu, parse_sarif
-    from pytest_boundedreview.core.config import load_settings
     from pytest_boundedreview.core.errors import ConfigError, DiffParseError
+    from pytest_boundedreview.core.settings.config import load_settings
     from pytest_boundedreview.lanes.result import read_result
 
 ROOT = Path("/repo")

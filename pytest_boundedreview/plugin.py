@@ -152,7 +152,7 @@ def pytest_configure(config: pytest.Config) -> None:
             config.pluginmanager.register(reruns, "bounded-review-worker-reruns")
         from .baseline import basefirst, redirect
 
-        if os.environ.get(redirect.ENV):  # a session run in a copy (see change/tested.py)
+        if os.environ.get(redirect.ENV):  # a session run in a copy (see change/checkouts/tested.py)
             config.pluginmanager.register(basefirst.ReportAtEnd(), "bounded-review-provenance")
         return
     # A file that fails to import is a failure to classify, not a reason to stop the session.

@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .change import baseconfig, git, kept, tested, worktree
+from .change import baseconfig, git
+from .change.checkouts import kept, tested, worktree
 from .change.freeze import Target, freeze
 from .change.statedir import approver
-from .core.config import Settings, load_settings, option_overrides
 from .core.errors import FatalError
-from .core.pytestini import Collection, from_session
+from .core.pytestconfig.pytestini import Collection, from_session
+from .core.settings.config import Settings, load_settings, option_overrides
 from .models.record import record
 from .triage.waivers import blob_names as waiver_blobs
 from .triage.waivers import load as load_waivers
@@ -93,7 +94,7 @@ def _own_options(
     now = tuple(map(str, config.getini("addopts")))
     if at == now:
         return {}
-    from .core.argv import read, table_of
+    from .core.pytestconfig.argv import read, table_of
 
     flags = {key: _flag(key) for key in in_ini}
     table = table_of(config)

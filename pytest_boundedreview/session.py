@@ -18,14 +18,15 @@ from .baseline.wholeness import Project, Wholeness, judge
 from .baseline.wholeness import Session as SessionView
 from .baseline.witness import Witness
 from .baseline.witnessed import Witnessed
-from .change import imported, tested
-from .change.livetree import untested_reason
-from .core.argv import table_of
+from .change import imported
+from .change.checkouts import tested
+from .change.trees.livetree import untested_reason
 from .core.ceilings import Tier
 from .core.errors import FatalError
-from .core.pytestini import words
+from .core.pytestconfig.argv import table_of
+from .core.pytestconfig.pytestini import words
+from .core.pytestconfig.selecting import Selection, paths
 from .core.redaction import Redact, Redactor
-from .core.selecting import Selection, paths
 from .core.statefile import state_folder
 from .models.report import Gate, Report, RiskReason, ShardInfo, SuiteInfo
 from .prepared import Prepared

@@ -10,7 +10,7 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from pytest_boundedreview.change.byproducts import bytecode
+from pytest_boundedreview.change.trees.byproducts import bytecode
 
 # Files pytester and pytest write next to the tests; a real project ignores them too.
 PYTESTER_IGNORES = "__pycache__/\n.pytest_cache/\nbasetemp/\nrunpytest-*\nstdout\nstderr\n"
@@ -74,7 +74,7 @@ class GitRepo:
     def user_state(self) -> tuple[str, bytes, str, str]:
         """What the tool must never change: status, index bytes, stash and refs. The bytecode
         Python writes as the tests import the project is not the tool's doing, nor part of any
-        tree (``change/byproducts.py``): plain pytest leaves the same."""
+        tree (``change/trees/byproducts.py``): plain pytest leaves the same."""
         index = Path(self.git("rev-parse", "--path-format=absolute", "--git-path", "index"))
         # Read the index first: `git status` without --no-optional-locks may rewrite it.
         index_bytes = index.read_bytes() if index.exists() else b""

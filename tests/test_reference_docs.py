@@ -12,8 +12,8 @@ from types import ModuleType
 
 import pytest
 
-from pytest_boundedreview.core import tables
-from pytest_boundedreview.core.config import Settings
+from pytest_boundedreview.core.settings import tables
+from pytest_boundedreview.core.settings.config import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 

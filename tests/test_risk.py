@@ -12,8 +12,8 @@ from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.change.scope import Scope
 from pytest_boundedreview.core.ceilings import TIER_CEILINGS, effective_budget
-from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.settings.config import load_settings
 from pytest_boundedreview.risk import (
     BUILTIN_TRIGGERS,
     DOCS_PATHS,

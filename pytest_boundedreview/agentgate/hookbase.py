@@ -22,8 +22,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..change import git
-from ..core.config import Settings
 from ..core.errors import FatalError
+from ..core.settings.config import Settings
 from ..models.record import record
 
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def locate(folder: Path, repo: Repo | None = None) -> Place:
     """The repository at ``folder`` (``repo``, when opened already), its settings and state
     folder (created with its ``.gitignore`` of ``*``)."""
     from ..change.statedir import approver
-    from ..core.config import load_settings
+    from ..core.settings.config import load_settings
     from ..core.statefile import state_folder
 
     repo = repo or git.open_repo(folder)

@@ -11,7 +11,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from ..core.statepath import DEFAULT_STATE_DIR
+from ..core.settings.statepath import DEFAULT_STATE_DIR
 from ..models.record import record
 from ..render.escape import terminal
 from .hookstate import Counter

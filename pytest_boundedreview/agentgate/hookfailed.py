@@ -9,8 +9,8 @@ import contextlib
 from collections.abc import Mapping
 from typing import Any
 
+from ..core.settings.statepath import DEFAULT_STATE_DIR
 from ..core.statefile import state_folder, write_atomic
-from ..core.statepath import DEFAULT_STATE_DIR
 from .agentprotocol import PROTOCOLS, continued
 from .hookdeadline import Work
 from .hookdecide import REVIEW, Answer

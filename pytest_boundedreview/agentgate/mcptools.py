@@ -23,7 +23,7 @@ from ..models.record import record
 
 if TYPE_CHECKING:
     from ..change import git
-    from ..core.config import Settings
+    from ..core.settings.config import Settings
     from ..models.loop import LoopState
     from ..models.report import Report
 
@@ -69,8 +69,8 @@ def place(folder: Path) -> Place:
     """The repository around ``folder``, with its ``[tool.bounded-review]`` settings."""
     from ..change import git
     from ..change.statedir import checked_state_dir
-    from ..core.config import load_settings
-    from ..core.pytestini import from_files
+    from ..core.pytestconfig.pytestini import from_files
+    from ..core.settings.config import load_settings
 
     repo = git.open_repo(folder)
 

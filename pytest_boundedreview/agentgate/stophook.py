@@ -83,7 +83,7 @@ def _stop(
     import time
 
     from ..change import git
-    from ..change.livetree import unrecorded_edits
+    from ..change.trees.livetree import unrecorded_edits
     from .hookbase import UNBORN, judged, live_tree, locate
 
     session = PROTOCOLS[agent].session(event)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..core.pytestini import words
+from ..core.pytestconfig.pytestini import words
 from ..models.record import record
 from . import narrowing
 from .cache import LISTING, WHOLE
@@ -21,7 +21,7 @@ from .classification import Classification, Questions
 if TYPE_CHECKING:
     from ..change import git
     from ..change.freeze import Target
-    from ..core.config import Settings
+    from ..core.settings.config import Settings
     from .deselection import Deselections
     from .outcomes import OutcomeCollector
     from .wholeness import Project

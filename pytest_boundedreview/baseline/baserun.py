@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..change import kept, worktree
+from ..change.checkouts import kept, worktree
 from ..core.errors import GitError
 from ..models.record import record
 from . import basecontent, testdefs

@@ -23,7 +23,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..change import worktree
+from ..change.checkouts import worktree
 from .baserun import BaseUnavailable, enter_checkout, start_in, start_waiting_in
 from .cache import LISTING
 from .rerun import Ask, PendingRerun, RerunResult, WaitingRerun

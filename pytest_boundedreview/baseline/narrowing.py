@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 
 from ..change import git
 from ..change.scope import FileChange
-from ..core.pytestini import matches, options_of, words
+from ..core.pytestconfig.pytestini import matches, options_of, words
 from ..models.record import record
 from . import testdefs
 

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from ..change import git
-from ..core.pytestini import FILES, from_files, options_of
+from ..core.pytestconfig.pytestini import FILES, from_files, options_of
 from .wholeness import Project
 
 

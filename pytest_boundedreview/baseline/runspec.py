@@ -16,7 +16,7 @@ from . import artefacts
 from . import cache as basecache
 
 if TYPE_CHECKING:
-    from ..core.config import Settings
+    from ..core.settings.config import Settings
     from .rerun import Ask, PendingRerun, RerunResult
 
 

@@ -20,7 +20,7 @@ import pytest
 
 from ..change import git
 from ..change.freeze import Target
-from ..core.config import Settings
+from ..core.settings.config import Settings
 from .classification import Classification, Questions
 from .onworkers import WorkerAnswers, rerun_on_worker
 from .outcomes import COMPLETED, OutcomeCollector

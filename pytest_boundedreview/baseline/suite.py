@@ -15,7 +15,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.pytestini import matches
+from ..core.pytestconfig.pytestini import matches
 from ..models.record import record
 
 if TYPE_CHECKING:

@@ -13,9 +13,9 @@ from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from ..change import git
-from ..core.argv import Table
-from ..core.selecting import RECONFIGURING
-from ..core.toxconfig import Command, commands
+from ..core.pytestconfig.argv import Table
+from ..core.pytestconfig.selecting import RECONFIGURING
+from ..core.pytestconfig.toxconfig import Command, commands
 from ..models.record import record
 
 

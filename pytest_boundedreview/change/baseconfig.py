@@ -1,10 +1,10 @@
 """The rules a change is reviewed under: ``[tool.bounded-review]`` as the base commit has it,
 read from git without touching the working tree, against the change's own.
 
-A change that relaxes a key of :data:`~pytest_boundedreview.core.baserules.RULES` is reviewed
-under the base's value, and the report lists what it proposes as an advisory finding; a change
-that tightens one applies at once. A first configuration (none at the base) is held to the
-defaults, which are then the base's rules; a base configuration this version cannot read or
+A change that relaxes a key of :data:`~pytest_boundedreview.core.settings.baserules.RULES` is
+reviewed under the base's value, and the report lists what it proposes as an advisory finding;
+a change that tightens one applies at once. A first configuration (none at the base) is held to
+the defaults, which are then the base's rules; a base configuration this version cannot read or
 validate gives way to the change's, with a limitation that says so. When the two tables are
 equal, the base's is not validated again. The base and the target kind, which choose the base
 commit itself, are read ahead where the change cannot reach (:func:`chosen`).
@@ -19,10 +19,10 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
-from ..core.baserules import REDUCING, Proposal, configured_values, govern
-from ..core.config import Settings, validated
 from ..core.configfile import MAX_CONFIG_BYTES, TABLE, read_toml, toml
-from ..core.pytestini import options_of, words
+from ..core.pytestconfig.pytestini import options_of, words
+from ..core.settings.baserules import REDUCING, Proposal, configured_values, govern
+from ..core.settings.config import Settings, validated
 from ..models.record import record
 from . import git
 from .base import unconfigured_base

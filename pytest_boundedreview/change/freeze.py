@@ -18,11 +18,11 @@ from ..core.errors import UsageError
 from ..models.record import record
 from . import git
 from .base import REQUESTED, named_base, named_merge_base, pr_base
-from .byproducts import leave_out
 from .gitwritable import require_writable
-from .livetree import differences, dirty_submodules, unflag
-from .recorded import Converted
 from .scope import Scope, parse_scope
+from .trees.byproducts import leave_out
+from .trees.livetree import differences, dirty_submodules, unflag
+from .trees.recorded import Converted
 
 TargetKind = Literal["pr", "local-diff", "staged", "plan"]
 RequestedKind = Literal["auto", "pr", "local-diff", "staged"]

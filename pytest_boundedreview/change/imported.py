@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from . import git, livetree
-from .indexfile import tracked
+from . import git
+from .trees import livetree
+from .trees.indexfile import tracked
 
 WORKER_KEY = "bounded_review_modules"  # what an xdist worker hands its controller
 

@@ -17,10 +17,10 @@ import os
 import stat
 from pathlib import Path
 
-from ..core.config import PATH_KEYS, Settings
 from ..core.errors import ConfigError
+from ..core.settings.config import PATH_KEYS, Settings
 from . import git
-from .indexfile import tracked
+from .trees.indexfile import tracked
 
 # How each output the tool writes begins (render/: JSON, Markdown, SARIF).
 _OWN_STARTS = (

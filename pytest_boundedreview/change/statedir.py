@@ -10,14 +10,14 @@ import stat
 from collections.abc import Callable
 from pathlib import Path
 
-from ..core.config import Settings
 from ..core.errors import ConfigError
-from ..core.pytestini import Collection, from_files
+from ..core.pytestconfig.pytestini import Collection, from_files
+from ..core.settings.config import Settings
+from ..core.settings.statepath import DEFAULT_STATE_DIR, state_dir_error, state_dir_problem
 from ..core.statefile import GITIGNORE
-from ..core.statepath import DEFAULT_STATE_DIR, state_dir_error, state_dir_problem
 from . import git
-from .indexfile import tracked
 from .outputs import check_outputs
+from .trees.indexfile import tracked
 
 
 def checked_state_dir(repo: git.Repo, configured: str, collection: Collection) -> Path:

@@ -9,12 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from ..baseline.childenv import child_env
-from ..change import git, kept, worktree
+from ..change import git
+from ..change.checkouts import kept, worktree
 from ..change.scope import Scope
 from ..core import subproc
 from ..core.errors import GitError
 from ..core.redaction import Redactor
-from ..core.tables import CheckConfig
+from ..core.settings.tables import CheckConfig
 from ..models.finding import CheckFinding
 from ..models.record import record
 from ..models.report import CheckResult
@@ -126,7 +127,7 @@ def run_all(
     environ: Mapping[str, str] | None = None,
 ) -> list[CheckResult]:
     """Every configured check, classified against the base (run in a kept base checkout
-    with ``reuse``, as the base re-runs are: see change/kept.py), at both in ``environ``
+    with ``reuse``, as the base re-runs are: see change/checkouts/kept.py), at both in ``environ``
     (the session's environment as it started: not what the change's code set since)."""
     results: dict[str, CheckResult] = {}
     heads: dict[str, Ran] = {}

@@ -54,7 +54,7 @@ def cmd_gate(args: argparse.Namespace) -> int:
         a `base` the change itself sets is not taken (change/baseconfig.py)."""
         from ..change.base import resolve_base
         from ..change.baseconfig import chosen
-        from ..core.config import load_settings
+        from ..core.settings.config import load_settings
 
         settings, _ = load_settings(Path.cwd(), repo.root, {})
         head = repo.resolve("HEAD")
@@ -118,7 +118,7 @@ def cmd_mcp(args: argparse.Namespace) -> int:
 
 def cmd_merge(args: argparse.Namespace) -> int:
     """Combine shard reports of one revision, review and gate once; exit by the gate."""
-    from ..core.config import option_overrides
+    from ..core.settings.config import option_overrides
     from .merge import merge
     from .run import show
 

@@ -16,11 +16,12 @@ from ..change import baseconfig, git
 from ..change.freeze import Target, freeze
 from ..change.statedir import approver
 from ..core.ceilings import effective_budget
-from ..core.config import Settings, load_settings, option_overrides
 from ..core.errors import LedgerError, UsageError
-from ..core.tables import LaneConfig
-from ..lanes import agent, gemini, openai
-from ..lanes.agents import AGENTS
+from ..core.settings.config import Settings, load_settings, option_overrides
+from ..core.settings.tables import LaneConfig
+from ..lanes.agents import agent, gemini
+from ..lanes.agents.agents import AGENTS
+from ..lanes.endpoint import openai
 from ..lanes.environment import lane_env
 from ..lanes.packet import build_packet, requirements
 from ..lanes.prompt import full_prompt, lens_prompt, system_prompt

@@ -31,8 +31,10 @@ class Found:
 
 def _listed(base_url: str, key: str | None) -> list[str]:
     """The model ids ``base_url`` lists, as an ``openai`` lane would read them."""
-    from ..core.tables import LaneConfig
-    from ..lanes.openai import listed_models  # only init probes: keep the CLI's start light
+    from ..core.settings.tables import LaneConfig
+    from ..lanes.endpoint.openai import (
+        listed_models,  # only init probes: keep the CLI's start light
+    )
     from ..models.plain import validate_data
 
     probe = {"name": "probe", "lens": "correctness", "kind": "openai", "model": "probe"}
@@ -45,7 +47,7 @@ def find_server(
 ) -> tuple[Found | None, str | None]:
     """The first endpoint that lists a model, and why ``OPENAI_BASE_URL`` (when set) was
     passed over."""
-    from ..lanes.openai import Failed
+    from ..lanes.endpoint.openai import Failed
 
     passed_over = None
     named = environ.get("OPENAI_BASE_URL", "").strip().rstrip("/")

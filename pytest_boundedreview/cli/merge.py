@@ -8,13 +8,14 @@ from pathlib import Path
 
 from ..baseline.classification import Classification
 from ..baseline.runspec import BaselineRun
-from ..change import baseconfig, git, kept, worktree
+from ..change import baseconfig, git
+from ..change.checkouts import kept, worktree
 from ..change.freeze import freeze
 from ..change.statedir import approver
-from ..core.config import load_settings
 from ..core.errors import UsageError
-from ..core.pytestini import from_files
+from ..core.pytestconfig.pytestini import from_files
 from ..core.readfile import read_bounded
+from ..core.settings.config import load_settings
 from ..core.statefile import state_folder
 from ..models.plain import validate
 from ..models.record import record

@@ -8,8 +8,8 @@ from ..change import git
 from ..change.statedir import checked_state_dir
 from ..core.configfile import TABLE, find_config
 from ..core.errors import ConfigError, GitError
-from ..core.pytestini import from_files
-from ..core.statepath import DEFAULT_STATE_DIR
+from ..core.pytestconfig.pytestini import from_files
+from ..core.settings.statepath import DEFAULT_STATE_DIR
 
 
 def default_state_folder() -> Path:

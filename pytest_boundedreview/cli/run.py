@@ -93,7 +93,7 @@ def _report_path(args: argparse.Namespace, repo: git.Repo) -> tuple[Path, str]:
     """Where the session will write its report: ``--report``, else the configured one; and
     the target kind asked for."""
     from ..change.statedir import approver
-    from ..core.config import load_settings, option_overrides
+    from ..core.settings.config import load_settings, option_overrides
 
     overrides = option_overrides({"report": args.report}, Path.cwd())
     settings, _ = load_settings(Path.cwd(), repo.root, overrides, approver(repo))
@@ -134,7 +134,7 @@ def _exit_by(report: Path, status: int) -> int:
     """The exit status a fresh report gives: its gate, once it is shown to be of the tree its
     target names now and pytest agrees."""
     from ..change.current import live_tree
-    from ..change.livetree import differences
+    from ..change.trees.livetree import differences
     from ..models.plain import validate
     from ..models.report import Report
 

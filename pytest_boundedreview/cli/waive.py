@@ -13,8 +13,8 @@ from pydantic import ValidationError
 
 from ..change import git
 from ..change.statedir import approver
-from ..core.config import load_settings
 from ..core.errors import UsageError
+from ..core.settings.config import load_settings
 from ..core.statefile import write_atomic
 from ..core.validation import describe_all
 from ..models.report import Report

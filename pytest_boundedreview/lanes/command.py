@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from ..core import subproc, tempdirs
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 from .environment import lane_env
 from .result import (
     OUTPUT_CAP,

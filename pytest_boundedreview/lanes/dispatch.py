@@ -7,7 +7,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 from ..models.record import record
 from .result import Attempt
 

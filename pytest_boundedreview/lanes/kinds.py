@@ -13,11 +13,12 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from ..core.errors import UsageError
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 from ..hookspec import PluginLane
 from ..models.record import record
-from . import agent, command, plugin
-from .agents import AGENTS
+from . import command, plugin
+from .agents import agent
+from .agents.agents import AGENTS
 from .prompt import lens_prompt
 from .result import Attempt
 
@@ -43,7 +44,7 @@ def _command(call: LaneCall) -> Once | Attempt:
 
 
 def _openai(call: LaneCall) -> Once | Attempt:
-    from . import openai  # urllib's import cost only for sessions that use it
+    from .endpoint import openai  # urllib's import cost only for sessions that use it
 
     try:
         lens = lens_prompt(call.lane, call.workdir)

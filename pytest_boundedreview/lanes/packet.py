@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from ..change import git
 from ..change.freeze import Target
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 from ..models.finding import ReportFinding
 from ..models.lane import (
     PACKET_SCHEMA,

@@ -13,7 +13,7 @@ import pluggy
 from pydantic import ValidationError
 
 from .. import hookspec
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 from ..core.validation import describe_all
 from ..hookspec import PluginLane
 from ..models.plain import validate

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..core.errors import UsageError
 from ..core.readfile import read_bounded
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 
 STANDARD_PROMPTS = ("correctness", "security", "architecture", "feasibility", "acceptance")
 MAX_PROMPT_BYTES = 64 * 1024

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..core import subproc
-from ..core.tables import LaneConfig, RoutingConfig
+from ..core.settings.tables import LaneConfig, RoutingConfig
 from ..models.record import record
 from .environment import lane_env
 

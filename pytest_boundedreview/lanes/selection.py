@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal
 
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 
 Size = Literal["small", "normal", "large", "plan"]
 STANDARD_LENSES = ("correctness", "security", "architecture", "feasibility", "acceptance")

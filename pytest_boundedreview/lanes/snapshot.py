@@ -5,7 +5,7 @@ The copy is written with ``git checkout-index`` from a temporary index of the sn
 (``git archive`` would drop ``export-ignore`` files). The live-tree fingerprint covers the
 index bytes, HEAD, the checked-out branch, every ref, ``.git/config``, ``.git/hooks`` and the
 content of every path ``git status`` lists but the untracked bytecode the tests' imports write
-(``change/byproducts.py``), which is no part of any tree.
+(``change/trees/byproducts.py``), which is no part of any tree.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 from ..change import git
-from ..change.byproducts import bytecode
+from ..change.trees.byproducts import bytecode
 from ..core import tempdirs
 
 

@@ -24,7 +24,7 @@ from .mismatch import after_round, answered
 from .result import RoundResult
 
 if TYPE_CHECKING:
-    from ..core.config import Settings
+    from ..core.settings.config import Settings
 
 
 def issued(lane: LaneState, round_number: int) -> LaneState:

@@ -8,9 +8,9 @@ import posixpath
 import re
 from collections.abc import Iterator, Sequence
 
-from ..change.treefiles import TreeFiles, split_lines
+from ..change.trees.treefiles import TreeFiles, split_lines
 from ..core.fingerprint import finding_fingerprint
-from ..core.tables import PlanConfig
+from ..core.settings.tables import PlanConfig
 from ..models.finding import ReportFinding
 from .sections import Section, code_lines, named, sections
 

@@ -14,10 +14,10 @@ from ..baseline.runspec import BaselineRun
 from ..change import baseconfig, git
 from ..change.freeze import Target
 from ..change.statedir import approver
-from ..change.treefiles import TreeFiles, split_lines
+from ..change.trees.treefiles import TreeFiles, split_lines
 from ..core.ceilings import Tier
-from ..core.config import Settings, load_settings, option_overrides
-from ..core.pytestini import from_files
+from ..core.pytestconfig.pytestini import from_files
+from ..core.settings.config import Settings, load_settings, option_overrides
 from ..core.statefile import state_folder
 from ..models.report import Report, RiskReason
 from ..report.build import assess_risk, build

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 from .. import __version__
 from ..baseline.classification import Classification
 from ..change.freeze import Target
-from ..change.livetree import shown
+from ..change.trees.livetree import shown
 from ..core.ceilings import Tier, effective_budget
-from ..core.config import Settings
+from ..core.settings.config import Settings
 from ..core.statefile import utc_now
 from ..models.record import record
 from ..models.report import (

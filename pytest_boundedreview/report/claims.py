@@ -11,7 +11,7 @@ from collections.abc import Mapping
 
 from ..change.freeze import Target
 from ..core.ceilings import Tier
-from ..core.config import Settings
+from ..core.settings.config import Settings
 from ..models.report import Reduction
 from .build import assess_risk
 

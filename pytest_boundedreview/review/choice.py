@@ -10,8 +10,8 @@ from typing import Any
 
 from ..change.freeze import Target
 from ..core.ceilings import Ceilings
-from ..core.config import Settings
-from ..core.tables import LaneConfig
+from ..core.settings.config import Settings
+from ..core.settings.tables import LaneConfig
 from ..lanes import plugin as plugins
 from ..lanes.selection import Size, select, size_of
 from ..models.record import record

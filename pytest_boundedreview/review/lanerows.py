@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from ..core.tables import LaneConfig
+from ..core.settings.tables import LaneConfig
 from ..lanes.dispatch import LaneRun
 from ..models.loop import Attempt as LoopAttempt
 from ..models.loop import LaneState

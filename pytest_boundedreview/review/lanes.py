@@ -14,10 +14,10 @@ from typing import Any
 
 from ..change import git
 from ..change.freeze import Target
-from ..change.treefiles import TreeFiles
+from ..change.trees.treefiles import TreeFiles
 from ..core.ceilings import Ceilings
-from ..core.config import Settings
-from ..core.tables import LaneConfig
+from ..core.settings.config import Settings
+from ..core.settings.tables import LaneConfig
 from ..hookspec import PluginLane
 from ..lanes.dispatch import LaneRun, dispatch
 from ..lanes.kinds import PROMPTED, LaneCall, runner_of

@@ -14,10 +14,10 @@ from ..baseline.classification import Classification
 from ..change import git
 from ..change.baseconfig import Ruled
 from ..change.freeze import Target
-from ..change.livetree import untested_reason
+from ..change.trees.livetree import untested_reason
 from ..checks.scans import scan
 from ..core.ceilings import Tier, effective_budget
-from ..core.config import Settings
+from ..core.settings.config import Settings
 from ..gate import decide, disagreements
 from ..models.record import record
 from ..models.report import CheckResult, Gate, GateAnswer, LaneReport, Reduction, RiskReason

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core.config import Settings
+from ..core.settings.config import Settings
 from ..core.statefile import write_atomic
 from ..hookspec import PROJECT
 

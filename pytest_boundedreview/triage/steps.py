@@ -6,7 +6,7 @@ from collections import defaultdict
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
-from ..change.treefiles import TreeFiles
+from ..change.trees.treefiles import TreeFiles
 from ..core.fingerprint import finding_fingerprint
 from ..models.finding import BLOCKING_CATEGORIES, Finding, RejectedFinding, ReportFinding, Reproduce
 from ..models.lane import Reconciliation

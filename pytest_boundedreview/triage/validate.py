@@ -8,7 +8,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from ..change.treefiles import TreeFiles
+from ..change.trees.treefiles import TreeFiles
 from ..core.validation import describe_all
 from ..models.finding import Finding, ReportFinding
 from .paths import normalised, path_problem

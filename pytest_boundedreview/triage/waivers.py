@@ -25,7 +25,7 @@ from ..core.errors import ConfigError
 from ..models.record import record
 
 if TYPE_CHECKING:  # the finding and waiver models load only when a waivers file exists
-    from ..core.config import Settings
+    from ..core.settings.config import Settings
     from ..models.finding import ReportFinding
     from ..models.report import CheckResult
     from ..models.waiver import WaivedFinding, Waiver, WaiverNote

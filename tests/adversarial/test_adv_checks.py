@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_boundedreview.checks.run import OUTPUT_CAP, run_once
-from pytest_boundedreview.core.tables import CheckConfig
+from pytest_boundedreview.core.settings.tables import CheckConfig
 
 
 def _check(tmp_path: Path, output: bytes, fmt: str = "gnu") -> CheckConfig:

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.configfile import MAX_CONFIG_BYTES
 from pytest_boundedreview.core.errors import ConfigError
-from pytest_boundedreview.core.tables import (
+from pytest_boundedreview.core.settings.config import Settings, load_settings
+from pytest_boundedreview.core.settings.tables import (
     CheckConfig,
     LaneConfig,
     LoopConfig,

@@ -20,8 +20,8 @@ from pydantic import ValidationError
 
 from pytest_boundedreview.change.scope import parse_scope
 from pytest_boundedreview.checks.parse import CheckOutputError, parse_gnu, parse_sarif
-from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.errors import ConfigError, DiffParseError
+from pytest_boundedreview.core.settings.config import Settings, load_settings
 from pytest_boundedreview.core.validation import describe_all
 from pytest_boundedreview.lanes.result import read_result
 from pytest_boundedreview.models.plain import validate_data

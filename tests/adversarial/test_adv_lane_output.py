@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_once
 from pytest_boundedreview.lanes.result import OUTPUT_CAP
 

@@ -173,7 +173,7 @@ def test_base_answers_are_cached_apart_for_each_way_the_base_is_made_ready(
     built: GitRepo, tmp_path: Path
 ) -> None:
     from pytest_boundedreview.baseline.runspec import BaselineRun
-    from pytest_boundedreview.core.config import Settings
+    from pytest_boundedreview.core.settings.config import Settings
 
     opened = git.open_repo(built.path)
 

@@ -17,7 +17,7 @@ from test_baseline_e2e import XDIST, ids, review
 from pytest_boundedreview.baseline.baserun import BaseUnavailable, base_verdicts
 from pytest_boundedreview.baseline.runspec import BaselineRun
 from pytest_boundedreview.change import git
-from pytest_boundedreview.core.config import load_settings
+from pytest_boundedreview.core.settings.config import load_settings
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 

@@ -14,7 +14,8 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import CALC, TESTS, ids, review
 
-from pytest_boundedreview.change import git, kept
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.checkouts import kept
 
 ON = "[tool.bounded-review]\nreuse_base_checkout = true\n"
 OFF = "[tool.bounded-review]\nreuse_base_checkout = false\n"

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo, clean_env
 
-from pytest_boundedreview.change import discard
+from pytest_boundedreview.change.checkouts import discard
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
 

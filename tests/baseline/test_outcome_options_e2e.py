@@ -10,7 +10,11 @@ import pytest
 from gitrepo import GitRepo
 from test_partial_runs import assert_whole, review
 
-from pytest_boundedreview.core.outcomes import OUTCOME_FLAGS, OUTCOME_OPTIONS, weakening
+from pytest_boundedreview.core.pytestconfig.outcomes import (
+    OUTCOME_FLAGS,
+    OUTCOME_OPTIONS,
+    weakening,
+)
 
 WARNS = (
     "import warnings\n\n\ndef old():\n    warnings.warn('old', DeprecationWarning)\n    return 1\n"

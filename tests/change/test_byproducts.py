@@ -11,8 +11,8 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.change import git
-from pytest_boundedreview.change.byproducts import bytecode
 from pytest_boundedreview.change.freeze import tree_via_temp_index
+from pytest_boundedreview.change.trees.byproducts import bytecode
 
 TAG = "cpython-311"
 

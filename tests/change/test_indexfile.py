@@ -12,7 +12,7 @@ import pytest
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.change import git, imported
-from pytest_boundedreview.change.indexfile import MAX_ENTRIES, flagged, tracked
+from pytest_boundedreview.change.trees.indexfile import MAX_ENTRIES, flagged, tracked
 
 EMPTY_BLOB = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391"
 

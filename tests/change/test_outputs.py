@@ -11,8 +11,8 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview.change import git
 from pytest_boundedreview.change.outputs import check_outputs, problem
-from pytest_boundedreview.core.config import Settings
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.settings.config import Settings
 
 
 @pytest.fixture

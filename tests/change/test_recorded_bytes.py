@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
-from pytest_boundedreview.change import git, recorded
+from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
+from pytest_boundedreview.change.trees import recorded
 
 GOOD = "def add(a, b):\n    return a + b\n"
 TEST = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n"

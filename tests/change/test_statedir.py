@@ -10,9 +10,9 @@ from gitrepo import GitRepo, every_file
 
 from pytest_boundedreview.change import git
 from pytest_boundedreview.change.statedir import approver, checked_state_dir
-from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
-from pytest_boundedreview.core.pytestini import DEFAULT_NORECURSEDIRS, Collection
+from pytest_boundedreview.core.pytestconfig.pytestini import DEFAULT_NORECURSEDIRS, Collection
+from pytest_boundedreview.core.settings.config import load_settings
 
 
 @pytest.fixture

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 from gitrepo import GitRepo, clean_env
 
-from pytest_boundedreview.change import git, livetree
+from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
+from pytest_boundedreview.change.trees import livetree
 
 GOOD = "def f():\n    return 1\n"
 BROKEN = "def f():\n    return 2\n"

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.change import git, worktree
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.checkouts import worktree
 
 
 @pytest.fixture
@@ -72,7 +73,8 @@ def test_concurrent_checkouts_do_not_collide(two_commits: GitRepo) -> None:
 LEAVE = """
 import os, sys, time
 from pathlib import Path
-from pytest_boundedreview.change import git, worktree
+from pytest_boundedreview.change import git
+from pytest_boundedreview.change.checkouts import worktree
 with worktree.checkout(git.open_repo(Path(sys.argv[1])), "HEAD~1") as path:
     print(path, flush=True)
     if sys.argv[2] == "die":
@@ -118,7 +120,7 @@ def test_sweep_removes_only_dead_runs_leftovers(two_commits: GitRepo, tmp_path: 
 def test_a_large_checkout_is_unregistered_at_once_and_removed_after(
     two_commits: GitRepo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from pytest_boundedreview.change import discard
+    from pytest_boundedreview.change.checkouts import discard
 
     monkeypatch.setattr(discard, "DETACH_ENTRIES", 1)  # this one counts as large
     go = two_commits.path.parent / "go"  # the remover starts deleting once this exists
@@ -142,7 +144,7 @@ def test_a_large_checkout_is_unregistered_at_once_and_removed_after(
 
 
 def test_a_small_checkout_is_removed_in_place(two_commits: GitRepo) -> None:
-    from pytest_boundedreview.change import discard
+    from pytest_boundedreview.change.checkouts import discard
 
     handle = git.open_repo(two_commits.path)
     with worktree.checkout(handle, "HEAD~1") as path:

@@ -11,7 +11,7 @@ from gitrepo import GitRepo
 from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.checks.run import run_all
-from pytest_boundedreview.core.tables import CheckConfig
+from pytest_boundedreview.core.settings.tables import CheckConfig
 from pytest_boundedreview.models.report import CheckResult
 
 RUFF = CheckConfig(

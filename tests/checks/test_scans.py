@@ -8,7 +8,7 @@ from gitrepo import GitRepo
 from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.checks.scans import scan
-from pytest_boundedreview.core.tables import ScanConfig
+from pytest_boundedreview.core.settings.tables import ScanConfig
 from pytest_boundedreview.models.finding import ReportFinding
 
 TESTS = "import pytest\n\n\ndef test_a():\n    assert True\n\n\ndef test_b():\n    assert True\n"

@@ -18,7 +18,7 @@ from fakeagents import install
 from gitrepo import GitRepo
 
 from pytest_boundedreview.cli.localserver import LOOPBACK, find_server
-from pytest_boundedreview.core.config import load_settings
+from pytest_boundedreview.core.settings.config import load_settings
 
 if sys.version_info >= (3, 11):
     import tomllib

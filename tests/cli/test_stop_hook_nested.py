@@ -1,6 +1,6 @@
 """The stop hook and the review on a repository with a submodule or an embedded repository
 whose own rules do not ignore ``__pycache__``: the bytecode the review's tests leave in it is
-no uncommitted file there (``change/byproducts.py``, the rule every snapshot applies), while a
+no uncommitted file there (``change/trees/byproducts.py``, the rule every snapshot applies), while a
 real edit, a sourceless ``.pyc`` and an unchecked one still are. Run with bytecode written (as
 agents' shells do) and not."""
 

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 from _pytest.config import get_config
 
-from pytest_boundedreview.core.argv import BUILTIN, Table, table_of
-from pytest_boundedreview.core.outcomes import OUTCOME_OPTIONS
-from pytest_boundedreview.core.selecting import RECONFIGURING, SELECTING, scan
+from pytest_boundedreview.core.pytestconfig.argv import BUILTIN, Table, table_of
+from pytest_boundedreview.core.pytestconfig.outcomes import OUTCOME_OPTIONS
+from pytest_boundedreview.core.pytestconfig.selecting import RECONFIGURING, SELECTING, scan
 
 WANTED = tuple(dict.fromkeys((*SELECTING, *RECONFIGURING, *OUTCOME_OPTIONS)))
 

@@ -8,9 +8,14 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.core.baserules import BASE_ONLY, NOT_RULED, RULES, govern
-from pytest_boundedreview.core.config import Settings
-from pytest_boundedreview.core.tables import CheckConfig, RiskRules, ScanConfig, SelectionConfig
+from pytest_boundedreview.core.settings.baserules import BASE_ONLY, NOT_RULED, RULES, govern
+from pytest_boundedreview.core.settings.config import Settings
+from pytest_boundedreview.core.settings.tables import (
+    CheckConfig,
+    RiskRules,
+    ScanConfig,
+    SelectionConfig,
+)
 from pytest_boundedreview.models.plain import validate_data
 
 CHECK = {"name": "lint", "command": ["ruff"]}

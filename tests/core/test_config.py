@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from pytest_boundedreview.core.ceilings import effective_budget
-from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.configfile import MAX_CONFIG_BYTES, find_config
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.settings.config import Settings, load_settings
 
 
 def write(folder: Path, text: str) -> Path:

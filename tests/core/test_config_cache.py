@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.core.config import Settings, load_settings
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.settings.config import Settings, load_settings
 from pytest_boundedreview.core.statefile import state_folder
 
 CONFIG = """\
@@ -27,7 +27,7 @@ paths = ["billing/**"]
 LOAD = """\
 import json, sys
 from pathlib import Path
-from pytest_boundedreview.core.config import load_settings
+from pytest_boundedreview.core.settings.config import load_settings
 root = Path(sys.argv[1])
 settings, _ = load_settings(root, root)
 print(json.dumps({"pydantic": "pydantic" in sys.modules, "timeout": settings.lanes[0].timeout}))
@@ -168,8 +168,8 @@ def test_a_value_json_cannot_spell_is_always_validated(tmp_path: Path) -> None:
 
 
 def test_the_digest_covers_every_module_validation_depends_on() -> None:
-    from pytest_boundedreview.core.config import _RULES
-    from pytest_boundedreview.core.validnote import stamp as rules_stamp
+    from pytest_boundedreview.core.settings.config import _RULES
+    from pytest_boundedreview.core.settings.validnote import stamp as rules_stamp
 
     stamp = rules_stamp(_RULES)
     for name in ("config.py", "tables.py", "ceilings.py", "plain.py", "version.py"):

@@ -18,8 +18,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from pytest_boundedreview.core.config import Settings, load_settings, validated
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.settings.config import Settings, load_settings, validated
 from pytest_boundedreview.models.plain import checked_plainly, jsonable, validate_data
 
 FIELDS = [f.name for f in dataclasses.fields(Settings)]
@@ -163,7 +163,7 @@ def test_a_plain_configuration_imports_no_pydantic(tmp_path: Path) -> None:
     )
     code = (
         "import sys; from pathlib import Path\n"
-        "from pytest_boundedreview.core.config import load_settings\n"
+        "from pytest_boundedreview.core.settings.config import load_settings\n"
         f"root = Path({str(tmp_path)!r})\n"
         "s, _ = load_settings(root, root, {'full': True})\n"
         "print(s.base, s.target, s.no_lanes, s.full, 'pydantic' in sys.modules)\n"

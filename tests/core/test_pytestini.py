@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.pytestini import (
+from pytest_boundedreview.core.pytestconfig.pytestini import (
     DEFAULT_NORECURSEDIRS,
     Collection,
     from_files,

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_boundedreview.baseline.toxsuite import pytest_paths
-from pytest_boundedreview.core.argv import BUILTIN
-from pytest_boundedreview.core.toxconfig import commands
+from pytest_boundedreview.core.pytestconfig.argv import BUILTIN
+from pytest_boundedreview.core.pytestconfig.toxconfig import commands
 
 
 def read(**files: str) -> dict[str, tuple[str, ...] | str]:

@@ -30,9 +30,9 @@ from docblocks import ROOT, Block, all_blocks, blocks, commands
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.cli.parser import parser
-from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.configfile import toml
 from pytest_boundedreview.core.errors import ConfigError
+from pytest_boundedreview.core.settings.config import load_settings
 from pytest_boundedreview.triage.waivers import parse as parse_waivers
 
 PROJECT = toml().loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_with_retries
 from pytest_boundedreview.lanes.dispatch import LaneRunner, dispatch
 from pytest_boundedreview.lanes.result import Attempt

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from fakeagents import HELP, PASS, VERSIONS, calls, install
 
-from pytest_boundedreview.core.tables import LaneConfig
-from pytest_boundedreview.lanes import agent, codex, geminihome
-from pytest_boundedreview.lanes.agents import AGENTS
+from pytest_boundedreview.core.settings.tables import LaneConfig
+from pytest_boundedreview.lanes.agents import agent, codex, geminihome
+from pytest_boundedreview.lanes.agents.agents import AGENTS
 from pytest_boundedreview.lanes.prompt import builtin, contract, full_prompt
 from pytest_boundedreview.lanes.result import Attempt
 from pytest_boundedreview.models.plain import validate_data

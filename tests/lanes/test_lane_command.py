@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from pytest_boundedreview.core import subproc
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_once, run_with_retries
 from pytest_boundedreview.lanes.environment import lane_env
 from pytest_boundedreview.models.plain import validate_data

@@ -14,8 +14,8 @@ from gitrepo import GitRepo
 from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
 from pytest_boundedreview.core.ceilings import effective_budget
-from pytest_boundedreview.core.config import Settings
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.config import Settings
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes import kinds
 from pytest_boundedreview.lanes.kinds import LaneCall, Once
 from pytest_boundedreview.lanes.result import Attempt, read_result

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_boundedreview.core.tables import LaneConfig
-from pytest_boundedreview.lanes.openai import run_once
+from pytest_boundedreview.core.settings.tables import LaneConfig
+from pytest_boundedreview.lanes.endpoint.openai import run_once
 from pytest_boundedreview.lanes.prompt import builtin, contract
 from pytest_boundedreview.models.plain import validate_data
 
@@ -263,7 +263,7 @@ def test_one_deadline_for_the_whole_attempt(
 ) -> None:
     """The model list, the strict request and the fallback each get what is left of the
     attempt's `timeout`, not a fresh one."""
-    from pytest_boundedreview.lanes import endpoint as http
+    from pytest_boundedreview.lanes.endpoint import endpoint as http
 
     state, url = endpoint
     state.refuse_schema = True
@@ -307,7 +307,7 @@ def test_one_deadline_for_the_whole_attempt(
     ],
 )
 def test_what_a_refusal_means(status: int, message: str, final: int, about: str) -> None:
-    from pytest_boundedreview.lanes.refusal import judge
+    from pytest_boundedreview.lanes.endpoint.refusal import judge
 
     refusal = judge(status, message)
     assert refusal.final == bool(final)
@@ -315,7 +315,7 @@ def test_what_a_refusal_means(status: int, message: str, final: int, about: str)
 
 
 def test_the_servers_message_is_one_truncated_line_without_the_key() -> None:
-    from pytest_boundedreview.lanes.endpoint import MESSAGE_CAP, server_message
+    from pytest_boundedreview.lanes.endpoint.endpoint import MESSAGE_CAP, server_message
 
     body = {"error": {"message": "bad key sk-secret\n" + "x" * 1000, "code": "invalid_api_key"}}
     shown = server_message(json.dumps(body).encode(), "sk-secret")
@@ -338,7 +338,7 @@ def test_answer_bounds_belong_to_openai_lanes(key: str, value: int) -> None:
 
 
 def test_the_openai_host_is_sent_max_completion_tokens() -> None:
-    from pytest_boundedreview.lanes.openai import sampling
+    from pytest_boundedreview.lanes.endpoint.openai import sampling
 
     hosted = sampling(lane("https://api.openai.com/v1", reasoning="high"))
     assert hosted == {"max_completion_tokens": 4096, "reasoning_effort": "high"}
@@ -356,7 +356,7 @@ def test_a_server_on_this_machine_is_asked_without_the_environment_s_proxy(
     import subprocess
     import sys
 
-    from pytest_boundedreview.lanes import endpoint as http
+    from pytest_boundedreview.lanes.endpoint import endpoint as http
 
     for here in ("http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1"):
         assert http._opener(here) is http._DIRECT
@@ -364,7 +364,7 @@ def test_a_server_on_this_machine_is_asked_without_the_environment_s_proxy(
     # End to end: a dead proxy in the environment, a loopback server that answers.
     state, url = endpoint
     code = (
-        "from pytest_boundedreview.lanes.endpoint import Deadline, request; "
+        "from pytest_boundedreview.lanes.endpoint.endpoint import Deadline, request; "
         f"print(request({url + '/models'!r}, 'sk-k', Deadline(10))['data'][0]['id'])"
     )
     env = {**os.environ, "http_proxy": "http://127.0.0.1:9", "no_proxy": "", "NO_PROXY": ""}

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from pytest_boundedreview import hookimpl
-from pytest_boundedreview.core.config import Settings
+from pytest_boundedreview.core.settings.config import Settings
 from pytest_boundedreview.lanes.plugin import manager, plugin_lanes, run_once
 from pytest_boundedreview.review.possible import OFFERED, phase_needed
 

@@ -6,7 +6,7 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.packet import build_packet, requirements
 from pytest_boundedreview.models import Packet, ReportFinding
 from pytest_boundedreview.models import TestFailure as Failure
@@ -53,7 +53,7 @@ def test_the_packet_is_minimal_task_local_and_read_only(repo: GitRepo) -> None:
 
 
 def test_scout_findings_that_git_cannot_look_up_are_left_out(repo: GitRepo) -> None:
-    from pytest_boundedreview.change.treefiles import TreeFiles
+    from pytest_boundedreview.change.trees.treefiles import TreeFiles
     from pytest_boundedreview.lanes.result import read_result
     from pytest_boundedreview.review.lanes import scout_findings
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.prompt import (
     STANDARD_PROMPTS,
     builtin,

@@ -7,7 +7,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.dispatch import LaneRun
 from pytest_boundedreview.lanes.result import Attempt, settled, with_retries
 from pytest_boundedreview.review.lanerows import lane_row

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.tables import LaneConfig, RoutingConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig, RoutingConfig
 from pytest_boundedreview.lanes.routing import UNVERIFIED_NOTE, parse_listing, route, tier_models
 from pytest_boundedreview.models.plain import validate_data
 

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.core.config import load_settings
 from pytest_boundedreview.core.errors import ConfigError
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.config import load_settings
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.selection import select, size_of
 from pytest_boundedreview.models.plain import validate_data
 

@@ -11,7 +11,7 @@ from gitrepo import GitRepo
 
 from pytest_boundedreview.change import git
 from pytest_boundedreview.change.freeze import freeze
-from pytest_boundedreview.core.tables import LaneConfig
+from pytest_boundedreview.core.settings.tables import LaneConfig
 from pytest_boundedreview.lanes.command import run_once
 from pytest_boundedreview.lanes.snapshot import live_fingerprint, mutated, snapshot_copy
 

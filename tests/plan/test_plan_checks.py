@@ -9,8 +9,8 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.change import git
-from pytest_boundedreview.change.treefiles import TreeFiles, split_lines
-from pytest_boundedreview.core.tables import PlanConfig
+from pytest_boundedreview.change.trees.treefiles import TreeFiles, split_lines
+from pytest_boundedreview.core.settings.tables import PlanConfig
 from pytest_boundedreview.models.finding import ReportFinding
 from pytest_boundedreview.plan.checks import check_plan
 from pytest_boundedreview.plan.sections import normalise_title, sections

@@ -16,7 +16,7 @@ import llamacpp
 import pytest
 from gitrepo import GitRepo, clean_env
 
-from pytest_boundedreview.core.config import load_settings
+from pytest_boundedreview.core.settings.config import load_settings
 
 pytestmark = [pytest.mark.modelserver, pytest.mark.slow]
 

@@ -11,7 +11,7 @@ import pytest
 from gitrepo import GitRepo
 
 from pytest_boundedreview.change import git
-from pytest_boundedreview.change.treefiles import TreeFiles
+from pytest_boundedreview.change.trees.treefiles import TreeFiles
 from pytest_boundedreview.models.finding import Reproduce
 from pytest_boundedreview.models.lane import Reconciliation
 from pytest_boundedreview.triage.reproduce import Reproduced, key

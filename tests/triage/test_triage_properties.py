@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from pytest_boundedreview.change import git
-from pytest_boundedreview.change.treefiles import TreeFiles
+from pytest_boundedreview.change.trees.treefiles import TreeFiles
 from pytest_boundedreview.models.plain import dumps, validate
 from pytest_boundedreview.models.report import Findings
 from pytest_boundedreview.triage.steps import Raised, triage

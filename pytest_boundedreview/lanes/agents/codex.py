@@ -16,15 +16,15 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..core import subproc
-from ..core.subproc import Outcome
-from ..core.tables import LaneConfig
-from ..models.report import Usage
+from ...core import subproc
+from ...core.settings.tables import LaneConfig
+from ...core.subproc import Outcome
+from ...models.report import Usage
+from ..environment import lane_env
+from ..result import Attempt, exit_reason
+from ..schema import lane_result_schema
 from .agent import Agent, Tool, unverified
 from .answer import read_text
-from .environment import lane_env
-from .result import Attempt, exit_reason
-from .schema import lane_result_schema
 
 AGENT_ENV = ("OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME")
 SCHEMA_FILE = "lane-result.schema.json"

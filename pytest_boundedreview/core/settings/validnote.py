@@ -54,7 +54,7 @@ def note(marker: Path) -> None:
     """Leave ``marker`` (and no older one) when the state folder is there to hold it: one the
     tool made, with its ``.gitignore`` of ``*``, so nothing is written in a folder of the
     user's."""
-    from .statefile import GITIGNORE, when_made, write_atomic
+    from ..statefile import GITIGNORE, when_made, write_atomic
 
     try:
         if (marker.parent.parent / ".gitignore").read_text(encoding="utf-8") != GITIGNORE:

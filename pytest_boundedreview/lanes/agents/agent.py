@@ -19,13 +19,13 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..core import strictjson, subproc, tempdirs
-from ..core.errors import UsageError
-from ..core.tables import LaneConfig
-from ..models.record import record
-from .environment import lane_env
-from .prompt import full_prompt, lens_prompt
-from .result import Attempt, exit_reason, process_failure, settled
+from ...core import strictjson, subproc, tempdirs
+from ...core.errors import UsageError
+from ...core.settings.tables import LaneConfig
+from ...models.record import record
+from ..environment import lane_env
+from ..prompt import full_prompt, lens_prompt
+from ..result import Attempt, exit_reason, process_failure, settled
 
 # Agents print envelopes and event streams around the answer: more room than a command lane.
 OUTPUT_CAP = 8 * 1024 * 1024

@@ -17,13 +17,13 @@ from collections.abc import Mapping
 from typing import Any
 from urllib.parse import urlsplit
 
-from ..core.tables import LaneConfig
-from ..models.report import Usage
+from ...core.settings.tables import LaneConfig
+from ...models.report import Usage
+from ..prompt import system_prompt
+from ..result import Attempt, read_result
+from ..schema import lane_result_schema
 from .endpoint import Deadline, Failed, request
-from .prompt import system_prompt
 from .refusal import CONTEXT_FIX
-from .result import Attempt, read_result
-from .schema import lane_result_schema
 
 __all__ = ["Failed", "choose_model", "listed_models", "run_once"]
 

@@ -12,13 +12,13 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ..core.subproc import Outcome
-from ..core.tables import LaneConfig
-from ..models.report import Usage
+from ...core.settings.tables import LaneConfig
+from ...core.subproc import Outcome
+from ...models.report import Usage
+from ..result import Attempt, read_result
+from ..schema import lane_result_schema
 from .agent import Agent, Tool, read_envelope
 from .answer import read_text
-from .result import Attempt, read_result
-from .schema import lane_result_schema
 
 READ_TOOLS = "Read,Grep,Glob"
 NO_MCP = json.dumps({"mcpServers": {}})

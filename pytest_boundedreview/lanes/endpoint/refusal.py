@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from typing import Literal
 
-from ..models.record import record
+from ...models.record import record
 
 CONTEXT_FIX = (
     "the prompt and the answer do not fit the model's context: give the server a bigger "

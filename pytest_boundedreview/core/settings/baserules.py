@@ -18,8 +18,8 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ..models.record import record
-from .ceilings import HARD_CEILINGS
+from ...models.record import record
+from ..ceilings import HARD_CEILINGS
 from .config import Settings
 
 

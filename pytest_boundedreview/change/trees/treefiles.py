@@ -10,7 +10,7 @@ import contextlib
 import posixpath
 from collections.abc import Iterable
 
-from . import git
+from .. import git
 
 LINK_MODE = "120000"
 MAX_LINK_HOPS = 40

@@ -20,8 +20,8 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from ..result import OUTPUT_CAP
 from .refusal import judge, kind_of, shown
-from .result import OUTPUT_CAP
 
 MESSAGE_CAP = 300  # the server's reason, as much as a row can show
 _ERROR_BODY_CAP = 64 * 1024

@@ -25,7 +25,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import git, worktree
+from .. import git
+from . import worktree
 
 KEEP = 3
 _COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")

@@ -22,7 +22,7 @@ import re
 import stat
 from pathlib import Path
 
-from . import git
+from .. import git
 from .livetree import CONVERTED, shown
 
 # The attributes whose conversion can record other text than the file holds, asked for by

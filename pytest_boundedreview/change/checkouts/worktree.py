@@ -13,8 +13,9 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..core import tempdirs
-from . import discard, git
+from ...core import tempdirs
+from .. import git
+from . import discard
 
 
 def _listed(repo: git.Repo) -> list[Path]:

@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..models.record import record
-from .configfile import toml
+from ...models.record import record
+from ..configfile import toml
 
 # pytest's own default of ``norecursedirs``; a configured value replaces it.
 DEFAULT_NORECURSEDIRS = (

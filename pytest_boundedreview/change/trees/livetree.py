@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from . import git
+from .. import git
 from .byproducts import bytecode
 from .indexfile import flagged
 

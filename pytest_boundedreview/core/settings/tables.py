@@ -1,5 +1,5 @@
 """The tables inside ``[tool.bounded-review]``: one model for each, with the value types they
-share. :class:`~pytest_boundedreview.core.config.Settings` holds them all."""
+share. :class:`~pytest_boundedreview.core.settings.config.Settings` holds them all."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Literal
 
-from ..models.plain import Check, Limits, plain
+from ...models.plain import Check, Limits, plain
 
 Word = Annotated[str, Limits(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")]
 EnvName = Annotated[str, Limits(pattern=r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")]

@@ -36,7 +36,7 @@ import stat
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from . import git
+from .. import git
 from .indexfile import tracked
 
 # Every .pyc in a __pycache__ folder, at any depth: the candidates, checked one by one below.

@@ -18,7 +18,7 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
-from ..models.record import record
+from ...models.record import record
 
 # tox's order: the first of these holding a tox configuration is the one it uses
 FILES = ("tox.ini", "setup.cfg", "pyproject.toml", "tox.toml")

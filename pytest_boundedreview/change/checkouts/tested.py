@@ -19,14 +19,15 @@ import shlex
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from ..core import tempdirs
-from ..core.config import PATH_KEYS, Settings
-from ..core.errors import GitError
-from ..models.record import record
-from . import git, worktree
-from .current import live_tree
-from .freeze import tree_via_temp_index
-from .livetree import differences
+from ...core import tempdirs
+from ...core.errors import GitError
+from ...core.settings.config import PATH_KEYS, Settings
+from ...models.record import record
+from .. import git
+from ..current import live_tree
+from ..freeze import tree_via_temp_index
+from ..trees.livetree import differences
+from . import worktree
 
 ENV = "BOUNDED_REVIEW_TESTED_CHECKOUT"
 KINDS = ("staged", "pr")  # the snapshots the working tree may differ from by its edits alone

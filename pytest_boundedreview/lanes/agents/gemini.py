@@ -6,7 +6,7 @@ and validated here. A fatal error prints its envelope on stderr, with an exit st
 that would ask (edits, shell); ``plan`` is not used, as leaving it switches to auto-approval.
 Gemini expands ``@path`` in its input into file contents, so every ``@`` of the prompt is
 escaped.
-Each attempt runs with a home of its own (``lanes/geminihome.py``).
+Each attempt runs with a home of its own (``lanes/agents/geminihome.py``).
 """
 
 from __future__ import annotations
@@ -17,13 +17,13 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from ..core.subproc import Outcome
-from ..core.tables import LaneConfig
-from ..models.report import Usage
+from ...core.settings.tables import LaneConfig
+from ...core.subproc import Outcome
+from ...models.report import Usage
+from ..result import Attempt
 from .agent import Agent, Tool, read_envelope
 from .answer import read_text
 from .geminihome import private_home
-from .result import Attempt
 
 # --prompt is appended to what stdin brings (the whole prompt); it is never packet text.
 NUDGE = (

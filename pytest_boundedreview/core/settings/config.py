@@ -10,13 +10,13 @@ from dataclasses import field
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from ..models import plain as plain_models
-from ..models.plain import Check, Limits, build, checked_plainly, plain, validate_data
+from ...models import plain as plain_models
+from ...models.plain import Check, Limits, build, checked_plainly, plain, validate_data
+from ..ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
+from ..configfile import TABLE, find_config
+from ..errors import ConfigError
+from ..pytestconfig.selecting import unknown as not_selecting
 from . import validnote
-from .ceilings import HARD_CEILINGS, MAX_RETRIES, Ceilings
-from .configfile import TABLE, find_config
-from .errors import ConfigError
-from .selecting import unknown as not_selecting
 from .statepath import DEFAULT_STATE_DIR, OWN_FOLDER_FIX, state_dir_problem
 from .tables import (
     Argv,
@@ -139,7 +139,7 @@ class Settings:
     "build_ext", "--inplace"]`, compiled translations, generated code). It runs with the
     session's environment within `base_timeout`; if it fails, every base result is `unknown`. A
     change that alters it is reviewed with the base's value."""
-    # Keep base checkouts in the user's cache folder for later cold runs (change/kept.py).
+    # Keep base checkouts in the user's cache folder for later cold runs (change/checkouts/kept.py).
     reuse_base_checkout: bool = False
     """Keep base checkouts in your cache folder for later cold runs (one per base commit, at most 3
     per repository)."""
@@ -282,7 +282,7 @@ _RULES = (__name__, CheckConfig.__module__, Ceilings.__module__, plain_models.__
 def _explain(error: Any, overrides: Mapping[str, object]) -> str:
     import difflib  # (only for an error: its import is 1 ms of every session's start)
 
-    from .validation import UNKNOWN_KEY, describe
+    from ..validation import UNKNOWN_KEY, describe
 
     loc = error["loc"]
     line = describe(error)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import shlex
 from collections.abc import Iterator, Sequence
 
-from ..models.record import record
+from ...models.record import record
 from .argv import BUILTIN, Table, read
 
 # The options that leave tests out, as pytest names them (it takes no abbreviation).

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from .result import OUTPUT_CAP, Attempt, read_result
+from ..result import OUTPUT_CAP, Attempt, read_result
 
 _FENCED = re.compile(r"```(?:json)?[ \t]*\n(.*?)\n[ \t]*```", re.DOTALL)
 

@@ -1,0 +1,1 @@
+"""Trees read by content: the working tree, an index file, a frozen tree's files, by-products."""

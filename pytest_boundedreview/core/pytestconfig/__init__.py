@@ -1,0 +1,1 @@
+"""The project's pytest configuration as pytest reads it: options, ini file, tox commands."""

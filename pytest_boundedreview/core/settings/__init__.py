@@ -1,0 +1,1 @@
+"""The settings: ``[tool.bounded-review]`` read, validated, and held against the base's."""

@@ -1,0 +1,1 @@
+"""The coding-agent lanes: Claude Code, Codex and Gemini CLI on one shared agent runner."""

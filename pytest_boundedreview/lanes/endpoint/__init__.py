@@ -1,0 +1,1 @@
+"""The ``openai`` lane: an OpenAI-compatible HTTP endpoint, its deadline and its refusals."""
