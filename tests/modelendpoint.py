@@ -93,6 +93,7 @@ class Script:
     completions: list[Reply] = field(default_factory=lambda: [answer()])  # the last repeats
     tokens: int | None = None  # what `POST /tokenize` counts (llama.cpp's shape); else 404
     seen: list[tuple[str, str, dict[str, Any] | None]] = field(default_factory=list)
+    auth: list[str | None] = field(default_factory=list)  # each request's Authorization
 
     def paths(self) -> list[str]:
         return [f"{method} {path}" for method, path, _ in self.seen]
@@ -129,12 +130,14 @@ def serve(script: Script) -> Iterator[str]:
         def do_GET(self) -> None:
             with lock:
                 script.seen.append(("GET", self.path, None))
+                script.auth.append(self.headers.get("Authorization"))
             self._send(script.listing or Reply(200, {"object": "list", "data": script.models}))
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
             with lock:
                 script.seen.append(("POST", self.path, body))
+                script.auth.append(self.headers.get("Authorization"))
                 posted = len([p for m, p, _ in script.seen if m == "POST" and p != "/tokenize"])
             if self.path == "/tokenize":
                 counted = Reply(200, {"tokens": [0] * script.tokens}) if script.tokens else None

@@ -2,20 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import os
 import socket
 import subprocess
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
 from fakeagents import install
 from gitrepo import GitRepo
+from modelendpoint import Reply, Script, serve
 
 from pytest_boundedreview.cli.localserver import LOOPBACK, find_server
 from pytest_boundedreview.core.settings.config import load_settings
@@ -161,43 +159,20 @@ def test_crlf_lines_and_a_linked_pyproject_are_kept(repo: GitRepo, tmp_path: Pat
     assert b"\n" not in after.replace(b"\r\n", b"")
 
 
-class StandIn:
-    """A stand-in model server on 127.0.0.1: what ``/v1/models`` answers, and who asked."""
-
-    def __init__(self, models: list[str], status: int = 200) -> None:
-        self.models, self.status = models, status
-        self.auth: list[str | None] = []
+def listing(*models: str) -> list[dict[str, str]]:
+    return [{"id": model, "object": "model"} for model in models]
 
 
 @pytest.fixture
-def stand_in() -> Iterator[tuple[StandIn, str]]:
-    state = StandIn(["local-coder", "local-small"])
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
-
-        def do_GET(self) -> None:
-            state.auth.append(self.headers.get("Authorization"))
-            body = json.dumps({"data": [{"id": m, "object": "model"} for m in state.models]})
-            self.send_response(state.status if self.path == "/v1/models" else 404)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body.encode())
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def stand_in() -> Iterator[tuple[Script, str]]:
+    """A stand-in model server on 127.0.0.1: what ``/v1/models`` answers, and who asked."""
+    script = Script(models=listing("local-coder", "local-small"))
+    with serve(script) as url:
+        yield script, url
 
 
 def test_a_model_server_named_by_openai_base_url_gets_the_lanes(
-    repo: GitRepo, tmp_path: Path, stand_in: tuple[StandIn, str]
+    repo: GitRepo, tmp_path: Path, stand_in: tuple[Script, str]
 ) -> None:
     """No agent, a server the user's variable names: both lanes on it, its first listed model,
     marked as a local endpoint, the key variable named (and sent only there)."""
@@ -223,7 +198,7 @@ def test_a_model_server_named_by_openai_base_url_gets_the_lanes(
 
 
 def test_a_model_server_beside_an_agent_adds_its_lane(
-    repo: GitRepo, tmp_path: Path, stand_in: tuple[StandIn, str]
+    repo: GitRepo, tmp_path: Path, stand_in: tuple[Script, str]
 ) -> None:
     _, url = stand_in
     path = agents_on_path(tmp_path, ("claude",))
@@ -246,13 +221,14 @@ def test_a_model_server_beside_an_agent_adds_its_lane(
 def test_a_server_that_lists_no_model_is_passed_over_with_the_reason(
     repo: GitRepo,
     tmp_path: Path,
-    stand_in: tuple[StandIn, str],
+    stand_in: tuple[Script, str],
     models: list[str],
     status: int,
     why: str,
 ) -> None:
     state, url = stand_in
-    state.models, state.status = models, status
+    state.models = listing(*models)
+    state.listing = Reply(status, {"object": "list", "data": state.models})
     with repo.untouched():
         out = init(repo, agents_on_path(tmp_path, ()), "--write", OPENAI_BASE_URL=url)
     assert out.returncode == 1
@@ -263,7 +239,7 @@ def test_a_server_that_lists_no_model_is_passed_over_with_the_reason(
 
 
 def test_a_loopback_server_on_a_default_port_is_found_without_the_variable(
-    stand_in: tuple[StandIn, str],
+    stand_in: tuple[Script, str],
 ) -> None:
     """The default ports are asked on 127.0.0.1 only, without a key; the first that lists a
     model is the one proposed, named by the server whose port it is."""
@@ -274,7 +250,8 @@ def test_a_loopback_server_on_a_default_port_is_found_without_the_variable(
     )
     assert passed_over is None
     assert found is not None
-    assert (found.base_url, found.models, found.key_env) == (url, state.models, None)
+    listed = [model["id"] for model in state.models]
+    assert (found.base_url, found.models, found.key_env) == (url, listed, None)
     assert found.where == "llama.cpp's server's default port"
     assert state.auth == [None]
     assert all(urlsplit(base).hostname == "127.0.0.1" for base, _ in LOOPBACK)

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import json
 import sys
-import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 from gitrepo import GitRepo
+from modelendpoint import Reply, Script, serve
+from modelendpoint import answer as completion
 
 from pytest_boundedreview.triage.steps import UNCHECKED
 
@@ -82,48 +82,17 @@ def command_lane(tmp_path: Path, text: str) -> str:
     return f'[[tool.bounded-review.lanes]]\nname = "c"\nlens = "correctness"\ncommand = {command}\n'
 
 
-class Endpoint:
-    """An OpenAI-compatible stand-in: lists one model, answers each completion with the next
-    reply (the last one again when they run out), and keeps what it was asked."""
-
-    def __init__(self, replies: list[str]) -> None:
-        self.replies = replies
-        self.asked: list[dict[str, Any]] = []
-
-
 @pytest.fixture
-def endpoint() -> Iterator[tuple[Endpoint, str]]:
-    state = Endpoint([])
+def endpoint() -> Iterator[tuple[Script, str]]:
+    """An OpenAI-compatible stand-in listing one model, ``small``; each test sets its replies
+    (the last one again when they run out)."""
+    script = Script(models=[{"id": "small", "object": "model"}])
+    with serve(script) as url:
+        yield script, url
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args: object) -> None:
-            pass
 
-        def _send(self, body: Any) -> None:
-            payload = json.dumps(body).encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(payload)))
-            self.end_headers()
-            self.wfile.write(payload)
-
-        def do_GET(self) -> None:
-            self._send({"data": [{"id": "small", "object": "model"}]})
-
-        def do_POST(self) -> None:
-            state.asked.append(json.loads(self.rfile.read(int(self.headers["Content-Length"]))))
-            content = state.replies[min(len(state.asked), len(state.replies)) - 1]
-            self._send({"choices": [{"message": {"role": "assistant", "content": content}}]})
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield state, f"http://127.0.0.1:{server.server_address[1]}/v1"
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+def replies(*contents: str) -> list[Reply]:
+    return [completion(content) for content in contents]
 
 
 def openai_lane(url: str) -> str:
@@ -137,12 +106,12 @@ def openai_lane(url: str) -> str:
 def test_an_unquoted_blocker_on_a_harmless_change_is_advisory_with_its_reason(
     pytester: pytest.Pytester,
     project: GitRepo,
-    endpoint: tuple[Endpoint, str],
+    endpoint: tuple[Script, str],
     workers: list[str],
 ) -> None:
     """The small model's answer: a blocking finding with no quote and no reproduction."""
     state, url = endpoint
-    state.replies = [answer("revise", blocker())]
+    state.completions = replies(answer("revise", blocker()))
     commit_change(project, openai_lane(url), HARMLESS)
     status, report = review(pytester, project, *workers)
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
@@ -156,12 +125,12 @@ def test_an_unquoted_blocker_on_a_harmless_change_is_advisory_with_its_reason(
 
 @pytest.mark.parametrize("quote", ["a", "(", "x", "return"])
 def test_a_quote_too_short_to_check_the_claim_leaves_the_blocker_advisory(
-    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str], quote: str
+    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Script, str], quote: str
 ) -> None:
     """One character or one word of ``    return add(x, x)`` is found on many lines: it shows
     nothing of the claim, so the blocker is the model's word alone."""
     state, url = endpoint
-    state.replies = [answer("revise", blocker(quote=quote))]
+    state.completions = replies(answer("revise", blocker(quote=quote)))
     commit_change(project, openai_lane(url), HARMLESS)
     status, report = review(pytester, project, "-p", "no:xdist")
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
@@ -172,11 +141,11 @@ def test_a_quote_too_short_to_check_the_claim_leaves_the_blocker_advisory(
 
 
 def test_a_quoted_blocker_on_a_real_bug_still_blocks(
-    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str]
+    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Script, str]
 ) -> None:
     state, url = endpoint
     found = blocker(quote="return add(x, x) + 1", failure_mode="twice(1) is 3, not 2")
-    state.replies = [answer("revise", found)]
+    state.completions = replies(answer("revise", found))
     commit_change(project, openai_lane(url), BROKEN)
     status, report = review(pytester, project)
     assert (status, report["gate"]["review_clean"]) == (1, "no")
@@ -185,13 +154,13 @@ def test_a_quoted_blocker_on_a_real_bug_still_blocks(
 
 
 def test_a_reproduced_blocker_without_a_quote_still_blocks(
-    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str]
+    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Script, str]
 ) -> None:
     state, url = endpoint
     check = "import app, sys; sys.exit(getattr(app, 'twice', lambda x: 2)(1) != 2)"
-    state.replies = [
+    state.completions = replies(
         answer("revise", blocker(reproduce={"command": [sys.executable, "-c", check]}))
-    ]
+    )
     commit_change(project, openai_lane(url), BROKEN)
     status, report = review(pytester, project)
     assert (status, report["gate"]["review_clean"]) == (1, "no")
@@ -236,10 +205,10 @@ def test_a_pass_carrying_a_blocker_is_retried_then_unverified(
     ids=["pass", "pass-with-advisory"],
 )
 def test_harmless_control_comes_out_clean(
-    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str], reply: str
+    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Script, str], reply: str
 ) -> None:
     state, url = endpoint
-    state.replies = [reply]
+    state.completions = replies(reply)
     commit_change(project, openai_lane(url), HARMLESS)
     status, report = review(pytester, project)
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
@@ -279,12 +248,12 @@ def test_an_end_line_one_past_the_end_is_clamped_when_the_quote_is_found(
 
 
 def test_an_openai_lane_unquoted_blocker_is_advisory_and_its_prompt_fits_it(
-    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str]
+    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Script, str]
 ) -> None:
     """The trial's answer: ``pass`` is now refused with a blocker, so the second answer is a
     ``revise`` whose blocker cites no quote: advisory, and the gate says ``yes``."""
     state, url = endpoint
-    state.replies = [answer("pass", blocker()), answer("revise", blocker())]
+    state.completions = replies(answer("pass", blocker()), answer("revise", blocker()))
     commit_change(project, openai_lane(url), HARMLESS)
     status, report = review(pytester, project)
     assert (status, report["gate"]["review_clean"]) == (0, "yes")
@@ -293,10 +262,10 @@ def test_an_openai_lane_unquoted_blocker_is_advisory_and_its_prompt_fits_it(
     assert "contradicts itself" in row["note"]
     (kept,) = report["findings"]["advisory"]
     assert kept["note"] == UNCHECKED
-    system = state.asked[0]["messages"][0]["content"]
+    system = state.posts()[0]["messages"][0]["content"]
     assert "You have the packet and nothing else" in system
     assert "in your working directory" not in system
-    schema = state.asked[0]["response_format"]["json_schema"]["schema"]
+    schema = state.posts()[0]["response_format"]["json_schema"]["schema"]
     assert schema["properties"]["rationale"] == {
         "type": "string",
         "minLength": 1,
@@ -305,14 +274,14 @@ def test_an_openai_lane_unquoted_blocker_is_advisory_and_its_prompt_fits_it(
 
 
 def test_an_openai_lane_that_keeps_passing_with_a_blocker_is_unverified(
-    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Endpoint, str]
+    pytester: pytest.Pytester, project: GitRepo, endpoint: tuple[Script, str]
 ) -> None:
     state, url = endpoint
-    state.replies = [answer("pass", blocker(quote="return add(x, x) + 1"))]
+    state.completions = replies(answer("pass", blocker(quote="return add(x, x) + 1")))
     commit_change(project, openai_lane(url), BROKEN)
     status, report = review(pytester, project)
     assert report["gate"]["review_clean"] == "indeterminate"
     assert status != 0
     (row,) = report["lanes"]
     assert (row["status"], row["attempts"]) == ("unverified", 2)
-    assert len(state.asked) == 2
+    assert len(state.posts()) == 2
