@@ -10,17 +10,17 @@ place; the others wait and reuse it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from installonce import made_once
 
 HERE = Path(__file__).parent
 LOCK = HERE / "package-lock.json"
@@ -43,17 +43,6 @@ def versions() -> dict[str, str]:
     return {str(k): str(v) for k, v in pinned.items()}
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def install() -> Path:
     """The ``node_modules/.bin`` folder of the pinned CLIs, installed once per lock hash.
     Raises ``FileNotFoundError`` without npm, ``RuntimeError`` with npm's output when the
@@ -61,33 +50,25 @@ def install() -> Path:
     npm = shutil.which("npm", path=_NPM_ENV.get("PATH"))
     if npm is None:
         raise FileNotFoundError("npm is not on PATH")
+
+    def npm_ci(temp: Path) -> str:
+        for name in ("package.json", "package-lock.json"):
+            shutil.copy(HERE / name, temp / name)
+        done = subprocess.run(
+            [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
+            cwd=temp,
+            env=_NPM_ENV,
+            capture_output=True,
+            text=True,
+            timeout=1800,
+            check=False,
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"npm ci failed ({done.returncode}):\n{done.stderr}{done.stdout}")
+        return json.dumps(versions())
+
     key = hashlib.sha256(LOCK.read_bytes()).hexdigest()[:16]
-    final = _CACHE_ROOT / key
-    with _locked(_CACHE_ROOT / f"{key}.lock"):
-        if not (final / "installed").exists():
-            temp = _CACHE_ROOT / f"{key}.tmp-{os.getpid()}"
-            shutil.rmtree(temp, ignore_errors=True)
-            temp.mkdir(parents=True)
-            for name in ("package.json", "package-lock.json"):
-                shutil.copy(HERE / name, temp / name)
-            done = subprocess.run(
-                [npm, "ci", "--no-audit", "--no-fund", "--loglevel=error"],
-                cwd=temp,
-                env=_NPM_ENV,
-                capture_output=True,
-                text=True,
-                timeout=1800,
-                check=False,
-            )
-            if done.returncode != 0:
-                shutil.rmtree(temp, ignore_errors=True)
-                raise RuntimeError(
-                    f"npm ci failed ({done.returncode}):\n{done.stderr}{done.stdout}"
-                )
-            (temp / "installed").write_text(json.dumps(versions()))
-            shutil.rmtree(final, ignore_errors=True)
-            temp.rename(final)
-    return final / "node_modules" / ".bin"
+    return made_once(_CACHE_ROOT, key, npm_ci) / "node_modules" / ".bin"
 
 
 BINARIES = {

