@@ -33,7 +33,7 @@ class Marks:
     def pytest_configure(self, config: pytest.Config) -> None:
         mark("configure")
         if config.getoption("bounded_review", False):
-            import pytest_boundedreview.baseline.outcomes
+            import pytest_boundedreview.baseline.failures.outcomes
             import pytest_boundedreview.session  # noqa: F401
 
             mark("engine imported")

@@ -122,12 +122,12 @@ def pytest_configure(config: pytest.Config) -> None:
     given = _given(config)
     if not given.get("bounded_review"):
         return
-    if config.pluginmanager.has_plugin("pytest_boundedreview.baseline.recorder"):
+    if config.pluginmanager.has_plugin("pytest_boundedreview.baseline.reruns.recorder"):
         return  # a re-run started by a review: record, never review again
     # Imported here: plain pytest runs without the flag never pay for the engine's imports.
-    from .baseline.outcomes import SignatureStamp
-    from .baseline.signature import checkout_root
-    from .baseline.witness import Witness
+    from .baseline.athead.witness import Witness
+    from .baseline.failures.outcomes import SignatureStamp
+    from .baseline.failures.signature import checkout_root
     from .core.redaction import Redactor
 
     # Signatures are taken, and calls witnessed, where tests run: here, or on each xdist worker;
@@ -141,8 +141,8 @@ def pytest_configure(config: pytest.Config) -> None:
     witness = Witness(root)
     config.pluginmanager.register(witness, "bounded-review-witness")
     if hasattr(config, "workerinput"):  # workers only run tests; the controller reviews
-        from .baseline.deselection import Deselections
-        from .baseline.onworkers import asked
+        from .baseline.athead.onworkers import asked
+        from .baseline.suite.deselection import Deselections
         from .change.imported import WorkerModules
 
         config.pluginmanager.register(WorkerModules(root), "bounded-review-modules")
@@ -150,7 +150,7 @@ def pytest_configure(config: pytest.Config) -> None:
         reruns = asked(getattr(config, "workerinput", {}))  # the flaky check's, at head
         if reruns is not None:
             config.pluginmanager.register(reruns, "bounded-review-worker-reruns")
-        from .baseline import basefirst, redirect
+        from .baseline.checkout import basefirst, redirect
 
         if os.environ.get(redirect.ENV):  # a session run in a copy (see change/checkouts/tested.py)
             config.pluginmanager.register(basefirst.ReportAtEnd(), "bounded-review-provenance")

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from .baseline.deselection import Deselections
-from .baseline.outcomes import COMPLETED, OutcomeCollector
+from .baseline.athead.witness import Witness
+from .baseline.athead.witnessed import Witnessed
+from .baseline.failures.outcomes import COMPLETED, OutcomeCollector
 from .baseline.sessionreruns import SessionReruns
-from .baseline.wholeness import Project, Wholeness, judge
-from .baseline.wholeness import Session as SessionView
-from .baseline.witness import Witness
-from .baseline.witnessed import Witnessed
+from .baseline.suite.deselection import Deselections
+from .baseline.suite.wholeness import Project, Wholeness, judge
+from .baseline.suite.wholeness import Session as SessionView
 from .change import imported
 from .change.checkouts import tested
 from .change.trees.livetree import untested_reason
@@ -33,7 +33,7 @@ from .prepared import Prepared
 
 if TYPE_CHECKING:  # what only the session's end needs is imported there: until then, every
     # full garbage collection of the tests' run would walk its functions and classes
-    from .baseline.toxsuite import ToxSuite
+    from .baseline.suite.toxsuite import ToxSuite
     from .checks.diverged import Verdict
     from .report.build import Evidence
     from .review.phase import Counts, Review
@@ -133,7 +133,7 @@ class BoundedReview:
     def _project(self) -> Project:
         """The project's own pytest configuration, as the base has it when the change
         touches it (see projectconfig.py)."""
-        from .baseline.projectconfig import project_of
+        from .baseline.suite.projectconfig import project_of
 
         config, target = self.config, self.target
         inipath = Path(config.inipath) if config.inipath else None
@@ -177,7 +177,7 @@ class BoundedReview:
     ) -> ToxSuite | None:
         """The project's tox suite, where neither ``testpaths`` nor a declared suite names
         the paths and this session was given some (see toxsuite.py)."""
-        from .baseline.toxsuite import tox_suite  # only for a session given paths
+        from .baseline.suite.toxsuite import tox_suite  # only for a session given paths
 
         config = self.config
         if paths(declared) or words(project.options.get("testpaths", ())):
@@ -420,7 +420,7 @@ class BoundedReview:
         """Why a session in a checkout of the snapshot did not test it alone, if it did not."""
         if self.checkout is None:
             return []
-        from .baseline.basefirst import ran_live, tried
+        from .baseline.checkout.basefirst import ran_live, tried
 
         kind, folder = self.target.kind, self.checkout.record
         outside = tested.ran_outside(kind, ran_live(folder))

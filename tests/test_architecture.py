@@ -64,9 +64,9 @@ def test_the_contracts_hold_on_the_package() -> None:
         ),
         pytest.param(
             "lanes/packet.py",
-            "from ..baseline import outcomes",
+            "from ..baseline.failures import outcomes",
             "Reviewer lanes, the test baseline and the risk tier are established apart",
-            "pytest_boundedreview.lanes.packet -> pytest_boundedreview.baseline.outcomes",
+            "pytest_boundedreview.lanes.packet -> pytest_boundedreview.baseline.failures.outcomes",
             id="lanes-import-the-baseline",
         ),
         pytest.param(
@@ -126,6 +126,30 @@ def test_the_contracts_hold_on_the_package() -> None:
             id="a-sub-package-imports-a-module-above-it",
         ),
         pytest.param(
+            "baseline/checkout/basefirst.py",
+            "from ..reruns import rerun",
+            "Inside baseline/",
+            "pytest_boundedreview.baseline.checkout.basefirst -> "
+            "pytest_boundedreview.baseline.reruns.rerun",
+            id="the-checkout-imports-the-re-run-child",
+        ),
+        pytest.param(
+            "baseline/athead/earlyhead.py",
+            "from ..atbase import early",
+            "Inside baseline/",
+            "pytest_boundedreview.baseline.athead.earlyhead -> "
+            "pytest_boundedreview.baseline.atbase.early",
+            id="the-head-re-runs-import-the-base-re-run",
+        ),
+        pytest.param(
+            "baseline/failures/outcomes.py",
+            "from .. import classification",
+            "Inside baseline/",
+            "pytest_boundedreview.baseline.failures.outcomes -> "
+            "pytest_boundedreview.baseline.classification",
+            id="a-baseline-sub-package-imports-its-top",
+        ),
+        pytest.param(
             "lanes/result.py",
             "from . import dispatch",
             "No import circles between the modules of any package",
@@ -154,6 +178,13 @@ def test_a_module_outside_the_layers_breaks_the_pipeline(copy: Path) -> None:
     assert "pytest_boundedreview.stray" in proc.stdout
 
 
+def test_a_module_outside_the_baseline_layers_breaks_its_contract(copy: Path) -> None:
+    (copy / PACKAGE.name / "baseline" / "stray.py").write_text('"""Not placed."""\n')
+    proc = _lint_imports(copy)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "pytest_boundedreview.baseline.stray" in proc.stdout
+
+
 def test_architecture_names_every_top_level_folder_and_module() -> None:
     text = (ROOT / "ARCHITECTURE.md").read_text()
     folders = sorted(p.name for p in PACKAGE.iterdir() if (p / "__init__.py").is_file())
@@ -162,7 +193,18 @@ def test_architecture_names_every_top_level_folder_and_module() -> None:
     missing = [name for name in folders if f"`{name}/`" not in text]
     missing += [name for name in modules if f"`{name}`" not in text]
     assert not missing, missing
-    assert len(text.splitlines()) <= 150
+    # a folder's sub-packages are named too (in its row, or in rows of their own), and their modules
+    for folder in folders:
+        for sub in sorted(p for p in (PACKAGE / folder).iterdir() if (p / "__init__.py").is_file()):
+            if f"`{folder}/{sub.name}/`" not in text and f"`{sub.name}/`" not in text:
+                missing.append(f"{folder}/{sub.name}/")
+            missing += [
+                f"{folder}/{sub.name}/{m.stem}"
+                for m in sub.glob("*.py")
+                if m.name != "__init__.py" and f"`{m.stem}`" not in text
+            ]
+    assert not missing, missing
+    assert len(text.splitlines()) <= 160
     assert "```mermaid" in text
     assert "ARCHITECTURE.md" in (ROOT / "README.md").read_text()
 

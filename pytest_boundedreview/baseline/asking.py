@@ -14,17 +14,17 @@ import pytest
 
 from ..core.pytestconfig.pytestini import words
 from ..models.record import record
-from . import narrowing
-from .cache import LISTING, WHOLE
 from .classification import Classification, Questions
+from .reruns.cache import LISTING, WHOLE
+from .suite import narrowing
 
 if TYPE_CHECKING:
     from ..change import git
     from ..change.freeze import Target
     from ..core.settings.config import Settings
-    from .deselection import Deselections
-    from .outcomes import OutcomeCollector
-    from .wholeness import Project
+    from .failures.outcomes import OutcomeCollector
+    from .suite.deselection import Deselections
+    from .suite.wholeness import Project
 
 
 @record

@@ -19,15 +19,15 @@ from typing import TYPE_CHECKING
 
 from ..models import TestFailure
 from ..models.record import record
-from . import cache as basecache
-from . import testdefs
-from .cache import LISTING, WHOLE
 from .classification import Classification, Questions
-from .outcomes import NodeOutcome
-from .runspec import BaselineRun
+from .failures.outcomes import NodeOutcome
+from .reruns import cache as basecache
+from .reruns.cache import LISTING, WHOLE
+from .reruns.runspec import BaselineRun
+from .suite import testdefs
 
 if TYPE_CHECKING:
-    from .baserun import BaseAnswer, Verdicts
+    from .atbase.baserun import BaseAnswer, Verdicts
 
 # The re-run machinery (baserun.py, rerun.py) is imported where a test is re-run: a session
 # whose questions the base cache answers, and which has no failures, never needs it.
@@ -138,8 +138,8 @@ def _flaky_check(
     into: Classification,
 ) -> list[NodeOutcome]:
     """Re-run the failures at head; file those that pass as flaky and return the rest."""
-    from .childenv import child_env
-    from .rerun import rerun
+    from .reruns.childenv import child_env
+    from .reruns.rerun import rerun
 
     env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
     for attempt in range(run.reruns):
@@ -177,7 +177,7 @@ def _confirmed_fresh(
     """Those of ``passed`` (on a re-run inside the session's own process) that pass in a fresh
     process too: a test that fails on its first call in every process is not flaky, whatever
     a second call in a process it already ran in says."""
-    from .rerun import rerun
+    from .reruns.rerun import rerun
 
     progress(f"confirming {len(passed)} passing re-run(s) in a fresh process")
     nodeids = [n.nodeid for n in passed]
@@ -209,7 +209,7 @@ class _AtBase:
             return
         self.waited = True
         if self.pending is not None and self.unavailable is None:
-            from .baserun import BaseUnavailable
+            from .atbase.baserun import BaseUnavailable
 
             try:
                 self.answered = self.pending()
@@ -323,8 +323,8 @@ def _start_at_base(
     listing = tuple(p for p in questions.listing if LISTING + p not in at.known)
     if not (todo or whole or listing):
         return at
-    from .baserun import BaseUnavailable, started_at_base
-    from .rerun import Ask
+    from .atbase.baserun import BaseUnavailable, started_at_base
+    from .reruns.rerun import Ask
 
     ask = Ask(nodeids=frozenset(todo), whole=whole, listing=listing)
     at.asked = ask.nodeids

@@ -21,17 +21,17 @@ import pytest
 from ..change import git
 from ..change.freeze import Target
 from ..core.settings.config import Settings
+from .athead.onworkers import WorkerAnswers, rerun_on_worker
 from .classification import Classification, Questions
-from .onworkers import WorkerAnswers, rerun_on_worker
-from .outcomes import COMPLETED, OutcomeCollector
-from .wholeness import Project
+from .failures.outcomes import COMPLETED, OutcomeCollector
+from .suite.wholeness import Project
 
 if TYPE_CHECKING:
     from .asking import Asking
+    from .atbase.early import EarlyBase
+    from .athead.earlyhead import EarlyHead
     from .classify import Begun
-    from .early import EarlyBase
-    from .earlyhead import EarlyHead
-    from .runspec import BaselineRun
+    from .reruns.runspec import BaselineRun
 
 
 class SessionReruns:
@@ -89,8 +89,8 @@ class SessionReruns:
     def replayable(self) -> list[str]:
         """The session's options that a re-run of some of its tests repeats, with its random
         seed (pytest-randomly's, when it ran)."""
-        from .replay import replayable
-        from .seeds import with_seed
+        from .reruns.replay import replayable
+        from .reruns.seeds import with_seed
 
         params = self.config.invocation_params
         replayed = replayable(params.args, self.config.args, params.dir)
@@ -100,7 +100,7 @@ class SessionReruns:
     def _base(self) -> BaselineRun:
         """The session's base run, made once: what it works out (how the base is made
         ready) is worked out once, for each of its copies."""
-        from .runspec import BaselineRun
+        from .reruns.runspec import BaselineRun
 
         config = self.config
         rootdir, args = Path(config.rootpath), self.replayable()
@@ -124,9 +124,9 @@ class SessionReruns:
         started_early = self._early.hand if self._early is not None else None
         if not self.collector.failed:  # nothing re-runs at head: its machinery stays out
             return dataclasses.replace(run, started_early=started_early)
-        from .childenv import child_env
-        from .inprocess import head_rerunner
-        from .rerun import rerun
+        from .athead.inprocess import head_rerunner
+        from .reruns.childenv import child_env
+        from .reruns.rerun import rerun
 
         env = child_env(environ=run.environ)  # the session's: its PYTHONHASHSEED, if set
         in_a_new_process = partial(
@@ -154,7 +154,7 @@ class SessionReruns:
         if self._early is None:
             if key in self._known_at_base:
                 return  # the cache answers: the base re-run machinery is not even imported
-            from .early import EarlyBase
+            from .atbase.early import EarlyBase
 
             self._early = EarlyBase(self._base_run, self.asking.listing, self._known_at_base)
         self._early.needs(key)
@@ -176,7 +176,7 @@ class SessionReruns:
             self._need(key)
         if report.failed and self._head_in_a_child(report):
             if self._head is None:
-                from .earlyhead import EarlyHead
+                from .athead.earlyhead import EarlyHead
 
                 self._head = EarlyHead(self._base_run)
             self._head.needs()
@@ -189,7 +189,7 @@ class SessionReruns:
             return False
         if self.config.pluginmanager.has_plugin("dsession"):
             return not rerun_on_worker(report)
-        from .inprocess import self_logging
+        from .athead.inprocess import self_logging
 
         item = self._collected.get(report.nodeid)
         return item is None or self_logging(item)
@@ -209,7 +209,7 @@ class SessionReruns:
 
     def _begin(self) -> Begun:
         from .classify import begin
-        from .waits import told
+        from .reruns.waits import told
 
         failed, run = self.collector.failed, self.baseline_run()
         with told(self._progress):  # a wait for the early child says what it waits for
@@ -221,7 +221,7 @@ class SessionReruns:
         if not (self.collector.failed or self.questions):
             return Classification()
         from .classify import conclude
-        from .waits import told
+        from .reruns.waits import told
 
         begun, self._begun = self._begun, None
         try:

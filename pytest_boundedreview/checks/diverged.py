@@ -1,8 +1,8 @@
 """Tests reported otherwise than they ran, and whose code did it.
 
 The session holds each test's observed call against its counted outcome
-(``baseline/witnessed.py``). A difference is laid at the project's code that runs or reports
-tests (``baseline/suspects.py``: hook implementations of the run-test protocol, the test
+(``baseline/athead/witnessed.py``). A difference is laid at the project's code that runs or reports
+tests (``baseline/athead/suspects.py``: hook implementations of the run-test protocol, the test
 class's ``runtest``, pytest functions replaced):
 
 - code in a file the change adds or edits: a blocking finding at that file;
@@ -25,7 +25,7 @@ from ..models.record import record
 from .samecode import unchanged
 
 if TYPE_CHECKING:
-    from ..baseline.suspects import Suspect
+    from ..baseline.athead.suspects import Suspect
     from ..change.freeze import Target
     from ..models.finding import ReportFinding
 

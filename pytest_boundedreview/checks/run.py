@@ -8,7 +8,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from ..baseline.childenv import child_env
+from ..baseline.reruns.childenv import child_env
 from ..change import git
 from ..change.checkouts import kept, worktree
 from ..change.scope import Scope

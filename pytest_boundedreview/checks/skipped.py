@@ -8,11 +8,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ..baseline import testdefs
+from ..baseline.suite import testdefs
 from ..core.fingerprint import finding_fingerprint
 
 if TYPE_CHECKING:
-    from ..baseline.narrowing import Change
+    from ..baseline.suite.narrowing import Change
     from ..models import TestFailure
     from ..models.finding import ReportFinding
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from ..baseline.classification import Classification
-from ..baseline.runspec import BaselineRun
+from ..baseline.reruns.runspec import BaselineRun
 from ..change import baseconfig, git
 from ..change.checkouts import kept, worktree
 from ..change.freeze import freeze

@@ -2,10 +2,11 @@
 differs from the ``staged`` or ``pr`` snapshot under review (unstaged edits, untracked files),
 in a checkout of the snapshot of its own (``change/checkouts/tested.py``), importing the
 checkout's code wherever the environment points into the working tree (an editable install), as
-a base re-run does (``baseline/basefirst.py``). The checkout is given what a base checkout is
-given, by the same plan (``baseline/artefacts.py``, ``basecontent.py``): submodules at the
-snapshot's commits, the Hypothesis example database, and build artefacts whose sources the
-working tree holds as the snapshot does. The user's tree, index and stash are left as they are."""
+a base re-run does (``baseline/checkout/basefirst.py``). The checkout is given what a base
+checkout is given, by the same plan (``baseline/checkout/artefacts.py``, ``basecontent.py``):
+submodules at the snapshot's commits, the Hypothesis example database, and build artefacts whose
+sources the working tree holds as the snapshot does. The user's tree, index and stash are left as
+they are."""
 
 from __future__ import annotations
 
@@ -16,8 +17,8 @@ import sys
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..baseline import artefacts, basefirst, copyin, fillin
-from ..baseline.childenv import child_env, moved
+from ..baseline.checkout import artefacts, basefirst, copyin, fillin
+from ..baseline.reruns.childenv import child_env, moved
 from ..change import git
 from ..change.checkouts import tested
 from ..models.record import record

@@ -10,7 +10,7 @@ import shlex
 from pathlib import Path
 
 from ..baseline.classification import Classification
-from ..baseline.runspec import BaselineRun
+from ..baseline.reruns.runspec import BaselineRun
 from ..change import baseconfig, git
 from ..change.freeze import Target
 from ..change.statedir import approver

@@ -25,7 +25,7 @@ from ..report.build import Evidence
 from ..triage.waivers import Disposed, code_revision, dispose
 
 if TYPE_CHECKING:
-    from ..baseline.runspec import BaselineRun
+    from ..baseline.reruns.runspec import BaselineRun
     from ..loop.machine import Plan
     from ..loop.result import RoundResult
     from ..loop.rounds import LoopRound

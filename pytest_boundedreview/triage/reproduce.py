@@ -12,9 +12,9 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Literal
 
-from ..baseline.baserun import BaseUnavailable, base_verdicts, rerun_in
-from ..baseline.runspec import BaselineRun
-from ..baseline.waits import told
+from ..baseline.atbase.baserun import BaseUnavailable, base_verdicts, rerun_in
+from ..baseline.reruns.runspec import BaselineRun
+from ..baseline.reruns.waits import told
 from ..core import subproc
 from ..lanes.environment import lane_env
 from ..lanes.snapshot import snapshot_copy

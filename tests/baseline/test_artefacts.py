@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.baseline import artefacts
-from pytest_boundedreview.baseline.cache import cache_path
-from pytest_boundedreview.baseline.copyin import copy_in
+from pytest_boundedreview.baseline.checkout import artefacts
+from pytest_boundedreview.baseline.checkout.copyin import copy_in
+from pytest_boundedreview.baseline.reruns.cache import cache_path
 from pytest_boundedreview.change import git
 
 SO = "pkg/_speedups.cpython-311-x86_64-linux-gnu.so"
@@ -172,7 +172,7 @@ def test_a_failed_set_up_is_named_with_its_status_and_output(tmp_path: Path) -> 
 def test_base_answers_are_cached_apart_for_each_way_the_base_is_made_ready(
     built: GitRepo, tmp_path: Path
 ) -> None:
-    from pytest_boundedreview.baseline.runspec import BaselineRun
+    from pytest_boundedreview.baseline.reruns.runspec import BaselineRun
     from pytest_boundedreview.core.settings.config import Settings
 
     opened = git.open_repo(built.path)

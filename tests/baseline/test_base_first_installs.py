@@ -328,8 +328,8 @@ def test_every_layout_and_install_mode_runs_the_base_code_at_the_base(tmp_path: 
 USUAL = """\
 import json, sys
 from pathlib import Path
-from pytest_boundedreview.baseline.baserun import base_verdicts
-from pytest_boundedreview.baseline.runspec import BaselineRun
+from pytest_boundedreview.baseline.atbase.baserun import base_verdicts
+from pytest_boundedreview.baseline.reruns.runspec import BaselineRun
 from pytest_boundedreview.change import git
 
 repo = git.open_repo(Path.cwd())

@@ -14,8 +14,8 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
 
-from pytest_boundedreview.baseline import artefacts
-from pytest_boundedreview.baseline.basecontent import OWN_STORAGE
+from pytest_boundedreview.baseline.checkout import artefacts
+from pytest_boundedreview.baseline.checkout.basecontent import OWN_STORAGE
 from pytest_boundedreview.change import git
 
 PROPERTY = """\

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.baseline import basefirst
-from pytest_boundedreview.baseline.baserun import verdict_at_base
-from pytest_boundedreview.baseline.childenv import child_env
-from pytest_boundedreview.baseline.rerun import RerunResult, rerun
+from pytest_boundedreview.baseline.atbase.baserun import verdict_at_base
+from pytest_boundedreview.baseline.checkout import basefirst
+from pytest_boundedreview.baseline.reruns.childenv import child_env
+from pytest_boundedreview.baseline.reruns.rerun import RerunResult, rerun
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

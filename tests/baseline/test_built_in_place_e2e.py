@@ -14,8 +14,8 @@ import pytest
 from gitrepo import GitRepo
 from test_baseline_e2e import XDIST, ids, review
 
-from pytest_boundedreview.baseline.baserun import BaseUnavailable, base_verdicts
-from pytest_boundedreview.baseline.runspec import BaselineRun
+from pytest_boundedreview.baseline.atbase.baserun import BaseUnavailable, base_verdicts
+from pytest_boundedreview.baseline.reruns.runspec import BaselineRun
 from pytest_boundedreview.change import git
 from pytest_boundedreview.core.settings.config import load_settings
 

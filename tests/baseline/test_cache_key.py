@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.baseline.cache import cache_path, outcome_args
+from pytest_boundedreview.baseline.reruns.cache import cache_path, outcome_args
 
 
 @pytest.mark.parametrize(

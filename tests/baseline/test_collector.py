@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.baseline.outcomes import NodeOutcome, OutcomeCollector
+from pytest_boundedreview.baseline.failures.outcomes import NodeOutcome, OutcomeCollector
 from pytest_boundedreview.core.redaction import Redactor
 
 TESTS = """\

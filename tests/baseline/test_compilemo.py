@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.baseline import compilemo
+from pytest_boundedreview.baseline.checkout import compilemo
 
 HEADER = (
     'msgid ""\nmsgstr ""\n"Content-Type: text/plain; charset=UTF-8\\n"\n'

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.baseline.deadline import OutOfTime, limited
+from pytest_boundedreview.baseline.athead.deadline import OutOfTime, limited
 
 
 def spin() -> None:

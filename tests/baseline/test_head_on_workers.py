@@ -186,7 +186,7 @@ def test_a_session_stopped_at_its_first_failure_re_runs_nothing_on_the_workers(
 # A plugin that logs the folder of each failure signature taken, then takes it.
 SIGNED = """import os
 
-from pytest_boundedreview.baseline import signature
+from pytest_boundedreview.baseline.failures import signature
 
 _taken = signature.from_excinfo
 

@@ -1,6 +1,6 @@
 """A re-run in a copy of the repository is given the working tree's bytecode (rewritten test
 modules, compiled modules) where the copy's file has the same bytes, and only there
-(``baseline/pycache.py``)."""
+(``baseline/checkout/pycache.py``)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from test_baseline_e2e import CALC, TESTS, ids, review
 from test_kept_checkout import ON, checkouts
 from test_kept_checkout import user_cache as user_cache  # the fixture
 
-from pytest_boundedreview.baseline import basefirst, pycache, redirect
+from pytest_boundedreview.baseline.checkout import basefirst, pycache, redirect
 
 PASSES = "def test_one():\n    assert 1 + 1 == 2\n"
 FAILS = "def test_one():\n    assert 1 + 1 == 3\n"

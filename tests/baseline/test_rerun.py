@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.baseline.childenv import child_env, moved
-from pytest_boundedreview.baseline.replay import replayable
-from pytest_boundedreview.baseline.rerun import RerunResult, merged, rerun
+from pytest_boundedreview.baseline.reruns.childenv import child_env, moved
+from pytest_boundedreview.baseline.reruns.replay import replayable
+from pytest_boundedreview.baseline.reruns.rerun import RerunResult, merged, rerun
 
 
 @pytest.mark.parametrize(
@@ -88,8 +88,8 @@ def test_a_waiting_child_is_handed_work_only_once_its_folder_is_made(
 ) -> None:
     """The command that makes the rootdir runs first, in the child's own process: a rootdir
     it did not finish making (it failed, or outlived its time) is never used."""
-    from pytest_boundedreview.baseline.childenv import child_env
-    from pytest_boundedreview.baseline.rerun import Ask, start_waiting
+    from pytest_boundedreview.baseline.reruns.childenv import child_env
+    from pytest_boundedreview.baseline.reruns.rerun import Ask, start_waiting
 
     rootdir = tmp_path / "tree"
     waiting = start_waiting(

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.baseline.seeds import with_seed
+from pytest_boundedreview.baseline.reruns.seeds import with_seed
 
 
 @pytest.mark.parametrize(

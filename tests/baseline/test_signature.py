@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.baseline import statements
-from pytest_boundedreview.baseline.signature import (
+from pytest_boundedreview.baseline.failures import statements
+from pytest_boundedreview.baseline.failures.signature import (
     from_excinfo,
     from_text,
     location,
@@ -345,7 +345,7 @@ def matched(command):
 def _pytests_statement(lines: list[int], text: str) -> list[tuple[int, int | None]]:
     from _pytest._code.source import Source, getstatementrange_ast
 
-    from pytest_boundedreview.baseline.statements import _around, _starts
+    from pytest_boundedreview.baseline.failures.statements import _around, _starts
 
     source = Source(text)
     found = []
@@ -365,7 +365,7 @@ def test_the_statement_found_from_the_kept_starts_is_the_one_pytest_finds() -> N
 
 @pytest.mark.slow
 def test_the_statement_found_in_real_modules_is_the_one_pytest_finds() -> None:
-    import pytest_boundedreview.baseline.signature as signature
+    import pytest_boundedreview.baseline.failures.signature as signature
     import pytest_boundedreview.checks.scans as scans
 
     for module in (signature, scans):

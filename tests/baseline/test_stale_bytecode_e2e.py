@@ -1,7 +1,7 @@
 """The base re-run is given a compiled module of the working tree only when it is provably
 compiled from the base's bytes (its header holds their hash): a pyc checked by its file's time
 and size whose file was given back the base's bytes, with the same size and time, is the
-change's code, and must not run as the base's (``baseline/pycache.py``)."""
+change's code, and must not run as the base's (``baseline/checkout/pycache.py``)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.baseline.testdefs import (
+from pytest_boundedreview.baseline.suite.testdefs import (
     Absent,
     Defined,
     Unread,

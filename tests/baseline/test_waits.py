@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_boundedreview.baseline import baserun, waits
-from pytest_boundedreview.baseline.rerun import Ask, PendingRerun, start_rerun, start_waiting
-from pytest_boundedreview.baseline.runspec import BaselineRun
+from pytest_boundedreview.baseline.atbase import baserun
+from pytest_boundedreview.baseline.reruns import waits
+from pytest_boundedreview.baseline.reruns.rerun import Ask, PendingRerun, start_rerun, start_waiting
+from pytest_boundedreview.baseline.reruns.runspec import BaselineRun
 from pytest_boundedreview.change import git
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.baseline.witness import STAMP, Witness
+from pytest_boundedreview.baseline.athead.witness import STAMP, Witness
 
 
 def stamps(pytester: pytest.Pytester, *args: str) -> dict[str, str]:

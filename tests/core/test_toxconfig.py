@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pytest_boundedreview.baseline.toxsuite import pytest_paths
+from pytest_boundedreview.baseline.suite.toxsuite import pytest_paths
 from pytest_boundedreview.core.pytestconfig.argv import BUILTIN
 from pytest_boundedreview.core.pytestconfig.toxconfig import commands
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from gitrepo import GitRepo
 
-from pytest_boundedreview.baseline.runspec import BaselineRun
+from pytest_boundedreview.baseline.reruns.runspec import BaselineRun
 from pytest_boundedreview.change import git
 from pytest_boundedreview.models.finding import Reproduce
 from pytest_boundedreview.triage.reproduce import Reproducer

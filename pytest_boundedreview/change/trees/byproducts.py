@@ -23,7 +23,7 @@ Bytecode is trusted at head as Python trusts it: a header is proof against stale
 against a file written by hand to match its source's time and size. That trust is not new here:
 the same rule has always kept such a file from being a difference between a staged or committed
 snapshot and the working tree, and the base re-run is given bytecode only where its header holds
-the hash of the base's bytes (``baseline/pycache.py``).
+the hash of the base's bytes (``baseline/checkout/pycache.py``).
 
 pytest's cache folder and the state folder need no rule: each holds a ``.gitignore`` of ``*``
 (pytest's own, and the one the tool writes), so git's rules keep them out of every tree.

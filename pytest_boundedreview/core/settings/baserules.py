@@ -221,7 +221,7 @@ RULES.update({key: _unchanged(why) for key, why in BASE_ONLY.items()})
 
 # Every other key of the table, and why the change's value cannot relax its own review.
 NOT_RULED = {
-    "base_setup": "the base checkout runs the base's value (baseline/artefacts.py)",
+    "base_setup": "the base checkout runs the base's value (baseline/checkout/artefacts.py)",
     "full": "a full round dispatches every lane, more than a delta round",
     "base_timeout": "a re-run past it is `unknown`, which blocks",
     "reuse_base_checkout": "only where base checkouts wait between runs, keyed by base commit",

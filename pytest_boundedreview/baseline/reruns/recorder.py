@@ -1,5 +1,5 @@
 """A pytest plugin for re-runs:
-``-p pytest_boundedreview.baseline.recorder --bounded-review-record=DIR``.
+``-p pytest_boundedreview.baseline.reruns.recorder --bounded-review-record=DIR``.
 
 It runs only the node ids listed in ``DIR/select.json`` (``{"nodeids": [...], "files":
 [...]}``), and every test of the files or folders under ``"whole"``, and writes every outcome
@@ -30,10 +30,10 @@ from typing import Any
 
 import pytest
 
-from ..core.redaction import Redactor
-from . import basefirst, pycache
-from .outcomes import OutcomeCollector, SignatureStamp
-from .signature import checkout_root
+from ...core.redaction import Redactor
+from ..checkout import basefirst, pycache
+from ..failures.outcomes import OutcomeCollector, SignatureStamp
+from ..failures.signature import checkout_root
 
 SELECT = "select.json"
 LIST = "list.json"  # paths a waiting child lists before it waits

@@ -18,8 +18,8 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..core import strictjson
-from ..core.statefile import write_atomic
+from ...core import strictjson
+from ...core.statefile import write_atomic
 
 FOLDER = "cache"
 MAX_BYTES = 64 * 1024 * 1024

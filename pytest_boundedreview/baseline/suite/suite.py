@@ -15,8 +15,8 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..core.pytestconfig.pytestini import matches
-from ..models.record import record
+from ...core.pytestconfig.pytestini import matches
+from ...models.record import record
 
 if TYPE_CHECKING:
     import doctest

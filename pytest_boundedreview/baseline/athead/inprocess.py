@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING
 import pytest
 from _pytest.runner import runtestprotocol
 
+from ..failures.outcomes import RERUNNING
 from .deadline import OutOfTime, limited
-from .outcomes import RERUNNING
 
 if TYPE_CHECKING:  # imported when a re-run is composed: an xdist worker never needs it
-    from .rerun import RerunResult
+    from ..reruns.rerun import RerunResult
 
 Rerunner = Callable[[Sequence[str]], "RerunResult"]
 
@@ -104,7 +104,7 @@ def partly(
     ``rest`` re-runs the others."""
 
     def run(nodeids: Sequence[str]) -> RerunResult:
-        from .rerun import RerunResult, merged
+        from ..reruns.rerun import RerunResult, merged
 
         found, passed = answer(nodeids)
         here = RerunResult(status="ok", found=found, passed=passed)

@@ -14,8 +14,8 @@ from collections.abc import Generator, Mapping, Sequence
 
 import pytest
 
+from ..failures.outcomes import COMPLETED
 from .inprocess import Rerunner, partly, passing_here, self_logging
-from .outcomes import COMPLETED
 
 ASKED = "bounded_review_head_reruns"  # in a worker's input: how many, and in how long
 ANSWER = "bounded_review_head_reran"  # in its output: what it re-ran, and what passed

@@ -17,10 +17,10 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import field
 from pathlib import Path, PurePosixPath
 
-from ..change import git
-from ..change.scope import FileChange
-from ..core.pytestconfig.pytestini import matches, options_of, words
-from ..models.record import record
+from ...change import git
+from ...change.scope import FileChange
+from ...core.pytestconfig.pytestini import matches, options_of, words
+from ...models.record import record
 from . import testdefs
 
 CONFIG_NAMES = frozenset(

@@ -19,11 +19,12 @@ from dataclasses import field
 from pathlib import Path
 from typing import Literal
 
-from ..core import subproc, tempdirs
-from ..core.redaction import Redactor
-from ..models.record import record
-from . import artefacts, basefirst, compilemo, recorder, waits
-from .artefacts import Preparation
+from ...core import subproc, tempdirs
+from ...core.redaction import Redactor
+from ...models.record import record
+from ..checkout import artefacts, basefirst, compilemo
+from ..checkout.artefacts import Preparation
+from . import recorder, waits
 from .childenv import configured_in, has_terminal, loads_xdist
 
 
@@ -210,7 +211,7 @@ def _start_child(
         env = basefirst.prepare(folder, *copy_of, env, withheld)
         if prepare is not None and prepare.needed:
             steps.append(prepare.script(*copy_of, rootdir, folder))
-    argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.recorder"]
+    argv = [sys.executable, "-m", "pytest", "-p", "pytest_boundedreview.baseline.reruns.recorder"]
     configured = configured_in(rootdir, copy_of)
     # -q and --tb are the terminal plugin's: unknown options where a session turned it off
     terminal = has_terminal(args, env, configured)

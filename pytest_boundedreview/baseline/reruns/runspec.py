@@ -10,13 +10,13 @@ from dataclasses import field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..change import git
-from ..models.record import record
-from . import artefacts
+from ...change import git
+from ...models.record import record
+from ..checkout import artefacts
 from . import cache as basecache
 
 if TYPE_CHECKING:
-    from ..core.settings.config import Settings
+    from ...core.settings.config import Settings
     from .rerun import Ask, PendingRerun, RerunResult
 
 

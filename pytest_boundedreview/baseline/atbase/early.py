@@ -23,11 +23,11 @@ import contextlib
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from ..change.checkouts import worktree
+from ...change.checkouts import worktree
+from ..reruns.cache import LISTING
+from ..reruns.rerun import Ask, PendingRerun, RerunResult, WaitingRerun
+from ..reruns.runspec import BaselineRun
 from .baserun import BaseUnavailable, enter_checkout, start_in, start_waiting_in
-from .cache import LISTING
-from .rerun import Ask, PendingRerun, RerunResult, WaitingRerun
-from .runspec import BaselineRun
 
 
 class _OrUsual(PendingRerun):

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from ..core.redaction import Redact
-from ..models.record import record
+from ...core.redaction import Redact
+from ...models.record import record
 from . import signature
 
 STAMP = "bounded_review_signature"

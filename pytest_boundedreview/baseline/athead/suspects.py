@@ -56,9 +56,9 @@ MODULES = (
     "xdist.remote",
     "xdist.dsession",
     "xdist.workermanage",
-    "pytest_boundedreview.baseline.outcomes",
-    "pytest_boundedreview.baseline.witness",
-    "pytest_boundedreview.baseline.witnessed",
+    "pytest_boundedreview.baseline.failures.outcomes",
+    "pytest_boundedreview.baseline.athead.witness",
+    "pytest_boundedreview.baseline.athead.witnessed",
 )
 
 

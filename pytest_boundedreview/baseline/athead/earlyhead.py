@@ -15,10 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from .childenv import child_env
+from ..reruns.childenv import child_env
+from ..reruns.rerun import Ask, RerunResult, WaitingRerun, start_waiting
+from ..reruns.runspec import BaselineRun
 from .inprocess import Rerunner
-from .rerun import Ask, RerunResult, WaitingRerun, start_waiting
-from .runspec import BaselineRun
 
 
 class EarlyHead:

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from pathlib import Path
 
-from ..change import git
-from ..core.pytestconfig.argv import Table
-from ..core.pytestconfig.selecting import RECONFIGURING
-from ..core.pytestconfig.toxconfig import Command, commands
-from ..models.record import record
+from ...change import git
+from ...core.pytestconfig.argv import Table
+from ...core.pytestconfig.selecting import RECONFIGURING
+from ...core.pytestconfig.toxconfig import Command, commands
+from ...models.record import record
 
 
 @record(frozen=True)

@@ -11,8 +11,8 @@ import shlex
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from ..change import git
-from ..core.pytestconfig.pytestini import addopts_at
+from ...change import git
+from ...core.pytestconfig.pytestini import addopts_at
 
 
 def moved(args: Sequence[str], old_root: Path, new_root: Path) -> list[str]:

@@ -12,20 +12,14 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..change.checkouts import kept, worktree
-from ..core.errors import GitError
-from ..models.record import record
-from . import basecontent, testdefs
-from .childenv import child_env, moved
-from .rerun import (
-    Ask,
-    PendingRerun,
-    RerunResult,
-    WaitingRerun,
-    start_rerun,
-    start_waiting,
-)
-from .runspec import BaselineRun
+from ...change.checkouts import kept, worktree
+from ...core.errors import GitError
+from ...models.record import record
+from ..checkout import basecontent
+from ..reruns.childenv import child_env, moved
+from ..reruns.rerun import Ask, PendingRerun, RerunResult, WaitingRerun, start_rerun, start_waiting
+from ..reruns.runspec import BaselineRun
+from ..suite import testdefs
 
 if TYPE_CHECKING:
     pass

@@ -10,8 +10,8 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from ..change import git
-from ..core.pytestconfig.pytestini import FILES, from_files, options_of
+from ...change import git
+from ...core.pytestconfig.pytestini import FILES, from_files, options_of
 from .wholeness import Project
 
 

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from ..core.redaction import Redact
+from ...core.redaction import Redact
 from .statements import expression, statement
 
 if TYPE_CHECKING:

@@ -35,10 +35,10 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from ..change import git, imported
-from ..core.configfile import table_in
-from ..core.errors import GitError
-from ..models.record import record
+from ...change import git, imported
+from ...core.configfile import table_in
+from ...core.errors import GitError
+from ...models.record import record
 from . import basecontent, compilemo, copyin, fillin
 
 SETUP_ARGV, SETUP_STATUS, SETUP_LOG = "setup.json", "setup.status", "setup.log"

@@ -25,13 +25,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from ..change import git
-from ..change.trees.livetree import shown
-from ..core.pytestconfig.argv import table_of
-from ..core.pytestconfig.outcomes import PLUGINS, weakened_in_file, weakening
-from ..core.pytestconfig.pytestini import DEFAULT_NORECURSEDIRS, words
-from ..core.pytestconfig.selecting import Selection, paths, scan
-from ..models.record import record
+from ...change import git
+from ...change.trees.livetree import shown
+from ...core.pytestconfig.argv import table_of
+from ...core.pytestconfig.outcomes import PLUGINS, weakened_in_file, weakening
+from ...core.pytestconfig.pytestini import DEFAULT_NORECURSEDIRS, words
+from ...core.pytestconfig.selecting import Selection, paths, scan
+from ...models.record import record
 from .deselection import DROPPED, Deselections
 from .suite import Collected, Ignores, left_out, suite_files
 

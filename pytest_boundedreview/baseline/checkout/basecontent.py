@@ -32,8 +32,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
-from ..change import git
-from ..models.record import record
+from ...change import git
+from ...models.record import record
 
 SOURCE_SUFFIXES = frozenset(
     {".c", ".h", ".cc", ".cpp", ".cxx", ".c++", ".hh", ".hpp", ".hxx", ".pyx", ".pxd", ".pxi"}

@@ -16,7 +16,7 @@ import hashlib
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from ..models.record import record
+from ...models.record import record
 
 # Bases known to add no test methods; any other base the file does not define is unread.
 _EMPTY_BASES = {"object", "TestCase", "IsolatedAsyncioTestCase"}

@@ -1,0 +1,2 @@
+"""What a test's outcome is and how its failure is told again elsewhere: outcomes, signatures,
+the statements they quote."""
