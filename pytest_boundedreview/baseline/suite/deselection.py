@@ -21,6 +21,9 @@ _PYTEST_SOURCES = {
     ("_pytest.main", "pytest_collection_modifyitems"): "--deselect",
 }
 _RERUN_PLUGINS = {"_pytest.cacheprovider": "--lf/--nf", "_pytest.stepwise": "--stepwise"}
+# Frames of the whole baseline are passed over (this module's hook, the re-run recorder's
+# deselection), not only this sub-package's.
+_BASELINE = __name__.rsplit(".", 2)[0]
 
 
 def caller(root: Path) -> str:
@@ -30,7 +33,7 @@ def caller(root: Path) -> str:
     frame = inspect.currentframe()
     while frame is not None:
         module = str(frame.f_globals.get("__name__", ""))
-        if not module.startswith(("pluggy", __package__ or "pytest_boundedreview")):
+        if not module.startswith(("pluggy", _BASELINE)):
             break
         frame = frame.f_back
     if frame is None:
