@@ -2,7 +2,8 @@
 files in any folder, touched or not, a package's data read through ``importlib.resources``, a
 conftest in a far folder; a file the change deleted is there, one it added is not), and the
 checkout leaves nothing registered in the repository once the session has ended (its files go
-after the session, see ``change/discard.py``). Real sessions, serial and under ``-n 2``."""
+after the session, see ``change/checkouts/discard.py``). Real sessions, serial and under
+``-n 2``."""
 
 from __future__ import annotations
 

@@ -11,7 +11,8 @@ paths or ignores left out, tests deselected by what was given for this run (the 
 ``PYTEST_ADDOPTS``, ``--lf``, an option a conftest acts on, a conftest the change touches), a
 configuration changed at invocation (``-o addopts=...``, ``-c``, ``--rootdir``,
 ``-p no:doctest``), or the project's outcome configuration weakened at invocation (``-W ignore``
-where it makes warnings errors, ``-p no:`` of a plugin it loads: ``core/outcomes.py``)."""
+where it makes warnings errors, ``-p no:`` of a plugin it loads:
+``core/pytestconfig/outcomes.py``)."""
 
 from __future__ import annotations
 
