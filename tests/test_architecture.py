@@ -4,6 +4,7 @@ top-level folder and module."""
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import subprocess
@@ -242,6 +243,44 @@ def test_each_sub_package_says_what_it_holds_and_architecture_names_its_parts() 
         ]
     assert not unsaid, unsaid
     assert not unnamed, unnamed
+
+
+def private_imports(package: Path) -> list[str]:
+    """Each ``from X import _name`` in ``package`` whose ``X`` lies in another stage (the
+    package's top-level folder or module): one stage reaching into another's internals.
+    Dunder names (``__version__``) are public."""
+    found = []
+    for path in sorted(package.rglob("*.py")):
+        parts = path.relative_to(package.parent).with_suffix("").parts
+        here = parts[:-1] if parts[-1] == "__init__" else parts
+        inside = here if path.name == "__init__.py" else here[:-1]
+        for node in ast.walk(ast.parse(path.read_text())):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            if node.level:
+                base = inside[: len(inside) - (node.level - 1)]
+                target = (*base, *(node.module.split(".") if node.module else ()))
+            else:
+                target = tuple((node.module or "").split("."))
+            if target[0] != package.name or target[1:2] == here[1:2]:
+                continue
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    found.append(f"{'.'.join(here)} imports {alias.name} from {'.'.join(target)}")
+    return found
+
+
+def test_no_stage_imports_another_stage_s_private_names(tmp_path: Path) -> None:
+    assert private_imports(PACKAGE) == []
+    fake = tmp_path / PACKAGE.name
+    (fake / "lanes").mkdir(parents=True)
+    (fake / "__init__.py").write_text("")
+    (fake / "lanes" / "__init__.py").write_text("")
+    (fake / "lanes" / "own.py").write_text("from . import _mine\nfrom ..core.subproc import run\n")
+    (fake / "lanes" / "reach.py").write_text("from ..core.subproc import _kill_group\n")
+    assert private_imports(fake) == [
+        f"{PACKAGE.name}.lanes.reach imports _kill_group from {PACKAGE.name}.core.subproc"
+    ]
 
 
 # Folders that common ignore files treat as build output (GitHub's Python template, global
