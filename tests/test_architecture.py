@@ -151,6 +151,20 @@ def test_the_contracts_hold_on_the_package() -> None:
             id="a-baseline-sub-package-imports-its-top",
         ),
         pytest.param(
+            "cli/demo.py",
+            "from ..change.checkouts import discard",
+            "What only change/ uses inside its sub-packages stays its own",
+            "pytest_boundedreview.cli.demo -> pytest_boundedreview.change.checkouts.discard",
+            id="the-console-reaches-into-a-stage-s-internals",
+        ),
+        pytest.param(
+            "report/build.py",
+            "from ..baseline.checkout import pycache",
+            "What only baseline/ uses inside its sub-packages stays its own",
+            "pytest_boundedreview.report.build -> pytest_boundedreview.baseline.checkout.pycache",
+            id="the-report-reaches-into-the-baseline-s-internals",
+        ),
+        pytest.param(
             "lanes/result.py",
             "from . import dispatch",
             "No import circles between the modules of any package",
@@ -170,6 +184,28 @@ def test_a_forbidden_import_breaks_its_contract(
     assert [row for row in broken if row.startswith(contract)], proc.stdout
     # Long rows wrap at the terminal's width.
     assert shown in " ".join(proc.stdout.split()), proc.stdout
+
+
+def test_every_other_stage_is_kept_out_of_a_stage_s_internals() -> None:
+    """Each "internals" contract names as sources every top-level folder and module but its
+    own stage: a stage added later is not left free to reach in."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    everything = {
+        p.stem if p.suffix == ".py" else p.name
+        for p in PACKAGE.iterdir()
+        if (p.suffix == ".py" and p.name != "__init__.py") or (p / "__init__.py").is_file()
+    }
+    internals = [c for c in contracts["contracts"] if c["id"].endswith("-internals")]
+    split = {folder.parent.name for folder in packages() if folder.parent.parent == PACKAGE}
+    assert split == {"baseline", "change", "core", "lanes"}
+    assert {c["id"] for c in internals} == {f"{stage}-internals" for stage in split}
+    for contract in internals:
+        stage = contract["id"].removesuffix("-internals")
+        sources = {m.removeprefix(f"{PACKAGE.name}.") for m in contract["source_modules"]}
+        assert sources == everything - {stage}, contract["id"]
+        assert all(m.startswith(f"{PACKAGE.name}.{stage}.") for m in contract["forbidden_modules"])
 
 
 def test_a_module_outside_the_layers_breaks_the_pipeline(copy: Path) -> None:
@@ -231,9 +267,10 @@ def test_each_sub_package_says_what_it_holds_and_architecture_names_its_parts() 
     unsaid, unnamed = [], []
     for folder in packages():
         relative = folder.relative_to(PACKAGE).as_posix()
-        doc = (folder / "__init__.py").read_text()
-        if folder != PACKAGE and not doc.lstrip().startswith('"""'):
-            unsaid.append(relative)
+        doc = ast.get_docstring(ast.parse((folder / "__init__.py").read_text()))
+        sub_package = folder.parent not in (PACKAGE, PACKAGE.parent)
+        if folder != PACKAGE and (not doc or (sub_package and "\n" in doc)):
+            unsaid.append(relative)  # a stage says what it holds; a stage's part in one line
         if folder != PACKAGE and f"`{folder.name}/`" not in text:
             unnamed.append(relative + "/")
         unnamed += [

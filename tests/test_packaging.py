@@ -63,10 +63,19 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.slow
 def test_the_built_wheel_holds_every_module(wheel: Path) -> None:
-    """A regular (non-editable) install must carry every subpackage the code imports."""
+    """A regular (non-editable) install carries every module of the package, and no other."""
     names = set(zipfile.ZipFile(wheel).namelist())
-    modules = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.py")}
-    assert modules <= names, sorted(modules - names)
+    tracked = subprocess.run(
+        ["git", "ls-files", "-z", "--", "pytest_boundedreview/*.py"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    modules = {name for name in tracked.split("\0") if name}
+    shipped = {name for name in names if name.endswith(".py")}
+    # Every module, and none besides: a stale build folder's copy of a moved module would ship
+    assert shipped == modules, (sorted(modules - shipped), sorted(shipped - modules))
     assert "pytest_boundedreview/py.typed" in names
     prompts = {str(p.relative_to(ROOT)) for p in (ROOT / "pytest_boundedreview").rglob("*.md")}
     assert prompts, "the lens prompts ship as package data"

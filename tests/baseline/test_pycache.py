@@ -323,7 +323,7 @@ def test_a_compiled_module_checked_by_time_is_never_given(trees: tuple[Path, Pat
 def test_the_tools_own_files_are_not_the_working_trees_code_in_a_re_run(tmp_path: Path) -> None:
     """The tool reviewing itself from an editable install: its redirect and the bytecode
     helper it loads are the tool's, not code the re-run ran from the working tree."""
-    live = Path(redirect.__file__).resolve().parents[2]
+    live = Path(redirect.__file__).resolve().parents[3]  # the repository
     copy, folder = tmp_path / "copy", tmp_path / "record"
     copy.mkdir()
     folder.mkdir()

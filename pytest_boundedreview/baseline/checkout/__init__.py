@@ -1,2 +1,1 @@
-"""A checkout to re-run in made ready: what it holds besides the commit's files, how it is filled
-in, and its imports and bytecode kept its own."""
+"""A checkout made ready to re-run in: its contents, its imports and its bytecode."""

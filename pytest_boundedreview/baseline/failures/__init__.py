@@ -1,2 +1,1 @@
-"""What a test's outcome is and how its failure is told again elsewhere: outcomes, signatures,
-the statements they quote."""
+"""What a test's outcome is, and how its failure is told again elsewhere."""
