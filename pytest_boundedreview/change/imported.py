@@ -9,14 +9,21 @@ import site
 import sys
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pytest
+import pluggy
 
 from . import git
 from .trees import livetree
 from .trees.indexfile import tracked
 
+if TYPE_CHECKING:
+    import pytest
+
 WORKER_KEY = "bounded_review_modules"  # what an xdist worker hands its controller
+# pytest's own marker, made without importing pytest: the console commands import this module
+# for the base checkout's preparation, and pytest's import is most of their start-up.
+_pytest_hookimpl = pluggy.HookimplMarker("pytest")
 
 
 def _installed() -> tuple[str, ...]:
@@ -106,7 +113,7 @@ class WorkerModules:
     def __init__(self, root: Path) -> None:
         self.root = root
 
-    @pytest.hookimpl(trylast=True)
+    @_pytest_hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         output = getattr(session.config, "workeroutput", None)
         if isinstance(output, dict):

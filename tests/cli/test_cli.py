@@ -153,3 +153,19 @@ def test_every_command_explains_itself(command: str, capsys: pytest.CaptureFixtu
     body = out.split("\n\n")[1]
     assert not body.startswith(("options:", "positional arguments:")) or command == "loop", body
     assert command in cli.main.__globals__["COMMANDS"]
+
+
+def test_the_command_line_is_built_without_importing_pytest() -> None:
+    """Every command builds the whole parser; the hooks' commands (``gate``, ``hook stop``)
+    run on every commit and every agent turn, and pytest's import would be most of their
+    start-up. Only the commands that run tests import it."""
+    probe = (
+        "import sys\n"
+        "from pytest_boundedreview.cli.parser import parser\n"
+        "parser()\n"
+        "print(sorted(m for m in sys.modules if m == 'pytest' or m.startswith('_pytest')))\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() == "[]", done.stdout
