@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 import shlex
-import subprocess
 import sys
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import jsonschema
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 AGENTS = ("claude", "codex", "gemini", "cursor", "copilot")
@@ -121,7 +121,7 @@ def hook(
     data = raw if raw is not None else json.dumps(event(agent, repo.path, session)).encode()
     if kind == "start" and raw is None:
         data = json.dumps(event(agent, repo.path, session, stop=False)).encode()
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "hook", kind, "--agent", agent],
         input=data,
         capture_output=True,
@@ -169,7 +169,7 @@ def named_command(instruction: str) -> list[str] | None:
 def review(repo: GitRepo, command: list[str] | None = None) -> dict[str, Any]:
     """The review the block's instruction asks for (``command``: exactly the one it names,
     else a bare ``pytest --bounded-review``), run as the agent would run it; its report."""
-    done = subprocess.run(
+    done = warmstart.run(
         command or [sys.executable, "-m", "pytest", "-q", "--bounded-review"],
         cwd=repo.path,
         env=clean_env(),

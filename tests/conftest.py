@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import contextlib
 import os
-from collections.abc import Iterator
+import subprocess
+import tempfile
+from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import Any
 
 import pydantic  # noqa: F401  (see below)
 import pytest
+import warmstart
 from gitrepo import CHILD_OPTIONS, PYTESTER_IGNORES, GitRepo
 
 from pytest_boundedreview.change.base import CI_BASE_VARIABLES
@@ -22,8 +27,37 @@ collect_ignore = ["data"]
 @pytest.fixture
 def pytester(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> pytest.Pytester:
     """pytest's own, with the plugins of CHILD_OPTIONS kept out of its sessions (it clears
-    the variable)."""
+    the variable), and its ``runpytest_subprocess`` runs started warm (``warmstart.py``)."""
     monkeypatch.setenv("PYTEST_ADDOPTS", CHILD_OPTIONS)
+    cold = pytester.popen
+
+    def popen(
+        cmdargs: Sequence[str],
+        stdout: Any = subprocess.PIPE,
+        stderr: Any = subprocess.PIPE,
+        stdin: Any = pytester.CLOSE_STDIN,
+        **kw: Any,
+    ) -> Any:
+        if kw or not hasattr(stdout, "fileno") or not hasattr(stderr, "fileno"):
+            return cold(cmdargs, stdout=stdout, stderr=stderr, stdin=stdin, **kw)
+        env = dict(os.environ)  # as pytester's own popen: the folder on PYTHONPATH
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [os.getcwd(), env.get("PYTHONPATH")]))
+        with contextlib.ExitStack() as stack:
+            if stdin is pytester.CLOSE_STDIN:
+                given = stack.enter_context(open(os.devnull, "rb"))
+            elif isinstance(stdin, bytes):
+                given = stack.enter_context(tempfile.TemporaryFile())
+                given.write(stdin)
+                given.seek(0)
+            else:
+                return cold(cmdargs, stdout=stdout, stderr=stderr, stdin=stdin)
+            stdout.flush()
+            stderr.flush()
+            stdio = [given.fileno(), stdout.fileno(), stderr.fileno()]
+            warm = warmstart.start([os.fspath(a) for a in cmdargs], os.getcwd(), env, stdio)
+        return warm or cold(cmdargs, stdout=stdout, stderr=stderr, stdin=stdin)
+
+    monkeypatch.setattr(pytester, "popen", popen)
     return pytester
 
 

@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
+import warmstart
+
 from pytest_boundedreview.change.trees.byproducts import bytecode
 
 # Files pytester and pytest write next to the tests; a real project ignores them too.
@@ -112,7 +114,7 @@ CHILD_OPTIONS = "-p no:randomly -p no:hypothesispytest -p no:anyio -p no:platfor
 
 def bounded_review(repo: GitRepo, *argv: str) -> subprocess.CompletedProcess[str]:
     """``bounded-review ARGV`` in ``repo`` with a :func:`clean_env`, as a user runs it."""
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", *argv],
         cwd=repo.path,
         capture_output=True,

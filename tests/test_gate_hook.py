@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.change import git
@@ -26,7 +27,7 @@ EXITS_CLEANLY = "import pytest\n\n\ndef test_leaves():\n    pytest.exit('bye', r
 
 
 def review(repo: GitRepo, *args: str) -> int:
-    ran = subprocess.run(
+    ran = warmstart.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--bounded-review", *args],
         cwd=repo.path,
         env=clean_env(),

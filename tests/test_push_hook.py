@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -67,7 +68,7 @@ class Pushing:
         assert os.access(hook, os.X_OK)
 
     def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return warmstart.run(
             argv, cwd=self.repo.path, env=self.env, capture_output=True, text=True, check=False
         )
 

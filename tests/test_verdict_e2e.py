@@ -5,11 +5,11 @@ xdist), in colour exactly where pytest colours; no test name forges it."""
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, bounded_review, clean_env
 
 pytestmark = pytest.mark.slow
@@ -45,7 +45,7 @@ def _session(
     extra = {"NO_COLOR": "", "FORCE_COLOR": "", "PY_COLORS": "", **(env or {})}
     argv = ("--bounded-review", "--bounded-review-base=base", "--bounded-review-no-lanes", *argv)
     with repo.untouched():
-        ran = subprocess.run(
+        ran = warmstart.run(
             [sys.executable, "-m", "pytest", *argv],
             cwd=repo.path,
             capture_output=True,

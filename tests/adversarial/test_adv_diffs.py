@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -28,7 +29,7 @@ def _review(
     where = cwd or repo.path
     report = where / "review.json"
     with repo.untouched():
-        ran = subprocess.run(
+        ran = warmstart.run(
             [
                 sys.executable,
                 "-m",

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -123,7 +124,7 @@ def _session(tmp_path: Path, case: str) -> tuple[subprocess.CompletedProcess[str
     env = clean_env()
     with repo.untouched():
         started = time.monotonic()
-        ran = subprocess.run(
+        ran = warmstart.run(
             [
                 sys.executable,
                 "-m",

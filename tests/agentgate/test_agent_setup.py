@@ -18,6 +18,7 @@ from typing import Any
 
 import jsonschema
 import pytest
+import warmstart
 from gitrepo import GitRepo
 
 from pytest_boundedreview.agentgate.agentsetup import skill_text
@@ -94,7 +95,7 @@ def init(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(repo.path.parent)}
     if "PYTHONPATH" in os.environ:  # the package under test, where it is not installed
         env["PYTHONPATH"] = os.environ["PYTHONPATH"]
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "init", *args],
         cwd=repo.path,
         env=env,

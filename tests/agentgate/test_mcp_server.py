@@ -21,6 +21,7 @@ else:
 
 import anyio
 import pytest
+import warmstart
 from agenthooks import BROKEN, FIXED, make_repo, review
 from gitrepo import GitRepo, clean_env
 from mcp import ClientSession, StdioServerParameters, stdio_client  # the `mcp` extra, in `dev`
@@ -164,7 +165,7 @@ def test_a_review_against_another_base_is_not_a_review_of_this_tree(
     repo: GitRepo, tmp_path: Path
 ) -> None:
     repo.commit({"app.py": FIXED + "# a change no review has seen\n"}, "the change, committed")
-    subprocess.run(  # an empty diff against HEAD: gate yes, of this very tree
+    warmstart.run(  # an empty diff against HEAD: gate yes, of this very tree
         [sys.executable, "-m", "pytest", "-q", "--bounded-review", "--bounded-review-base=HEAD"],
         cwd=repo.path,
         env=clean_env(),
@@ -368,7 +369,7 @@ def test_without_the_sdk_the_package_and_the_cli_still_work(tmp_path: Path) -> N
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=60
     )
     assert done.returncode == 0, done.stdout + done.stderr
-    helped = subprocess.run(
+    helped = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "--help"],
         env=env,
         capture_output=True,
@@ -380,7 +381,7 @@ def test_without_the_sdk_the_package_and_the_cli_still_work(tmp_path: Path) -> N
 
 
 def test_without_the_sdk_mcp_exits_4_naming_the_install(tmp_path: Path) -> None:
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "mcp"],
         env=without_mcp(tmp_path),
         input="",
@@ -416,7 +417,7 @@ def test_the_engine_does_not_import_the_sdk(tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_the_server_ends_when_its_client_closes_stdin(repo: GitRepo) -> None:
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "mcp"],
         cwd=repo.path,
         env=clean_env(),

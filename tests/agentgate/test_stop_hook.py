@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from agenthooks import BROKEN, FIXED, hook, make_repo, review
 from gitrepo import GitRepo, clean_env
 
@@ -32,7 +33,7 @@ def stop(
         "stop_hook_active": False,
     }
     data = raw if raw is not None else json.dumps(event).encode()
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "hook", "stop", "--agent", agent],
         input=data,
         capture_output=True,
@@ -178,7 +179,7 @@ def test_the_first_hook_in_a_new_repository_keeps_the_state_folder_out_of_git(
 def test_a_review_against_another_base_is_not_a_review_of_the_change(repo: GitRepo) -> None:
     repo.write("app.py", FIXED + "# a change no review has seen\n")
     repo.commit(message="the change, committed")
-    subprocess.run(  # an empty diff against HEAD: nothing to look at, gate yes
+    warmstart.run(  # an empty diff against HEAD: nothing to look at, gate yes
         [sys.executable, "-m", "pytest", "-q", "--bounded-review", "--bounded-review-base=HEAD"],
         cwd=repo.path,
         env=clean_env(),

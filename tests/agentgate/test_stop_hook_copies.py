@@ -7,11 +7,11 @@ writes in a settings file silences either copy. Run with bytecode written and no
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from agenthooks import BROKEN, FIXED, event, hook, make_repo, review
 from gitrepo import GitRepo, clean_env
 
@@ -24,7 +24,7 @@ COMMAND = "bounded-review hook stop --agent claude"
 @pytest.fixture
 def repo(tmp_path: Path, bytecode: bool) -> GitRepo:
     project = make_repo(tmp_path / "repo")
-    subprocess.run(
+    warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "init", "--agent", "claude", "--write"],
         cwd=project.path,
         env=clean_env(),

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from agenthooks import BROKEN, FIXED, Said, event, hook, make_repo, named_command, review
 from gitrepo import GitRepo, clean_env
 
@@ -326,7 +327,7 @@ def test_a_harmless_change_reviewed_review_only_ends_clean(repo: GitRepo) -> Non
 
 
 def working_tree_gate(repo: GitRepo) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "gate", "--stage", "working-tree"],
         cwd=repo.path,
         env=clean_env(),

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, interruptible
 from test_base_isolation_e2e import PYTEST, _processes_in
 
@@ -109,7 +110,7 @@ def run_review(
 ) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:
     """A whole session to its end, temporary folders in ``tmp_path``; and its report."""
     argv = [sys.executable, "-m", "pytest", "-p", "no:randomly", *args, "--bounded-review"]
-    done = subprocess.run(
+    done = warmstart.run(
         [*argv, "--bounded-review-base=main"],
         cwd=repo.path,
         capture_output=True,

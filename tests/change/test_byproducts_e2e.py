@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from agenthooks import BROKEN, FIXED, hook
 from gitrepo import GitRepo, clean_env
 
@@ -45,7 +46,7 @@ def make_bare(path: Path) -> GitRepo:
 
 
 def pytest_run(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest", "-q", *args],
         cwd=repo.path,
         env=bytecode_env(),

@@ -6,12 +6,12 @@ uncommitted edit still blocks; and the header says which kind was chosen and why
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 ADD = "def add(a, b):\n    return a + b\n"
@@ -196,7 +196,7 @@ def test_a_shallow_clone_without_the_branch_point_names_the_fix(
     shallow.git("checkout", "--quiet", "feature")
     shallow.write("app.py", ADD + "# edit\n")
     with shallow.untouched():
-        result = subprocess.run(
+        result = warmstart.run(
             [
                 sys.executable,
                 "-m",

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.change import git
@@ -69,7 +69,7 @@ def review(repo: GitRepo, *args: str, bytecode: bool = False) -> tuple[int, dict
     if bytecode:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
     with repo.untouched():
-        ran = subprocess.run(
+        ran = warmstart.run(
             [sys.executable, "-m", "pytest", "-q", *options],
             cwd=repo.path,
             env=env,

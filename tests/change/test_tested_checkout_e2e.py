@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -55,7 +56,7 @@ def project(tmp_path: Path) -> GitRepo:
 
 def run(repo: GitRepo, *argv: str, no_bytecode: bool = True) -> subprocess.CompletedProcess[str]:
     """``bounded-review ARGV`` in ``repo``, as a user's shell runs it."""
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", *argv],
         cwd=repo.path,
         env=env_for(no_bytecode),
@@ -159,7 +160,7 @@ def test_the_working_tree_on_pythonpath_is_the_checkout_s(project: GitRepo) -> N
     project.git("add", "src/app.py")
     project.write("src/app.py", GOOD)  # the working tree's own, unstaged
     env = env_for(extra={"PYTHONPATH": str(project.path / "src")})
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "run", "--target", "staged", "--no-lanes"],
         cwd=project.path,
         env=env,
@@ -220,7 +221,7 @@ def test_pytest_in_a_differing_tree_decides_before_any_test_and_names_the_comman
     project.git("add", "test_marks.py")
     project.write("notes.txt", "scratch\n")
     with project.untouched():
-        done = subprocess.run(
+        done = warmstart.run(
             [sys.executable, "-m", "pytest", "-q", *ARGV, *workers],
             cwd=project.path,
             env=env_for(),
@@ -249,7 +250,7 @@ def test_pytest_in_a_clean_tree_runs_as_before(project: GitRepo, tmp_path: Path)
     marker = tmp_path / "ran"
     project.write("test_marks.py", MARKS_ITS_RUN.format(str(marker)))
     project.git("add", "test_marks.py")
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest", "-q", *ARGV],
         cwd=project.path,
         env=env_for(),

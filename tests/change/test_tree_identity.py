@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.change import git
@@ -42,7 +43,7 @@ def sample(tmp_path: Path) -> GitRepo:
 def review(repo: GitRepo, *args: str) -> tuple[int, dict[str, Any]]:
     """A real session with the flag (no lanes), and the report it wrote."""
     options = ["--bounded-review", "--bounded-review-no-lanes", "-p", "no:randomly", *args]
-    ran = subprocess.run(
+    ran = warmstart.run(
         [sys.executable, "-m", "pytest", "-q", *options],
         cwd=repo.path,
         env=clean_env(),

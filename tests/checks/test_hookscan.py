@@ -5,11 +5,11 @@ conftest change, or a hook moved unchanged, is not; a typed waiver lets a review
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo
 
 from pytest_boundedreview.checks.hookscan import definitions
@@ -132,7 +132,7 @@ def test_a_typed_waiver_lets_a_reviewed_hook_in(
     project.commit({"conftest.py": FIXTURE + "\n\n" + TURN_FAILURES_INTO_PASSES}, "hook")
     _, report = review(pytester)
     (finding,) = report["findings"]["blocking"]
-    waived = subprocess.run(
+    waived = warmstart.run(
         [
             sys.executable,
             "-m",

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -79,7 +80,7 @@ def review(repo: GitRepo, *options: str) -> dict[str, Any]:
 
 
 def bounded_review(repo: GitRepo, *argv: str, data: bytes = b"") -> tuple[int, str]:
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", *argv],
         cwd=repo.path,
         env=clean_env(),

@@ -6,11 +6,12 @@ import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 
 
 def run_demo(scratch: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """``bounded-review demo`` with its temporary files under ``scratch``."""
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "demo"],
         cwd=scratch,
         env={**os.environ, "TMPDIR": str(scratch), **env},

@@ -11,6 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+import warmstart
 from fakeagents import install
 from gitrepo import GitRepo
 from modelendpoint import Reply, Script, serve
@@ -31,7 +32,7 @@ EXISTING = (
 def init(repo: GitRepo, path: str, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
     if "PYTHONPATH" in os.environ:  # the package under test, where it is not installed
         env = {"PYTHONPATH": os.environ["PYTHONPATH"], **env}
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "init", *args],
         cwd=repo.path,
         env={"PATH": path, "HOME": str(repo.path.parent), **env},

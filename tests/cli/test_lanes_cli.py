@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from fakeagents import calls, install
 from gitrepo import GitRepo
 
@@ -45,7 +46,7 @@ def project(repo: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> G
 
 
 def bounded_review(repo: GitRepo, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", *args, "--base", "main"],
         cwd=repo.path,
         capture_output=True,
@@ -102,7 +103,7 @@ def test_a_configuration_error_exits_4(project: GitRepo) -> None:
 
 
 def test_an_unknown_base_names_the_commands_own_option(project: GitRepo) -> None:
-    out = subprocess.run(
+    out = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "lanes", "--base", "nosuchrev"],
         cwd=project.path,
         capture_output=True,

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 
@@ -38,7 +39,7 @@ def _run(
     tests write into it: ``own_writes``)."""
     env = clean_env(extra)
     with contextlib.nullcontext() if own_writes else repo.untouched():
-        return subprocess.run(
+        return warmstart.run(
             [sys.executable, "-m", "pytest_boundedreview", "run", *argv],
             cwd=repo.path,
             capture_output=True,

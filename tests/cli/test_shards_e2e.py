@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -26,7 +27,7 @@ print(json.dumps({"schema": "bounded-review/lane-result/v1", "verdict": "pass",
 
 
 def _run(cwd: Path, *argv: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
+    return warmstart.run(
         [sys.executable, *argv],
         cwd=cwd,
         capture_output=True,

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 import yaml
 from docblocks import ROOT, Block, all_blocks, blocks, commands
 from gitrepo import GitRepo, clean_env
@@ -156,7 +157,7 @@ def test_json_example(block: Block) -> None:
 @functools.cache
 def pytest_options() -> frozenset[str]:
     """The long options ``pytest --help`` lists with this plugin (and xdist) installed."""
-    proc = subprocess.run(
+    proc = warmstart.run(
         [sys.executable, "-m", "pytest", "--help"],
         cwd=Path(sys.executable).parent,  # no project configuration of its own
         capture_output=True,
@@ -276,7 +277,7 @@ def test_the_readme_commands_run(tmp_path: Path) -> None:
     ran = []
     for argv in _readme_commands():
         program = "pytest_boundedreview" if argv[0] == "bounded-review" else "pytest"
-        proc = subprocess.run(
+        proc = warmstart.run(
             [sys.executable, "-m", program, *argv[1:]],
             cwd=repo.path,
             env=env,

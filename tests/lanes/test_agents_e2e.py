@@ -7,11 +7,11 @@ from __future__ import annotations
 import json
 import os
 import re
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+import warmstart
 from fakeagents import VERSIONS, calls, install
 from gitrepo import GitRepo
 from test_lanes_e2e import commit_change
@@ -121,7 +121,7 @@ def test_two_agent_lanes_and_a_scout_review_a_session(
     # The dry run reads the loop this session recorded: the same snapshot is reused, and on a
     # repair the lane that passed is retained while the one that blocked runs again.
     def dry_run() -> list[str]:
-        out = subprocess.run(
+        out = warmstart.run(
             [sys.executable, "-m", "pytest_boundedreview", "lanes", "--base", "main"],
             cwd=project.path,
             capture_output=True,

@@ -5,12 +5,12 @@ unchanged snapshot, convergence with the fixed blocker named, and drift."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -63,7 +63,7 @@ class Loop:
 
     def cli(self, *argv: str) -> str:
         """Run a ``bounded-review`` command from the project folder; its output."""
-        ran = subprocess.run(
+        ran = warmstart.run(
             [sys.executable, "-m", "pytest_boundedreview", *argv],
             cwd=self.pytester.path,
             capture_output=True,

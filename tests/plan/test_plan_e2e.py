@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -77,7 +78,7 @@ class Project:
         self.plan.write_text(text)
         env = clean_env()
         with self.repo.untouched():
-            ran = subprocess.run(
+            ran = warmstart.run(
                 [sys.executable, "-m", "pytest_boundedreview", "run", "--plan", "PLAN.md", *args],
                 cwd=self.repo.path,
                 capture_output=True,
@@ -168,7 +169,7 @@ def test_plan_checks_block_without_lanes_and_bad_input_is_a_usage_error(
         "the plan has no steps section",
         "the plan has no verification section",
     }
-    missing = subprocess.run(
+    missing = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "run", "--plan", "NOPE.md"],
         cwd=project.repo.path,
         capture_output=True,
@@ -184,7 +185,7 @@ def test_plan_checks_block_without_lanes_and_bad_input_is_a_usage_error(
 def test_plan_takes_no_code_options(tmp_path: Path, extra: list[str]) -> None:
     project = Project(tmp_path)
     project.plan.write_text(PLAN)
-    ran = subprocess.run(
+    ran = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "run", "--plan", "PLAN.md", *extra],
         cwd=project.repo.path,
         capture_output=True,
@@ -218,7 +219,7 @@ def test_plans_kept_outside_the_repository(tmp_path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text)
         with project.repo.untouched():
-            subprocess.run(
+            warmstart.run(
                 [sys.executable, "-m", "pytest_boundedreview", "run", "--plan", str(path)],
                 cwd=project.repo.path,
                 capture_output=True,

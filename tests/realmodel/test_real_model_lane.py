@@ -6,7 +6,6 @@ the models."""
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -14,6 +13,7 @@ from typing import Any
 
 import llamacpp
 import pytest
+import warmstart
 from gitrepo import GitRepo, clean_env
 
 from pytest_boundedreview.core.settings.config import load_settings
@@ -161,7 +161,7 @@ def test_init_proposes_the_server_that_openai_base_url_names(
     path = f"{Path(sys.executable).parent}:/usr/bin:/bin"
     env = clean_env({"OPENAI_BASE_URL": llama.base_url, "PATH": path})
     with repo.untouched():
-        shown = subprocess.run(
+        shown = warmstart.run(
             [sys.executable, "-m", "pytest_boundedreview", "init"],
             cwd=repo.path,
             env=env,
@@ -174,7 +174,7 @@ def test_init_proposes_the_server_that_openai_base_url_names(
     assert f'+# A model server found by init (OPENAI_BASE_URL), listing "{llama.model}":' in (
         shown.stdout
     )
-    done = subprocess.run(
+    done = warmstart.run(
         [sys.executable, "-m", "pytest_boundedreview", "init", "--write"],
         cwd=repo.path,
         env=env,

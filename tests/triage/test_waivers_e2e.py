@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import warmstart
 from gitrepo import GitRepo
 
 pytestmark = pytest.mark.slow  # every test here takes seconds (the fast loop leaves them out)
@@ -68,7 +69,7 @@ class Project:
         return report
 
     def cli(self, *argv: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
+        return warmstart.run(
             [sys.executable, "-m", "pytest_boundedreview", *argv],
             cwd=self.pytester.path,
             capture_output=True,

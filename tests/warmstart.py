@@ -1,0 +1,321 @@
+"""``python -m pytest …`` and ``python -m pytest_boundedreview …`` started warm.
+
+The suite starts thousands of these processes; each spent about a quarter of a second starting
+Python and importing pytest before doing anything a test looks at. Here a server per test worker
+imports those once, then forks one child per run. The child is a process of its own, as a
+user's would be: its own environment, working folder, standard streams, exit status, signals and
+interpreter state afterwards. It runs the module as ``python -m`` does (``__main__``, the
+working folder first on ``sys.path``, then ``PYTHONPATH``) and ends as the interpreter does
+(non-daemon threads joined, ``atexit`` run, streams flushed).
+
+What the interpreter reads once at start-up, a server is started with: a run with other
+``PYTHON*``, locale or ``TZ`` variables is served by a server started with them (a few per
+module, then cold starts), and a run with interpreter options, another interpreter or another
+module starts cold. Children of one server share its hash seed, where cold starts each draw
+their own, unless ``PYTHONHASHSEED`` sets it. Modules already imported are pytest's (never a
+pytest plugin: pytest would warn it cannot rewrite its asserts) or the console command's, whose
+server never imports pytest. A test about what a process imports or how it starts runs its own
+interpreter; ``BOUNDED_REVIEW_TESTS_COLD=1`` starts every run cold."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+# What each server imports before it forks: pytest's and libraries' modules for a pytest
+# session; for ``bounded-review``, every module of these packages but the MCP server's.
+PRELOAD = {
+    "pytest": ["pytest"],
+    "pytest_boundedreview": ["cli", "agentgate", "models", "report"],
+}
+# Set per child: the folders ``sys.path`` gets after the working folder, and whether Python
+# writes bytecode. Any other ``PYTHON*`` variable, the locale's and ``TZ`` are read once at
+# start-up: a child given other values than its server's starts cold.
+_PER_CHILD = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+
+
+def _startup(env: Mapping[str, str]) -> dict[str, str]:
+    return {
+        k: v
+        for k, v in env.items()
+        if (k.startswith("PYTHON") and k not in _PER_CHILD)
+        or k.startswith("LC_")
+        or k in ("LANG", "TZ")
+    }
+
+
+def module_of(argv: Sequence[str]) -> tuple[str, list[str]] | None:
+    """``(module, arguments)`` of ``python -m module arguments…`` with this interpreter and no
+    interpreter option, for a module a server is kept for; else None."""
+    if len(argv) < 2 or argv[0] != sys.executable:
+        return None
+    if argv[1] == "-m" and len(argv) >= 3:
+        module, rest = argv[2], list(argv[3:])
+    elif argv[1].startswith("-m") and len(argv[1]) > 2:
+        module, rest = argv[1][2:], list(argv[2:])
+    else:
+        return None
+    return (module, rest) if module in PRELOAD else None
+
+
+class _Server:
+    """One warm server: a child process holding one end of a socket pair, started with the
+    given environment."""
+
+    def __init__(self, module: str, env: Mapping[str, str]) -> None:
+        ours, theirs = socket.socketpair()
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, str(theirs.fileno()), module],
+            pass_fds=[theirs.fileno()],
+            stdin=subprocess.DEVNULL,  # and never a terminal: a child's streams are as a cold one's
+            stdout=subprocess.DEVNULL,
+            env={k: v for k, v in env.items() if k != "PYTHONPATH"},
+            cwd="/",
+        )
+        theirs.close()
+        self.sock = ours
+        self._buffer = b""
+
+    def answer(self, timeout: float | None = None) -> dict[str, int]:
+        """The server's next line, waiting at most ``timeout`` seconds for it."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while b"\n" not in self._buffer:
+            left = None if deadline is None else max(deadline - time.monotonic(), 0.0)
+            self.sock.settimeout(left)
+            try:
+                more = self.sock.recv(4096)
+            except TimeoutError:
+                raise subprocess.TimeoutExpired("warm child", timeout or 0) from None
+            except ConnectionResetError:
+                more = b""
+            finally:
+                self.sock.settimeout(None)
+            if not more:
+                raise RuntimeError("the warm-start server ended")
+            self._buffer += more
+        line, _, self._buffer = self._buffer.partition(b"\n")
+        return dict(json.loads(line))
+
+
+# The servers of this process, by module and start-up variables; a few per module, since a
+# test that sets one of them for a run usually sets it for that run alone.
+_servers: dict[tuple[str, frozenset[tuple[str, str]]], _Server] = {}
+_PER_MODULE = 3
+
+
+def _server(module: str, env: Mapping[str, str]) -> _Server | None:
+    key = (module, frozenset(_startup(env).items()))
+    server = _servers.get(key)
+    if server is not None and server.proc.poll() is None:
+        return server
+    if server is None and sum(m == module for m, _ in _servers) >= _PER_MODULE:
+        return None
+    server = _servers[key] = _Server(module, env)
+    return server
+
+
+class WarmProcess:
+    """The :class:`subprocess.Popen` methods pytester and :func:`run` use, for a forked child."""
+
+    stdin = None
+
+    def __init__(self, server: _Server, pid: int) -> None:
+        self._server = server
+        self.pid = pid
+        self.returncode: int | None = None
+
+    def wait(self, timeout: float | None = None) -> int:
+        if self.returncode is None:
+            self.returncode = self._server.answer(timeout)["status"]
+        return self.returncode
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def kill(self) -> None:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(self.pid, signal.SIGKILL)
+
+
+def start(
+    argv: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str], stdio: Sequence[int]
+) -> WarmProcess | None:
+    """``argv`` forked from a warm server, its standard streams the file descriptors ``stdio``
+    (in, out, err); None when it must start cold."""
+    found = module_of(argv)
+    if found is None or os.environ.get("BOUNDED_REVIEW_TESTS_COLD"):
+        return None
+    module, args = found
+    server = _server(module, env)
+    if server is None:
+        return None
+    request = {
+        "argv": list(argv),
+        "module": module,
+        "args": args,
+        "cwd": os.fspath(cwd),
+        "env": dict(env),
+    }
+    socket.send_fds(server.sock, [json.dumps(request).encode() + b"\n"], list(stdio))
+    return WarmProcess(server, server.answer()["pid"])
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    cwd: str | os.PathLike[str] | None = None,
+    env: Mapping[str, str] | None = None,
+    input: str | bytes | None = None,
+    timeout: float | None = None,
+    text: bool = False,
+    capture_output: bool = False,
+    check: bool = False,
+) -> subprocess.CompletedProcess[Any]:
+    """:func:`subprocess.run` with these arguments, warm when :func:`start` can (output
+    captured, not checked)."""
+    env = dict(os.environ if env is None else env)
+    cold = {"cwd": cwd, "env": env, "input": input, "timeout": timeout, "text": text}
+    if not capture_output or check:
+        return subprocess.run(argv, capture_output=capture_output, check=check, **cold)
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        with tempfile.TemporaryFile() as given:
+            given.write(input.encode() if isinstance(input, str) else input or b"")
+            given.seek(0)
+            stdio = [given.fileno(), out.fileno(), err.fileno()]
+            proc = start([os.fspath(a) for a in argv], cwd or os.getcwd(), env, stdio)
+        if proc is None:
+            return subprocess.run(argv, capture_output=True, check=False, **cold)
+        try:
+            code = proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise
+        out.seek(0)
+        err.seek(0)
+        stdout, stderr = out.read(), err.read()
+    if text:
+        return subprocess.CompletedProcess(list(argv), code, _text(stdout), _text(stderr))
+    return subprocess.CompletedProcess(list(argv), code, stdout, stderr)
+
+
+def _text(data: bytes) -> str:
+    """As :func:`subprocess.run` decodes with ``text=True``."""
+    return io.TextIOWrapper(io.BytesIO(data), encoding=None, newline=None).read()
+
+
+# --- the server ---------------------------------------------------------------------------
+
+
+def _serve(fd: int, module: str) -> None:
+    import importlib
+    import pkgutil
+
+    sys.modules["warmstart_server"] = sys.modules[__name__]  # a child can tell it was forked
+    for name in PRELOAD[module]:
+        if module == "pytest":
+            importlib.import_module(name)
+            continue
+        package = importlib.import_module(f"{module}.{name}")
+        for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+            if "mcp" not in found.name:
+                importlib.import_module(found.name)
+    base_path = sys.path[1:]  # after the script's folder: the standard library, site-packages
+    sock = socket.socket(fileno=fd)
+    while True:
+        try:
+            data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
+        except OSError:
+            return
+        if not data:
+            return  # the test worker ended
+        while not data.endswith(b"\n"):
+            more = sock.recv(1 << 20)
+            if not more:
+                return
+            data += more
+        request = json.loads(data)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        pid = os.fork()
+        if pid == 0:
+            sock.close()
+            _child(request, fds, base_path)
+        for each in fds:
+            os.close(each)
+        sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
+        _, status = os.waitpid(pid, 0)
+        sock.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
+
+
+def _child(request: dict[str, Any], fds: list[int], base_path: list[str]) -> None:
+    code = 1
+    try:
+        for target, fd in enumerate(fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+        os.chdir(request["cwd"])
+        env = request["env"]
+        os.environ.clear()
+        os.environ.update(env)
+        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+        tempfile.tempdir = None  # found again from TMPDIR and the rest, as a new process does
+        extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        sys.path[:] = [os.getcwd(), *extra, *base_path]
+        sys.orig_argv = request["argv"]
+        sys.argv = [request["module"], *request["args"]]
+        import runpy
+
+        try:
+            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+            code = 0
+        except SystemExit as exc:
+            code = _exit_code(exc.code)
+        import threading
+
+        threading._shutdown()  # type: ignore[attr-defined]  # as the interpreter does at exit
+        import atexit
+
+        atexit._run_exitfuncs()
+    except KeyboardInterrupt:
+        import traceback
+
+        traceback.print_exc()
+        sys.stderr.flush()
+        signal.signal(signal.SIGINT, signal.SIG_DFL)  # ends by the signal, as Python does
+        os.kill(os.getpid(), signal.SIGINT)
+    except BaseException:
+        import traceback
+
+        traceback.print_exc()
+        code = 1
+    finally:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+        with contextlib.suppress(Exception):
+            sys.stderr.flush()
+        os._exit(code)
+
+
+def _exit_code(code: object) -> int:
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+if __name__ == "__main__":
+    _serve(int(sys.argv[1]), sys.argv[2])
