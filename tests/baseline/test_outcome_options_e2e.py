@@ -94,6 +94,20 @@ ATTACKS = [
 
 @pytest.mark.slow
 @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_without_an_option_each_scenario_s_change_fails_the_project_s_rule(
+    pytester: pytest.Pytester, project: GitRepo, scenario: str, workers: list[str]
+) -> None:
+    """What each weakening option below is given for: once per scenario, not per option."""
+    setup(project, scenario)
+    code, report = review(pytester, *workers)
+    assert code == 1
+    assert report["tests"]["failed"] == 1
+    assert report["gate"]["review_clean"] != "yes", report["gate"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
 @pytest.mark.parametrize("where", ["command line", "PYTEST_ADDOPTS"])
 @pytest.mark.parametrize(("scenario", "options", "named"), ATTACKS, ids=[a[2] for a in ATTACKS])
 def test_an_option_that_weakens_the_outcome_configuration_is_a_partial_run(
@@ -105,11 +119,7 @@ def test_an_option_that_weakens_the_outcome_configuration_is_a_partial_run(
     where: str,
     workers: list[str],
 ) -> None:
-    setup(project, scenario)
-    # without the option, the change fails the project's own rule
-    code, report = review(pytester, *workers)
-    assert code == 1
-    assert report["gate"]["review_clean"] != "yes", report["gate"]
+    setup(project, scenario)  # without the option, the change fails the project's own rule
     if where == "command line":
         code, report = review(pytester, *workers, *options)
     else:
