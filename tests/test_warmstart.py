@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ def test_probe():
         "env": os.environ.get("PROBE"), "bytecode_off": sys.dont_write_bytecode,
         "stdin": sys.stdin.read(), "main": sys.modules["__main__"].__spec__.name,
         "warm": "warmstart_server" in sys.modules,
-        "hash": hash("abc"),
+        "hash": hash("abc"), "umask": os.umask(0o22),
         "startup": [time.tzname, sys.flags.utf8_mode, sys.getfilesystemencoding()],
     }
     print("SEEN " + json.dumps(seen))
@@ -45,9 +46,10 @@ ARGV = [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", "t
 
 @pytest.fixture
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A folder holding :data:`PROBE`."""
+    """A folder holding :data:`PROBE`; warm starts on, whatever the developer set."""
     (tmp_path / "test_probe.py").write_text(PROBE)
     monkeypatch.setenv("PROBE", "given")
+    monkeypatch.delenv("BOUNDED_REVIEW_TESTS_COLD", raising=False)
     return tmp_path
 
 
@@ -149,6 +151,7 @@ def test_pytester_runs_are_warm_and_give_the_same_result_as_cold_ones(
         "    assert 0, (sys.path[0], 'warmstart_server' in sys.modules)\n\n\n"
         "def test_b():\n    pass\n"
     )
+    monkeypatch.delenv("BOUNDED_REVIEW_TESTS_COLD", raising=False)
     warm = pytester.runpytest_subprocess("-p", "no:randomly")
     monkeypatch.setenv("BOUNDED_REVIEW_TESTS_COLD", "1")
     cold = pytester.runpytest_subprocess("-p", "no:randomly")
@@ -156,3 +159,139 @@ def test_pytester_runs_are_warm_and_give_the_same_result_as_cold_ones(
         result.assert_outcomes(failed=1, passed=1)
         assert result.ret == 1
         result.stdout.fnmatch_lines([f"E       AssertionError: ('{pytester.path}', {forked})"])
+
+
+# A conftest that keeps a file open, unflushed, to the end, and ends the session as PROBE_END
+# says: what the interpreter does at its end must happen in a warm child as in a cold one.
+ENDS = """\
+import os
+
+kept = open(os.environ["PROBE_FILE"], "w")
+
+
+def pytest_unconfigure(config):
+    kept.write("unflushed")
+    how = os.environ["PROBE_END"]
+    if how == "message":
+        raise SystemExit("ended with a message")
+    if how == "interrupt":
+        raise KeyboardInterrupt
+    if how == "error":
+        raise RuntimeError("boom")
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("how", ["message", "interrupt", "error", "returns"])
+def test_a_run_ends_as_a_cold_one_does(
+    folder: Path, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (folder / "conftest.py").write_text(ENDS)
+    ends = []
+    for cold in (False, True):
+        if cold:
+            monkeypatch.setenv("BOUNDED_REVIEW_TESTS_COLD", "1")
+        kept = folder / f"kept-{cold}"
+        env = dict(os.environ, PROBE_END=how, PROBE_FILE=str(kept))
+        done = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
+        assert _seen(done)["warm"] is not cold
+        ends.append((done.returncode, done.stderr.strip().splitlines()[-1:], kept.read_text()))
+    assert ends[0] == ends[1]
+    assert ends[0][0] == {"message": 1, "interrupt": -2, "error": 1, "returns": 0}[how]
+    assert ends[0][2] == "unflushed"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("where", "name"),
+    [
+        ("folder", "sitecustomize.py"),
+        ("folder", "_pytest"),
+        ("pythonpath", "_pytest"),
+        ("pythonpath", "pluggy"),
+    ],
+)
+def test_a_module_that_would_shadow_one_the_server_imported_starts_cold(
+    folder: Path, where: str, name: str
+) -> None:
+    extra = folder / "extra"
+    extra.mkdir()
+    into = folder if where == "folder" else extra
+    env = dict(os.environ, PYTHONPATH="extra")
+    assert _seen(warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True))["warm"]
+    (into / name).mkdir() if "." not in name else (into / name).write_text("")
+    again = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
+    assert _seen(again)["warm"] is False
+
+
+@pytest.mark.slow
+def test_the_console_command_s_own_modules_on_pythonpath_start_it_cold(folder: Path) -> None:
+    """A copy of this package first on ``PYTHONPATH`` (the base's, as the base re-run of a
+    self-review puts it) is the one a run imports, not the server's."""
+    copy = folder / "copy" / "pytest_boundedreview"
+    copy.mkdir(parents=True)
+    (copy / "__init__.py").write_text("")
+    (copy / "__main__.py").write_text("print('the copy ran')\n")
+    argv = [sys.executable, "-m", "pytest_boundedreview", "--version"]
+    plain = warmstart.run(argv, cwd=folder, capture_output=True, text=True)
+    env = dict(os.environ, PYTHONPATH=str(folder / "copy"))
+    copied = warmstart.run(argv, cwd=folder, env=env, capture_output=True, text=True)
+    assert plain.stdout.startswith("bounded-review ") or plain.stdout[:1].isdigit(), plain.stdout
+    assert copied.stdout == "the copy ran\n"
+
+
+@pytest.mark.slow
+def test_runs_at_once_from_two_threads_are_each_served(folder: Path) -> None:
+    """One is forked while the other runs cold: neither waits on nor reads the other's."""
+    results: list[subprocess.CompletedProcess[str]] = []
+
+    def one(n: int) -> None:
+        env = dict(os.environ, PROBE=f"run {n}")
+        results.append(warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True))
+
+    threads = [threading.Thread(target=one, args=(n,)) for n in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(_seen(done)["env"] for done in results) == ["run 0", "run 1"]
+    assert all(done.returncode == 0 for done in results)
+    assert _seen(warmstart.run(ARGV, cwd=folder, capture_output=True, text=True))["warm"]
+
+
+@pytest.mark.slow
+def test_output_is_read_until_a_process_it_left_behind_closes_it(folder: Path) -> None:
+    (folder / "test_left.py").write_text(
+        "import subprocess\n\n\ndef test_left():\n"
+        "    subprocess.Popen(['sh', '-c', 'sleep 1; echo late'])\n"
+    )
+    argv = [*ARGV[:-1], "test_left.py"]
+    done = warmstart.run(argv, cwd=folder, capture_output=True, text=True)
+    assert done.returncode == 0
+    assert done.stdout.rstrip().endswith("late")
+
+
+@pytest.mark.slow
+def test_a_umask_set_after_the_server_started_is_the_child_s(folder: Path) -> None:
+    assert _seen(warmstart.run(ARGV, cwd=folder, capture_output=True, text=True))["warm"]
+    before = os.umask(0o077)
+    try:
+        done = warmstart.run(ARGV, cwd=folder, capture_output=True, text=True)
+    finally:
+        os.umask(before)
+    assert _seen(done)["umask"] == 0o077
+
+
+@pytest.mark.slow
+def test_a_server_whose_imports_fail_sends_its_runs_cold(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As when this package is found only through ``PYTHONPATH``, which no server is given."""
+    monkeypatch.setattr(warmstart, "_servers", {})
+    broken = warmstart._Server("not-served", os.environ)  # the server knows no such module
+    assert (broken.ok, broken.proc.returncode) == (False, 1)
+    key = ("pytest", frozenset(warmstart._startup(os.environ).items()), warmstart._inherited())
+    warmstart._servers[key] = broken
+    done = warmstart.run(ARGV, cwd=folder, capture_output=True, text=True)
+    assert (done.returncode, _seen(done)["warm"]) == (0, False)
+    assert warmstart._servers[key] is broken  # not started again for every run

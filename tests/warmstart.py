@@ -23,14 +23,17 @@ import contextlib
 import io
 import json
 import os
+import resource
+import selectors
 import signal
 import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 # What each server imports before it forks: pytest's and libraries' modules for a pytest
 # session; for ``bounded-review``, every module of these packages but the MCP server's.
@@ -39,19 +42,39 @@ PRELOAD = {
     "pytest_boundedreview": ["cli", "agentgate", "models", "report"],
 }
 # Set per child: the folders ``sys.path`` gets after the working folder, and whether Python
-# writes bytecode. Any other ``PYTHON*`` variable, the locale's and ``TZ`` are read once at
-# start-up: a child given other values than its server's starts cold.
+# writes bytecode. Any other ``PYTHON*`` variable, the locale's, ``TZ`` and coverage's are read
+# once at start-up: a child given other values than its server's gets a server started with them.
 _PER_CHILD = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
+# Modules Python runs at start-up from a folder on ``sys.path``.
+_AT_START_UP = {"sitecustomize", "usercustomize"}
 
 
 def _startup(env: Mapping[str, str]) -> dict[str, str]:
     return {
         k: v
         for k, v in env.items()
-        if (k.startswith("PYTHON") and k not in _PER_CHILD)
-        or k.startswith("LC_")
+        if (k.startswith(("PYTHON", "LC_", "COVERAGE_")) and k not in _PER_CHILD)
         or k in ("LANG", "TZ")
     }
+
+
+def _inherited() -> tuple[object, ...]:
+    """What a process started now would inherit from this one beside its environment: the
+    umask, resource limits, and ignored and blocked signals."""
+    umask = os.umask(0)
+    os.umask(umask)
+    names = sorted(n for n in dir(resource) if n.startswith("RLIMIT_"))
+    limits = tuple(resource.getrlimit(getattr(resource, n)) for n in names)
+    ignored = tuple(s for s in sorted(signal.valid_signals()) if _handler(s) is signal.SIG_IGN)
+    blocked = tuple(sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
+    return umask, limits, ignored, blocked
+
+
+def _handler(signum: int) -> object:
+    try:
+        return signal.getsignal(signum)
+    except (OSError, ValueError):
+        return None
 
 
 def module_of(argv: Sequence[str]) -> tuple[str, list[str]] | None:
@@ -70,7 +93,7 @@ def module_of(argv: Sequence[str]) -> tuple[str, list[str]] | None:
 
 class _Server:
     """One warm server: a child process holding one end of a socket pair, started with the
-    given environment."""
+    given environment. It serves one run at a time."""
 
     def __init__(self, module: str, env: Mapping[str, str]) -> None:
         ours, theirs = socket.socketpair()
@@ -84,9 +107,19 @@ class _Server:
         )
         theirs.close()
         self.sock = ours
+        self.lock = threading.Lock()
+        self.busy = False
         self._buffer = b""
+        try:  # the top-level names it imported, once it has
+            self.preloaded = set(self.answer(timeout=120)["preloaded"])
+            self.ok = True
+        except (RuntimeError, subprocess.TimeoutExpired):  # its imports failed: runs go cold
+            self.preloaded, self.ok = set(), False
+            self.proc.kill()
+            self.proc.wait()
+            self.sock.close()
 
-    def answer(self, timeout: float | None = None) -> dict[str, int]:
+    def answer(self, timeout: float | None = None) -> dict[str, Any]:
         """The server's next line, waiting at most ``timeout`` seconds for it."""
         deadline = None if timeout is None else time.monotonic() + timeout
         while b"\n" not in self._buffer:
@@ -106,22 +139,37 @@ class _Server:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return dict(json.loads(line))
 
+    def shadowed(self, folders: Sequence[str]) -> bool:
+        """Whether a module in ``folders`` (first on the child's ``sys.path``) would be imported
+        in place of one the server imported, or run at start-up."""
+        names = self.preloaded | _AT_START_UP
+        for folder in folders:
+            try:
+                entries = os.listdir(folder)
+            except OSError:
+                continue
+            if any(entry.partition(".")[0] in names for entry in entries):
+                return True
+        return False
 
-# The servers of this process, by module and start-up variables; a few per module, since a
-# test that sets one of them for a run usually sets it for that run alone.
-_servers: dict[tuple[str, frozenset[tuple[str, str]]], _Server] = {}
+
+# The servers of this process, by module, start-up variables and inherited state; a few per
+# module, since a test that sets one of them for a run usually sets it for that run alone.
+_servers: dict[tuple[object, ...], _Server] = {}
+_servers_lock = threading.Lock()
 _PER_MODULE = 3
 
 
 def _server(module: str, env: Mapping[str, str]) -> _Server | None:
-    key = (module, frozenset(_startup(env).items()))
-    server = _servers.get(key)
-    if server is not None and server.proc.poll() is None:
-        return server
-    if server is None and sum(m == module for m, _ in _servers) >= _PER_MODULE:
-        return None
-    server = _servers[key] = _Server(module, env)
-    return server
+    key = (module, frozenset(_startup(env).items()), _inherited())
+    with _servers_lock:
+        server = _servers.get(key)
+        if server is not None and (not server.ok or server.proc.poll() is None):
+            return server if server.ok else None
+        if server is None and sum(k[0] == module for k in _servers) >= _PER_MODULE:
+            return None
+        server = _servers[key] = _Server(module, env)  # the first, or one that ended
+        return server if server.ok else None
 
 
 class WarmProcess:
@@ -136,38 +184,44 @@ class WarmProcess:
 
     def wait(self, timeout: float | None = None) -> int:
         if self.returncode is None:
-            self.returncode = self._server.answer(timeout)["status"]
+            self.returncode = int(self._server.answer(timeout)["status"])
+            self._server.busy = False
         return self.returncode
 
     def poll(self) -> int | None:
         return self.returncode
 
     def kill(self) -> None:
-        with contextlib.suppress(ProcessLookupError):
-            os.kill(self.pid, signal.SIGKILL)
+        if self.returncode is None:
+            with contextlib.suppress(ProcessLookupError):  # ended, and reaped by its server
+                os.kill(self.pid, signal.SIGKILL)
 
 
 def start(
     argv: Sequence[str], cwd: str | os.PathLike[str], env: Mapping[str, str], stdio: Sequence[int]
 ) -> WarmProcess | None:
     """``argv`` forked from a warm server, its standard streams the file descriptors ``stdio``
-    (in, out, err); None when it must start cold."""
+    (in, out, err); None when it must start cold: another command, the variable
+    ``BOUNDED_REVIEW_TESTS_COLD`` set, no server for it, its server busy, or a module in its
+    working folder or on its ``PYTHONPATH`` that would shadow one the server imported."""
     found = module_of(argv)
-    if found is None or os.environ.get("BOUNDED_REVIEW_TESTS_COLD"):
+    if found is None or os.environ.get("BOUNDED_REVIEW_TESTS_COLD") or not os.path.isdir(cwd):
         return None
     module, args = found
     server = _server(module, env)
     if server is None:
         return None
-    request = {
-        "argv": list(argv),
-        "module": module,
-        "args": args,
-        "cwd": os.fspath(cwd),
-        "env": dict(env),
-    }
+    folder = os.fspath(cwd)
+    path = [os.path.join(folder, p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if server.shadowed([folder, *path]):
+        return None
+    with server.lock:
+        if server.busy:
+            return None
+        server.busy = True
+    request = {"argv": list(argv), "module": module, "args": args, "cwd": folder, "env": dict(env)}
     socket.send_fds(server.sock, [json.dumps(request).encode() + b"\n"], list(stdio))
-    return WarmProcess(server, server.answer()["pid"])
+    return WarmProcess(server, int(server.answer(timeout=60)["pid"]))
 
 
 def run(
@@ -182,31 +236,80 @@ def run(
     check: bool = False,
 ) -> subprocess.CompletedProcess[Any]:
     """:func:`subprocess.run` with these arguments, warm when :func:`start` can (output
-    captured, not checked)."""
+    captured, not checked). As there, the output is read until every process holding the
+    pipes has closed them, not only until the child ends."""
     env = dict(os.environ if env is None else env)
     cold = {"cwd": cwd, "env": env, "input": input, "timeout": timeout, "text": text}
     if not capture_output or check:
         return subprocess.run(argv, capture_output=capture_output, check=check, **cold)
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        with tempfile.TemporaryFile() as given:
-            given.write(input.encode() if isinstance(input, str) else input or b"")
-            given.seek(0)
-            stdio = [given.fileno(), out.fileno(), err.fileno()]
-            proc = start([os.fspath(a) for a in argv], cwd or os.getcwd(), env, stdio)
-        if proc is None:
-            return subprocess.run(argv, capture_output=True, check=False, **cold)
-        try:
-            code = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
-            raise
-        out.seek(0)
-        err.seek(0)
-        stdout, stderr = out.read(), err.read()
+    given, into = os.pipe()
+    out, out_end = os.pipe()
+    err, err_end = os.pipe()
+    try:
+        proc = start(
+            [os.fspath(a) for a in argv], cwd or os.getcwd(), env, [given, out_end, err_end]
+        )
+    finally:
+        for fd in (given, out_end, err_end):
+            os.close(fd)
+    if proc is None:
+        for fd in (into, out, err):
+            os.close(fd)
+        return subprocess.run(argv, capture_output=True, check=False, **cold)
+    data = input.encode() if isinstance(input, str) else input or b""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    try:
+        stdout, stderr = _communicate(into, out, err, data, deadline)
+        code = proc.wait(None if deadline is None else max(deadline - time.monotonic(), 0.0))
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        raise subprocess.TimeoutExpired(list(argv), timeout or 0) from None
     if text:
         return subprocess.CompletedProcess(list(argv), code, _text(stdout), _text(stderr))
     return subprocess.CompletedProcess(list(argv), code, stdout, stderr)
+
+
+def _communicate(
+    into: int, out: int, err: int, data: bytes, deadline: float | None
+) -> tuple[bytes, bytes]:
+    """Write ``data`` to ``into`` and read ``out`` and ``err`` to their ends; every descriptor
+    closed on return."""
+    read: dict[int, list[bytes]] = {out: [], err: []}
+    with selectors.DefaultSelector() as selector:
+        selector.register(out, selectors.EVENT_READ)
+        selector.register(err, selectors.EVENT_READ)
+        if data:
+            os.set_blocking(into, False)
+            selector.register(into, selectors.EVENT_WRITE)
+        else:
+            os.close(into)
+        try:
+            while selector.get_map():
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise subprocess.TimeoutExpired("warm child", 0)
+                for key, _ in selector.select(left):
+                    fd = int(key.fd)
+                    if fd == into:
+                        try:
+                            data = data[os.write(into, data[:65536]) :]
+                        except BrokenPipeError:
+                            data = b""
+                        if not data:
+                            selector.unregister(into)
+                            os.close(into)
+                        continue
+                    chunk = os.read(fd, 65536)
+                    if chunk:
+                        read[fd].append(chunk)
+                    else:
+                        selector.unregister(fd)
+                        os.close(fd)
+        finally:
+            for key in list(selector.get_map().values()):
+                os.close(int(key.fd))
+    return b"".join(read[out]), b"".join(read[err])
 
 
 def _text(data: bytes) -> str:
@@ -232,6 +335,8 @@ def _serve(fd: int, module: str) -> None:
                 importlib.import_module(found.name)
     base_path = sys.path[1:]  # after the script's folder: the standard library, site-packages
     sock = socket.socket(fileno=fd)
+    preloaded = sorted({name.partition(".")[0] for name in sys.modules})
+    sock.sendall(json.dumps({"preloaded": preloaded}).encode() + b"\n")
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
@@ -258,63 +363,27 @@ def _serve(fd: int, module: str) -> None:
         sock.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
-def _child(request: dict[str, Any], fds: list[int], base_path: list[str]) -> None:
-    code = 1
-    try:
-        for target, fd in enumerate(fds):
-            os.dup2(fd, target)
-            os.close(fd)
-        signal.signal(signal.SIGINT, signal.default_int_handler)
-        os.chdir(request["cwd"])
-        env = request["env"]
-        os.environ.clear()
-        os.environ.update(env)
-        sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
-        tempfile.tempdir = None  # found again from TMPDIR and the rest, as a new process does
-        extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-        sys.path[:] = [os.getcwd(), *extra, *base_path]
-        sys.orig_argv = request["argv"]
-        sys.argv = [request["module"], *request["args"]]
-        import runpy
+def _child(request: dict[str, Any], fds: list[int], base_path: list[str]) -> NoReturn:
+    """Become the run ``request`` asks for; end as the interpreter ends, by raising to the
+    top: threads joined, ``atexit`` run, objects finalised, streams flushed, an uncaught
+    exception printed (a ``KeyboardInterrupt`` ending by its signal)."""
+    for target, fd in enumerate(fds):
+        os.dup2(fd, target)
+        os.close(fd)
+    os.chdir(request["cwd"])
+    env = request["env"]
+    os.environ.clear()
+    os.environ.update(env)
+    sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
+    tempfile.tempdir = None  # found again from TMPDIR and the rest, as a new process does
+    extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    sys.path[:] = [os.getcwd(), *extra, *base_path]
+    sys.orig_argv = request["argv"]
+    sys.argv = [request["module"], *request["args"]]
+    import runpy
 
-        try:
-            runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
-            code = 0
-        except SystemExit as exc:
-            code = _exit_code(exc.code)
-        import threading
-
-        threading._shutdown()  # type: ignore[attr-defined]  # as the interpreter does at exit
-        import atexit
-
-        atexit._run_exitfuncs()
-    except KeyboardInterrupt:
-        import traceback
-
-        traceback.print_exc()
-        sys.stderr.flush()
-        signal.signal(signal.SIGINT, signal.SIG_DFL)  # ends by the signal, as Python does
-        os.kill(os.getpid(), signal.SIGINT)
-    except BaseException:
-        import traceback
-
-        traceback.print_exc()
-        code = 1
-    finally:
-        with contextlib.suppress(Exception):
-            sys.stdout.flush()
-        with contextlib.suppress(Exception):
-            sys.stderr.flush()
-        os._exit(code)
-
-
-def _exit_code(code: object) -> int:
-    if code is None:
-        return 0
-    if isinstance(code, int):
-        return code & 0xFF
-    print(code, file=sys.stderr)
-    return 1
+    runpy.run_module(request["module"], run_name="__main__", alter_sys=True)
+    raise SystemExit(0)
 
 
 if __name__ == "__main__":
