@@ -29,9 +29,10 @@ class GitRepo:
         path.mkdir(parents=True, exist_ok=True)
         repo = cls(path)
         repo.git("init", "--quiet", f"--initial-branch={branch}")
-        repo.git("config", "user.name", "Test")
-        repo.git("config", "user.email", "test@example.invalid")
-        repo.git("config", "commit.gpgsign", "false")
+        # what `git config` would add, written at once: three fewer processes per repository
+        with (path / ".git" / "config").open("a", encoding="utf-8") as config:
+            config.write("[user]\n\tname = Test\n\temail = test@example.invalid\n")
+            config.write("[commit]\n\tgpgsign = false\n")
         return repo
 
     def git(self, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
