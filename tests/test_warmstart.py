@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import warmstart
+from gitrepo import GitRepo
 
 # A test file: what the pytest process running it saw, as JSON after "SEEN "; its failure
 # when PROBE_FAIL is set; a thread still running and an atexit handler at its end.
@@ -295,3 +296,21 @@ def test_a_server_whose_imports_fail_sends_its_runs_cold(
     done = warmstart.run(ARGV, cwd=folder, capture_output=True, text=True)
     assert (done.returncode, _seen(done)["warm"]) == (0, False)
     assert warmstart._servers[key] is broken  # not started again for every run
+
+
+@pytest.mark.slow
+def test_a_warm_review_session_warns_of_no_module_it_cannot_rewrite(
+    pytester: pytest.Pytester, project: GitRepo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The server imports this package's session modules: pytest must not find it imported
+    before it could mark it for rewriting, as it would another plugin (xdist)."""
+    monkeypatch.delenv("BOUNDED_REVIEW_TESTS_COLD", raising=False)
+    project.commit({"test_a.py": "def test_a():\n    pass\n"}, "base")
+    project.commit({"test_a.py": "import sys\n\n\ndef test_a():\n    print(sys.modules)\n"})
+    result = pytester.runpytest_subprocess(
+        "-p", "no:randomly", "-s", "-W", "error", "--bounded-review", "--bounded-review-base=HEAD~1"
+    )  # fmt: skip
+    assert result.ret == 0, result.stdout.str()
+    assert "'warmstart_server'" in result.stdout.str()  # forked
+    assert "'pytest_boundedreview.session'" in result.stdout.str()
+    assert "Warning" not in result.stdout.str() + result.stderr.str()

@@ -12,10 +12,10 @@ What the interpreter reads once at start-up, a server is started with: a run wit
 ``PYTHON*``, locale or ``TZ`` variables is served by a server started with them (a few per
 module, then cold starts), and a run with interpreter options, another interpreter or another
 module starts cold. Children of one server share its hash seed, where cold starts each draw
-their own, unless ``PYTHONHASHSEED`` sets it. Modules already imported are pytest's (never a
-pytest plugin: pytest would warn it cannot rewrite its asserts) or the console command's, whose
-server never imports pytest. A test about what a process imports or how it starts runs its own
-interpreter; ``BOUNDED_REVIEW_TESTS_COLD=1`` starts every run cold."""
+their own, unless ``PYTHONHASHSEED`` sets it. Modules already imported are pytest's and this
+package's (no other pytest plugin: pytest would warn it cannot rewrite its asserts) or the
+console command's, whose server never imports pytest. A test about what a process imports or
+how it starts runs its own interpreter; ``BOUNDED_REVIEW_TESTS_COLD=1`` starts every run cold."""
 
 from __future__ import annotations
 
@@ -35,10 +35,13 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-# What each server imports before it forks: pytest's and libraries' modules for a pytest
-# session; for ``bounded-review``, every module of these packages but the MCP server's.
+# What each server imports before it forks. For a pytest session: pytest, and the modules of
+# this package a review session imports (never pydantic's); no other plugin, which pytest would
+# warn it cannot rewrite (this package, installed from its folder, pytest does not rewrite:
+# test_warmstart.py checks no warning comes). For ``bounded-review``: every module of these
+# packages but the MCP server's, and never pytest.
 PRELOAD = {
-    "pytest": ["pytest"],
+    "pytest": ["pytest", "pytest_boundedreview.plugin", "pytest_boundedreview.session"],
     "pytest_boundedreview": ["cli", "agentgate", "models", "report"],
 }
 # Set per child: the folders ``sys.path`` gets after the working folder, and whether Python
