@@ -314,3 +314,39 @@ def test_a_warm_review_session_warns_of_no_module_it_cannot_rewrite(
     assert "'warmstart_server'" in result.stdout.str()  # forked
     assert "'pytest_boundedreview.session'" in result.stdout.str()
     assert "Warning" not in result.stdout.str() + result.stderr.str()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("files", "warm"),
+    [
+        ({"pytest.ini": "[pytest]\n", "py.typed": ""}, True),  # not modules: no shadow
+        ({"tox.ini": "[pytest]\npythonpath = src\n", "src/unidiff/__init__.py": ""}, False),
+        ({"deep/er/pytest_boundedreview/__init__.py": ""}, False),
+    ],
+    ids=["configuration files", "ini pythonpath", "a copy of this package"],
+)
+def test_a_module_the_configuration_could_put_first_on_sys_path_starts_it_cold(
+    folder: Path, files: dict[str, str], warm: bool
+) -> None:
+    """Past the working folder and ``PYTHONPATH``: a module this package imports (``unidiff``)
+    in a folder the project's ``pythonpath`` adds at configuration, after the server had it."""
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+    done = warmstart.run(ARGV, cwd=folder, capture_output=True, text=True)
+    assert _seen(done)["warm"] is warm
+
+
+@pytest.mark.slow
+def test_a_zip_archive_on_pythonpath_and_a_relative_folder(
+    folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (folder / "lib.zip").write_bytes(b"")
+    env = dict(os.environ, PYTHONPATH="lib.zip")
+    assert not _seen(warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True))[
+        "warm"
+    ]
+    monkeypatch.chdir(folder.parent)
+    done = warmstart.run(ARGV, cwd=folder.name, capture_output=True, text=True)
+    assert (_seen(done)["warm"], _seen(done)["cwd"]) == (True, str(folder))

@@ -45,8 +45,9 @@ PRELOAD = {
     "pytest_boundedreview": ["cli", "agentgate", "models", "report"],
 }
 # Set per child: the folders ``sys.path`` gets after the working folder, and whether Python
-# writes bytecode. Any other ``PYTHON*`` variable, the locale's, ``TZ`` and coverage's are read
-# once at start-up: a child given other values than its server's gets a server started with them.
+# writes bytecode. Any other ``PYTHON*`` variable, the locale's, ``TZ``, coverage's and the
+# temporary folder's are read once at start-up (or at import, as a module's constant): a child
+# given other values than its server's gets a server started with them.
 _PER_CHILD = ("PYTHONPATH", "PYTHONDONTWRITEBYTECODE")
 # Modules Python runs at start-up from a folder on ``sys.path``.
 _AT_START_UP = {"sitecustomize", "usercustomize"}
@@ -57,20 +58,28 @@ def _startup(env: Mapping[str, str]) -> dict[str, str]:
         k: v
         for k, v in env.items()
         if (k.startswith(("PYTHON", "LC_", "COVERAGE_")) and k not in _PER_CHILD)
-        or k in ("LANG", "TZ")
+        or k in ("LANG", "TZ", "TMPDIR", "TEMP", "TMP")
     }
 
 
 def _inherited() -> tuple[object, ...]:
     """What a process started now would inherit from this one beside its environment: the
     umask, resource limits, and ignored and blocked signals."""
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = _umask()
     names = sorted(n for n in dir(resource) if n.startswith("RLIMIT_"))
     limits = tuple(resource.getrlimit(getattr(resource, n)) for n in names)
     ignored = tuple(s for s in sorted(signal.valid_signals()) if _handler(s) is signal.SIG_IGN)
     blocked = tuple(sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])))
     return umask, limits, ignored, blocked
+
+
+def _umask() -> int:
+    """This process's umask, read without setting it (which would race with other threads)."""
+    with open("/proc/self/status", encoding="ascii") as status:
+        for line in status:
+            if line.startswith("Umask:"):
+                return int(line.split()[1], 8)
+    raise RuntimeError("no Umask in /proc/self/status")
 
 
 def _handler(signum: int) -> object:
@@ -113,11 +122,12 @@ class _Server:
         self.lock = threading.Lock()
         self.busy = False
         self._buffer = b""
-        try:  # the top-level names it imported, once it has
-            self.preloaded = set(self.answer(timeout=120)["preloaded"])
+        try:  # the top-level names it imported, once it has; those pytest would not have yet
+            ready = self.answer(timeout=120)
+            self.preloaded, self.late = set(ready["preloaded"]), set(ready["late"])
             self.ok = True
         except (RuntimeError, subprocess.TimeoutExpired):  # its imports failed: runs go cold
-            self.preloaded, self.ok = set(), False
+            self.preloaded, self.late, self.ok = set(), set(), False
             self.proc.kill()
             self.proc.wait()
             self.sock.close()
@@ -142,18 +152,39 @@ class _Server:
         line, _, self._buffer = self._buffer.partition(b"\n")
         return dict(json.loads(line))
 
-    def shadowed(self, folders: Sequence[str]) -> bool:
-        """Whether a module in ``folders`` (first on the child's ``sys.path``) would be imported
-        in place of one the server imported, or run at start-up."""
+    def shadowed(self, folder: str, path: Sequence[str]) -> bool:
+        """Whether a module the child could import would be another than the one the server
+        imported, or run at start-up: in its working folder or on its ``PYTHONPATH`` (first on
+        its ``sys.path``, a file there such as a zip archive counting as one), or, for a module
+        pytest itself would not have imported yet (this package's), anywhere in the folder a
+        project's configuration can add to ``sys.path`` (its ``pythonpath``, a ``conftest.py``'s
+        folder)."""
         names = self.preloaded | _AT_START_UP
-        for folder in folders:
-            try:
-                entries = os.listdir(folder)
-            except OSError:
-                continue
-            if any(entry.partition(".")[0] in names for entry in entries):
+        for each in [folder, *path]:
+            if os.path.exists(each) and not os.path.isdir(each):
+                return True
+            if names & _modules_in(each):
+                return True
+        for top, dirs, _ in os.walk(folder):
+            dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
+            if top.count(os.sep) - folder.count(os.sep) >= 4:
+                dirs[:] = []
+            if self.late & _modules_in(top):
                 return True
         return False
+
+
+_SUFFIXES = (".py", ".pyc", ".so", ".pyd")
+
+
+def _modules_in(folder: str) -> set[str]:
+    """The top-level names a folder on ``sys.path`` offers: its folders (packages, namespace
+    portions) and its modules (``name.py``, ``name.cpython-311-x86_64-linux-gnu.so``)."""
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return set()
+    return {e.name.partition(".")[0] for e in entries if e.is_dir() or e.name.endswith(_SUFFIXES)}
 
 
 # The servers of this process, by module, start-up variables and inherited state; a few per
@@ -214,9 +245,9 @@ def start(
     server = _server(module, env)
     if server is None:
         return None
-    folder = os.fspath(cwd)
+    folder = os.path.abspath(cwd)
     path = [os.path.join(folder, p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if server.shadowed([folder, *path]):
+    if server.shadowed(folder, path):
         return None
     with server.lock:
         if server.busy:
@@ -245,7 +276,8 @@ def run(
     cold = {"cwd": cwd, "env": env, "input": input, "timeout": timeout, "text": text}
     if not capture_output or check:
         return subprocess.run(argv, capture_output=capture_output, check=check, **cold)
-    given, into = os.pipe()
+    # without input, the child reads this process's standard input, as with subprocess.run
+    given, into = os.pipe() if input is not None else (os.dup(0), os.open(os.devnull, os.O_WRONLY))
     out, out_end = os.pipe()
     err, err_end = os.pipe()
     try:
@@ -328,9 +360,14 @@ def _serve(fd: int, module: str) -> None:
     import pkgutil
 
     sys.modules["warmstart_server"] = sys.modules[__name__]  # a child can tell it was forked
+    early: set[str] = set()
     for name in PRELOAD[module]:
         if module == "pytest":
-            importlib.import_module(name)
+            if name == "pytest":
+                importlib.import_module(name)
+                early = {n.partition(".")[0] for n in sys.modules}
+            elif _editable():
+                importlib.import_module(name)
             continue
         package = importlib.import_module(f"{module}.{name}")
         for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
@@ -338,8 +375,9 @@ def _serve(fd: int, module: str) -> None:
                 importlib.import_module(found.name)
     base_path = sys.path[1:]  # after the script's folder: the standard library, site-packages
     sock = socket.socket(fileno=fd)
-    preloaded = sorted({name.partition(".")[0] for name in sys.modules})
-    sock.sendall(json.dumps({"preloaded": preloaded}).encode() + b"\n")
+    preloaded = {name.partition(".")[0] for name in sys.modules}
+    late = sorted(preloaded - early) if early else []
+    sock.sendall(json.dumps({"preloaded": sorted(preloaded), "late": late}).encode() + b"\n")
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
@@ -366,6 +404,19 @@ def _serve(fd: int, module: str) -> None:
         sock.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
+def _editable() -> bool:
+    """Whether this package is installed from its folder (PEP 610), so pytest does not mark it
+    for rewriting: installed otherwise, a server importing it would make pytest warn."""
+    import importlib.metadata
+
+    try:
+        dist = importlib.metadata.distribution("pytest-boundedreview")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    direct = dist.read_text("direct_url.json")
+    return bool(direct and json.loads(direct).get("dir_info", {}).get("editable"))
+
+
 def _child(request: dict[str, Any], fds: list[int], base_path: list[str]) -> NoReturn:
     """Become the run ``request`` asks for; end as the interpreter ends, by raising to the
     top: threads joined, ``atexit`` run, objects finalised, streams flushed, an uncaught
@@ -380,7 +431,7 @@ def _child(request: dict[str, Any], fds: list[int], base_path: list[str]) -> NoR
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     tempfile.tempdir = None  # found again from TMPDIR and the rest, as a new process does
     extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
-    sys.path[:] = [os.getcwd(), *extra, *base_path]
+    sys.path[:] = [*([] if sys.flags.safe_path else [os.getcwd()]), *extra, *base_path]
     sys.orig_argv = request["argv"]
     sys.argv = [request["module"], *request["args"]]
     import runpy
