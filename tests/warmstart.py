@@ -36,10 +36,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
 # What each server imports before it forks. For a pytest session: pytest, and the modules of
-# this package a review session imports (never pydantic's); no other plugin, which pytest would
-# warn it cannot rewrite (this package, installed from its folder, pytest does not rewrite:
-# test_warmstart.py checks no warning comes). For ``bounded-review``: every module of these
-# packages but the MCP server's, and never pytest.
+# this package a review session imports (never pydantic's) when it is installed from its folder
+# (``_editable``), where pytest does not mark it for rewriting; no other plugin, which pytest
+# would warn it cannot rewrite (test_warmstart.py checks no warning comes). For
+# ``bounded-review``: every module of these packages but the MCP server's, and never pytest.
 PRELOAD = {
     "pytest": ["pytest", "pytest_boundedreview.plugin", "pytest_boundedreview.session"],
     "pytest_boundedreview": ["cli", "agentgate", "models", "report"],
