@@ -160,16 +160,16 @@ class _Server:
         project's configuration can add to ``sys.path`` (its ``pythonpath``, a ``conftest.py``'s
         folder)."""
         names = self.preloaded | _AT_START_UP
-        for each in [folder, *path]:
+        for each in path:
             if os.path.exists(each) and not os.path.isdir(each):
                 return True
             if names & _modules_in(each):
                 return True
-        for top, dirs, _ in os.walk(folder):
+        for top, dirs, _ in os.walk(folder):  # the folder itself first, for every name
             dirs[:] = [d for d in dirs if not d.startswith(".") and d != "__pycache__"]
             if top.count(os.sep) - folder.count(os.sep) >= 4:
                 dirs[:] = []
-            if self.late & _modules_in(top):
+            if (names if top == folder else self.late) & _modules_in(top):
                 return True
         return False
 
