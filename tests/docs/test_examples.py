@@ -42,7 +42,15 @@ ACTION = yaml.safe_load((ROOT / "action.yml").read_text(encoding="utf-8"))
 
 
 def _ids(found: list[Block]) -> list[Any]:
-    return [pytest.param(b, id=str(b)) for b in found]
+    """Each block under the id ``page#n``, its place among the page's blocks the test takes:
+    an id that stays when lines are added above it (messages give the line)."""
+    counted: dict[Path, int] = {}
+    params = []
+    for block in found:
+        counted[block.path] = counted.get(block.path, 0) + 1
+        name = f"{block.path.relative_to(ROOT)}#{counted[block.path]}"
+        params.append(pytest.param(block, id=name))
+    return params
 
 
 # -- TOML ------------------------------------------------------------------------------------
