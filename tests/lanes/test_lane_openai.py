@@ -7,6 +7,7 @@ import os
 import socket
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -268,15 +269,18 @@ def test_one_deadline_for_the_whole_attempt(
     state, url = endpoint
     state.refuse_schema = True
     handed: list[float] = []
-    opener = http._DIRECT  # the endpoint is on this machine
+    opener = http._opener
 
     class Recording:
+        def __init__(self, url: str) -> None:
+            self.url = url
+
         def open(self, request: Any, timeout: float) -> Any:
             handed.append(timeout)
             time.sleep(0.05)  # some time passes in each request
-            return opener.open(request, timeout=timeout)
+            return opener(self.url).open(request, timeout=timeout)
 
-    monkeypatch.setattr(http, "_DIRECT", Recording())
+    monkeypatch.setattr(http, "_opener", Recording)
     attempt = run_once(lane(url, timeout=30), b"{}", LENS, {})
     assert attempt.ok, attempt.detail
     assert len(handed) == 3  # list, json_schema, json_object
@@ -349,18 +353,27 @@ def test_the_openai_host_is_sent_max_completion_tokens() -> None:
     assert sampling(set_there)["temperature"] == 0.5
 
 
+def _proxies(opener: Any) -> dict[str, str]:
+    handlers = [h for h in opener.handlers if isinstance(h, urllib.request.ProxyHandler)]
+    return dict(handlers[0].proxies) if handlers else {}
+
+
 def test_a_server_on_this_machine_is_asked_without_the_environment_s_proxy(
-    endpoint: tuple[Endpoint, str],
+    endpoint: tuple[Endpoint, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A proxy would see the key, and could answer for a port nothing here listens on."""
+    """A proxy would see the key, and could answer for a port nothing here listens on. The
+    environment's proxy is the one set when the request is made, not at import."""
     import subprocess
     import sys
 
     from pytest_boundedreview.lanes.endpoint import endpoint as http
 
+    monkeypatch.setenv("https_proxy", "http://proxy.invalid:3128")
     for here in ("http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1"):
-        assert http._opener(here) is http._DIRECT
-    assert http._opener("https://api.openai.com/v1") is http._OPENER
+        assert _proxies(http._opener(here)) == {}
+    assert _proxies(http._opener("https://api.openai.com/v1")) == {
+        "https": "http://proxy.invalid:3128"
+    }
     # End to end: a dead proxy in the environment, a loopback server that answers.
     state, url = endpoint
     code = (

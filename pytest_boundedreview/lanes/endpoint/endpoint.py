@@ -34,16 +34,17 @@ class _NoRedirects(urllib.request.HTTPRedirectHandler):
         return None
 
 
-_OPENER = urllib.request.build_opener(_NoRedirects)
-# A server on this machine is asked directly: a proxy from the environment would see the key,
-# and could answer for a port nothing here listens on.
-_DIRECT = urllib.request.build_opener(_NoRedirects, urllib.request.ProxyHandler({}))
 _LOOPBACK = re.compile(r"localhost|127(?:\.\d{1,3}){3}|::1|\[::1\]")
 
 
 def _opener(url: str) -> urllib.request.OpenerDirector:
+    """An opener for ``url`` with the proxies the environment names when it is asked (not
+    when this module was imported), except for a server on this machine: that one is asked
+    directly, since a proxy would see the key and could answer for a port nothing listens on."""
     host = urllib.parse.urlsplit(url).hostname or ""
-    return _DIRECT if _LOOPBACK.fullmatch(host) else _OPENER
+    if _LOOPBACK.fullmatch(host):
+        return urllib.request.build_opener(_NoRedirects, urllib.request.ProxyHandler({}))
+    return urllib.request.build_opener(_NoRedirects)
 
 
 class Failed(Exception):
