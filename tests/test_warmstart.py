@@ -107,7 +107,7 @@ def test_a_start_up_variable_takes_effect_as_in_a_cold_start(
 
 @pytest.mark.slow
 def test_a_few_servers_per_module_then_cold_starts(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(warmstart, "_servers", {})
+    monkeypatch.setattr(warmstart, "_servers", [])
     envs = [dict(os.environ, TZ=f"X+{n}") for n in range(warmstart._PER_MODULE + 1)]
     servers = [warmstart._server("pytest", env) for env in envs]
     assert None not in servers[:-1]
@@ -288,14 +288,14 @@ def test_a_server_whose_imports_fail_sends_its_runs_cold(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As when this package is found only through ``PYTHONPATH``, which no server is given."""
-    monkeypatch.setattr(warmstart, "_servers", {})
+    monkeypatch.setattr(warmstart, "_servers", [])
     broken = warmstart._Server("not-served", os.environ)  # the server knows no such module
     assert (broken.ok, broken.proc.returncode) == (False, 1)
-    key = ("pytest", frozenset(warmstart._startup(os.environ).items()), warmstart._inherited())
-    warmstart._servers[key] = broken
+    broken.module = "pytest"
+    warmstart._servers.append(broken)
     done = warmstart.run(ARGV, cwd=folder, capture_output=True, text=True)
     assert (done.returncode, _seen(done)["warm"]) == (0, False)
-    assert warmstart._servers[key] is broken  # not started again for every run
+    assert warmstart._servers == [broken]  # not started again for every run
 
 
 @pytest.mark.slow
@@ -350,3 +350,66 @@ def test_a_zip_archive_on_pythonpath_and_a_relative_folder(
     monkeypatch.chdir(folder.parent)
     done = warmstart.run(ARGV, cwd=folder.name, capture_output=True, text=True)
     assert (_seen(done)["warm"], _seen(done)["cwd"]) == (True, str(folder))
+
+
+# What the plugins the server imports keep of the process they were imported in.
+PLUGIN_PROBE = """\
+import json, sys, sysconfig
+
+import hypothesis
+from hypothesis.configuration import storage_directory
+
+
+def test_probe():
+    seen = {
+        "warm": "warmstart_server" in sys.modules,
+        "storage": str(storage_directory("examples", intent_to_write=False).path),
+        "profile": hypothesis.settings.get_current_profile_name(),
+        "userbase": sysconfig.get_config_var("userbase"),
+    }
+    print("SEEN " + json.dumps(seen))
+"""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("given", [{}, {"CI": "true"}, {"HOME": "elsewhere"}])
+def test_what_a_plugin_kept_at_import_is_the_run_s_own(
+    folder: Path, given: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """hypothesis keeps the working folder (its database's) and the CI profile from the
+    environment when imported, sysconfig a path under HOME: a warm run gets its own."""
+    (folder / "test_probe.py").write_text(PLUGIN_PROBE)
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
+    first = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
+    assert _seen(first)["warm"]  # a server, then a run with other values
+    env.update({k: str(folder / v) if k == "HOME" else v for k, v in given.items()})
+    warm = _seen(warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True))
+    monkeypatch.setenv("BOUNDED_REVIEW_TESTS_COLD", "1")
+    cold = _seen(warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True))
+    assert (warm.pop("warm"), cold.pop("warm")) == (True, False)
+    assert warm == cold
+    assert warm["storage"] == str(folder / ".hypothesis" / "examples")
+
+
+def test_the_watch_notes_what_imports_read_and_where_they_keep_the_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A variable an import looks up keys the server; a folder kept in a global is mended in
+    each child; one kept out of sight (here in a list) sends the server's runs cold."""
+    (tmp_path / "keeps_it.py").write_text(
+        "import os, pathlib\nFLAG = os.environ.get('WATCHED')\nHOME = pathlib.Path.cwd() / 'db'\n"
+    )
+    (tmp_path / "hides_it.py").write_text("import os\nHIDDEN = [os.getcwd()]\n")
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.chdir(here)
+    watch = warmstart._Watch()
+    with watch:
+        import keeps_it  # noqa: F401
+    assert "WATCHED" in watch.read
+    assert watch.kept(str(here)) == [("keeps_it", "HOME", "db", type(here))]
+    with watch:
+        import hides_it  # noqa: F401
+    assert watch.kept(str(here)) is None
+    assert not isinstance(os.environ, warmstart._Reading)  # given back
