@@ -106,17 +106,26 @@ def test_a_start_up_variable_takes_effect_as_in_a_cold_start(
 
 
 @pytest.mark.slow
-def test_a_few_servers_per_module_then_cold_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_few_servers_per_module_the_least_recently_used_idle_one_makes_way(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     monkeypatch.setattr(warmstart, "_servers", [])
-    envs = [dict(os.environ, TZ=f"X+{n}") for n in range(warmstart._PER_MODULE + 1)]
-    servers = [warmstart._server("pytest", env) for env in envs]
-    assert None not in servers[:-1]
-    assert servers[-1] is None
-    assert warmstart._server("pytest", envs[0]) is servers[0]  # kept, not started again
-    for server in servers[:-1]:
-        assert server is not None
-        server.sock.close()  # the server ends when its socket does
-        server.proc.wait(timeout=30)
+    envs = [dict(os.environ, TZ=f"X+{n}") for n in range(warmstart._PER_MODULE + 2)]
+    first = [warmstart._server("pytest", env) for env in envs[: warmstart._PER_MODULE]]
+    assert None not in first
+    assert warmstart._server("pytest", envs[0]) is first[0]  # kept, not started again
+    assert first[1] is not None
+    first[1].busy = True  # a run is using it
+    newest = warmstart._server("pytest", envs[-2])  # in place of the idle least recently used
+    assert newest is not None
+    assert warmstart._servers == [first[1], first[0], newest]
+    assert first[2] is not None
+    assert first[2].proc.returncode == 0  # ended
+    first[0].busy = newest.busy = True
+    assert warmstart._server("pytest", envs[-1]) is None  # every one busy: cold
+    for server in warmstart._servers:
+        server.busy = False
+        assert server.retire()
 
 
 @pytest.mark.parametrize(
@@ -394,10 +403,12 @@ def test_what_a_plugin_kept_at_import_is_the_run_s_own(
 def test_the_watch_notes_what_imports_read_and_where_they_keep_the_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """A variable an import looks up keys the server; a folder kept in a global is mended in
-    each child; one kept out of sight (here in a list) sends the server's runs cold."""
+    """A variable an import looks up keys the server; the folder, or a copy of ``sys.path``,
+    kept in a global is each child's own; a folder kept out of sight (here in a list) sends
+    the server's runs cold."""
     (tmp_path / "keeps_it.py").write_text(
-        "import os, pathlib\nFLAG = os.environ.get('WATCHED')\nHOME = pathlib.Path.cwd() / 'db'\n"
+        "import os, pathlib, sys\nFLAG = os.environ.get('WATCHED')\n"
+        "HOME = pathlib.Path.cwd() / 'db'\nPATH = list(sys.path)\n"
     )
     (tmp_path / "hides_it.py").write_text("import os\nHIDDEN = [os.getcwd()]\n")
     here = tmp_path / "here"
@@ -408,7 +419,15 @@ def test_the_watch_notes_what_imports_read_and_where_they_keep_the_folder(
     with watch:
         import keeps_it  # noqa: F401
     assert "WATCHED" in watch.read
-    assert watch.kept(str(here)) == [("keeps_it", "HOME", "db", type(here))]
+    kept = watch.kept(str(here))
+    assert kept is not None
+    assert [(module, name) for module, name, _ in kept] == [
+        ("keeps_it", "HOME"),
+        ("keeps_it", "PATH"),
+    ]
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend("elsewhere")
+    assert [made() for _, _, made in kept] == [tmp_path / "db", sys.path]
     with watch:
         import hides_it  # noqa: F401
     assert watch.kept(str(here)) is None

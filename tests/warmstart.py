@@ -27,6 +27,7 @@ runs cold. A test about what a process imports or how it starts runs its own int
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import json
 import os
@@ -40,7 +41,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from typing import Any, NoReturn
 
 # What each server imports before it forks. For a pytest session: pytest, its plugins
@@ -132,7 +133,7 @@ class _Server:
         self._buffer = b""
         # Once it has imported: the top-level names it imported, those pytest would not have
         # yet, and the environment variables read as it imported. Its imports failed, or one
-        # kept the working folder out of reach (_Watch.kept): runs go cold.
+        # kept the working folder out of sight (_Watch.kept): runs go cold.
         self.preloaded, self.late, self.read, self.ok = set(), set(), set(), False
         try:
             ready = self.answer(timeout=120)
@@ -186,6 +187,17 @@ class _Server:
                 return True
         return False
 
+    def retire(self) -> bool:
+        """End this server if no run is using it (its runs go cold from then on); whether it
+        was ended."""
+        with self.lock:
+            if self.busy:
+                return False
+            self.busy = True
+        self.sock.close()  # the server ends when its socket does
+        self.proc.wait()
+        return True
+
     def serves(self, module: str, env: Mapping[str, str], inherited: tuple[object, ...]) -> bool:
         """Whether a run of ``module`` with ``env`` and ``inherited`` (:func:`_inherited`)
         starts as this server did: the same start-up variables, the same values of those its
@@ -210,24 +222,32 @@ def _modules_in(folder: str) -> set[str]:
     return {e.name.partition(".")[0] for e in entries if e.is_dir() or e.name.endswith(_SUFFIXES)}
 
 
-# The servers of this process; a few per module, since a test that sets a variable for a run
-# usually sets it for that run alone.
+# The servers of this process, the least recently used first; a few per module, since a test
+# that sets a variable for a run usually sets it for that run alone.
 _servers: list[_Server] = []
 _servers_lock = threading.Lock()
 _PER_MODULE = 3
 
 
 def _server(module: str, env: Mapping[str, str]) -> _Server | None:
+    """The server for a run of ``module`` with ``env``: one that serves it, else one started
+    for it, in place of the least recently used idle one if there are already a few; None
+    when the run must start cold (its server's imports failed, or every one is busy)."""
     inherited = _inherited()
     env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
     with _servers_lock:
         server = next((s for s in _servers if s.serves(module, env, inherited)), None)
-        if server is not None and (not server.ok or server.proc.poll() is None):
-            return server if server.ok else None
-        if server is not None:  # one that ended: started again
+        if server is not None:
             _servers.remove(server)
-        elif sum(s.module == module for s in _servers) >= _PER_MODULE:
-            return None
+            if not server.ok or server.proc.poll() is None:  # else it ended: started again
+                _servers.append(server)
+                return server if server.ok else None
+        same = [s for s in _servers if s.module == module]
+        if len(same) >= _PER_MODULE:
+            idle = next((s for s in same if s.ok and s.retire()), None)
+            if idle is None:
+                return None
+            _servers.remove(idle)
         server = _Server(module, env)
         _servers.append(server)
         return server if server.ok else None
@@ -512,21 +532,24 @@ _PATH_MODULES = {"os", "posixpath", "genericpath", "pathlib"}
 
 class _Watch:
     """While open, notes what imports read that a child may have otherwise: the environment
-    variables they look up (a server serves only runs that give them the same values) and
-    the modules that ask for the working folder (:meth:`kept`)."""
+    variables they look up (a server serves only runs that give them the same values), the
+    modules that ask for the working folder, and the modules imported (:meth:`kept`)."""
 
     def __init__(self) -> None:
         self.read: set[str] = set()
         self.readers: set[str] = set()
+        self.modules: set[str] = set()
 
     def __enter__(self) -> None:
         self._environ, self._getcwd = os.environ, os.getcwd
+        self._before = set(sys.modules)
         # lent, not replaced: reads and writes go to the real one
         os.environ = _Reading(self._environ, self.read)  # type: ignore[assignment]  # noqa: B003
         os.getcwd = self._noting
 
     def __exit__(self, *exc: object) -> None:
         os.environ, os.getcwd = self._environ, self._getcwd  # type: ignore[assignment]
+        self.modules |= set(sys.modules) - self._before
 
     def _noting(self) -> str:
         frame = sys._getframe(1)
@@ -535,42 +558,46 @@ class _Watch:
         self.readers.add(str(frame.f_globals.get("__name__")))
         return self._getcwd()
 
-    def kept(self, folder: str) -> list[tuple[str, str, str, type]] | None:
-        """Where the modules that asked for the working folder (``folder`` then) keep it:
-        ``(module, global, path below the folder, type)`` for each global holding it, for a
-        child to set to its own folder; None when one of them keeps it nowhere in sight, so
-        its children must start cold."""
-        found = []
-        for name in sorted(self.readers):
-            values = vars(sys.modules[name]) if name in sys.modules else {}
-            own = [
-                (name, key, os.path.relpath(os.fspath(value), folder), type(value))
-                for key, value in values.items()
-                if isinstance(value, (str, os.PathLike))
-                and (os.fspath(value) + os.sep).startswith(folder + os.sep)
-            ]
-            if not own:
-                return None
-            found += own
-        return found
+    def kept(self, folder: str) -> list[tuple[str, str, Callable[[], object]]] | None:
+        """What the modules imported keep of this process that a child has otherwise, as
+        ``(module, global, what the child's is)``: the working folder (``folder`` then), or a
+        path below it, and a copy of ``sys.path`` (xdist keeps one for its workers). None
+        when a module that asked for the working folder keeps it nowhere in sight, so the
+        children must start cold."""
+        found: list[tuple[str, str, Callable[[], object]]] = []
+        keeping = set()
+        for name in sorted(self.modules):
+            for key, value in list(vars(sys.modules[name]).items()):
+                if isinstance(value, list) and value is not sys.path and value == sys.path:
+                    found.append((name, key, lambda: list(sys.path)))
+                elif isinstance(value, (str, os.PathLike)) and (
+                    (os.fspath(value) + os.sep).startswith(folder + os.sep)
+                ):
+                    below, kind = os.path.relpath(os.fspath(value), folder), type(value)
+                    found.append((name, key, functools.partial(_below, kind, below)))
+                    keeping.add(name)
+        return found if self.readers <= keeping else None
+
+
+def _below(kind: Callable[[str], object], below: str) -> object:
+    """``below`` in the working folder, as a ``kind``."""
+    return kind(os.path.normpath(os.path.join(os.getcwd(), below)))
 
 
 def _child(
     request: dict[str, Any],
     fds: list[int],
     base_path: list[str],
-    kept: list[tuple[str, str, str, type]],
+    kept: list[tuple[str, str, Callable[[], object]]],
 ) -> NoReturn:
     """Become the run ``request`` asks for; end as the interpreter ends, by raising to the
     top: threads joined, ``atexit`` run, objects finalised, streams flushed, an uncaught
-    exception printed (a ``KeyboardInterrupt`` ending by its signal). ``kept``: the
-    working folder as modules kept it at import (:meth:`_Watch.kept`), made this one."""
+    exception printed (a ``KeyboardInterrupt`` ending by its signal). ``kept``: what
+    modules kept of the server at import (:meth:`_Watch.kept`), made this process's."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
     os.chdir(request["cwd"])
-    for module, name, below, kind in kept:
-        vars(sys.modules[module])[name] = kind(os.path.normpath(os.path.join(os.getcwd(), below)))
     env = request["env"]
     os.environ.clear()
     os.environ.update(env)
@@ -579,6 +606,8 @@ def _child(
     tempfile.tempdir = None  # found again from TMPDIR and the rest, as a new process does
     extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     sys.path[:] = [*([] if sys.flags.safe_path else [os.getcwd()]), *extra, *base_path]
+    for module, name, made in kept:
+        vars(sys.modules[module])[name] = made()
     sys.orig_argv = request["argv"]
     sys.argv = [request["module"], *request["args"]]
     import runpy
