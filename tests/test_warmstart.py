@@ -431,4 +431,9 @@ def test_the_watch_notes_what_imports_read_and_where_they_keep_the_folder(
     with watch:
         import hides_it  # noqa: F401
     assert watch.kept(str(here)) is None
+    assert warmstart._EVERY not in watch.read
+    (tmp_path / "lists_it.py").write_text("import os\nALL = dict(os.environ)\n")
+    with watch:
+        import lists_it  # noqa: F401
+    assert warmstart._EVERY in watch.read  # its server's runs start cold
     assert not isinstance(os.environ, warmstart._Reading)  # given back

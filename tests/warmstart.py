@@ -132,8 +132,9 @@ class _Server:
         self.busy = False
         self._buffer = b""
         # Once it has imported: the top-level names it imported, those pytest would not have
-        # yet, and the environment variables read as it imported. Its imports failed, or one
-        # kept the working folder out of sight (_Watch.kept): runs go cold.
+        # yet, and the environment variables read as it imported. Its imports failed, read the
+        # whole environment, or kept the working folder out of sight (_Watch.kept): runs go
+        # cold.
         self.preloaded, self.late, self.read, self.ok = set(), set(), set(), False
         try:
             ready = self.answer(timeout=120)
@@ -204,8 +205,6 @@ class _Server:
         imports read, the same inherited state."""
         if (module, inherited, _startup(env)) != (self.module, self.inherited, _startup(self.env)):
             return False
-        if _EVERY in self.read:
-            return dict(env) == self.env
         return all(env.get(name) == self.env.get(name) for name in self.read)
 
 
@@ -441,7 +440,7 @@ def _serve(fd: int, module: str) -> None:
         "preloaded": sorted(preloaded),
         "late": sorted(preloaded - early) if early else [],
         "read": sorted(watch.read - set(_PER_CHILD)),
-        "ok": kept is not None,
+        "ok": kept is not None and _EVERY not in watch.read,
     }
     sock.sendall(json.dumps(ready).encode() + b"\n")
     while True:
@@ -526,7 +525,7 @@ class _Reading(MutableMapping[str, str]):
         return dict(self.real)
 
 
-_EVERY = "*"  # read as a whole: a server serves only runs with its very environment
+_EVERY = "*"  # the environment read as a whole: no run has all its values, each starts cold
 _PATH_MODULES = {"os", "posixpath", "genericpath", "pathlib"}
 
 
