@@ -29,10 +29,12 @@ class GitRepo:
         path.mkdir(parents=True, exist_ok=True)
         repo = cls(path)
         repo.git("init", "--quiet", f"--initial-branch={branch}")
-        # what `git config` would add, written at once: three fewer processes per repository
+        # what `git config` would add, written at once: three fewer processes per repository;
+        # and no `git maintenance run --auto` after each commit (half a commit's cost)
         with (path / ".git" / "config").open("a", encoding="utf-8") as config:
             config.write("[user]\n\tname = Test\n\temail = test@example.invalid\n")
             config.write("[commit]\n\tgpgsign = false\n")
+            config.write("[maintenance]\n\tauto = false\n")
         return repo
 
     def git(self, *args: str, env: Mapping[str, str] | None = None, check: bool = True) -> str:
