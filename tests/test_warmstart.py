@@ -25,6 +25,7 @@ import atexit, json, os, sys, threading, time
 def test_probe():
     seen = {
         "cwd": os.getcwd(), "path": sys.path[:2], "orig_argv": sys.orig_argv,
+        "all_paths": sys.path,
         "env": os.environ.get("PROBE"), "bytecode_off": sys.dont_write_bytecode,
         "stdin": sys.stdin.read(), "main": sys.modules["__main__"].__spec__.name,
         "warm": "warmstart_server" in sys.modules,
@@ -90,42 +91,40 @@ def test_a_run_gets_what_a_process_of_its_own_gets(
 
 @pytest.mark.slow
 @pytest.mark.parametrize(
-    ("name", "value"), [("PYTHONHASHSEED", "7"), ("LC_ALL", "C"), ("TZ", "EST+5")]
+    ("name", "value"),
+    [("PYTHONHASHSEED", "7"), ("LC_ALL", "C"), ("TZ", "EST+5"), ("PYTHONSAFEPATH", "1")],
 )
 def test_a_start_up_variable_takes_effect_as_in_a_cold_start(
     folder: Path, name: str, value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(warmstart, "_servers", {})  # this worker's others taking no place
     env = dict(os.environ, **{name: value})
     warm = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
+    for server in warmstart._servers.values():
+        server.sock.close()  # the server ends when its socket does
+        server.proc.wait(timeout=30)
+    assert _seen(warm)["warm"]
     monkeypatch.setenv("BOUNDED_REVIEW_TESTS_COLD", "1")
     cold = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
     assert _seen(cold)["warm"] is False
     assert _seen(warm)["startup"] == _seen(cold)["startup"]
+    assert _seen(warm)["all_paths"] == _seen(cold)["all_paths"]
     if name == "PYTHONHASHSEED":  # else each cold start draws its own; each warm one its server's
         assert _seen(warm)["hash"] == _seen(cold)["hash"]
 
 
 @pytest.mark.slow
-def test_a_few_servers_per_module_the_least_recently_used_idle_one_makes_way(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    monkeypatch.setattr(warmstart, "_servers", [])
-    envs = [dict(os.environ, TZ=f"X+{n}") for n in range(warmstart._PER_MODULE + 2)]
-    first = [warmstart._server("pytest", env) for env in envs[: warmstart._PER_MODULE]]
-    assert None not in first
-    assert warmstart._server("pytest", envs[0]) is first[0]  # kept, not started again
-    assert first[1] is not None
-    first[1].busy = True  # a run is using it
-    newest = warmstart._server("pytest", envs[-2])  # in place of the idle least recently used
-    assert newest is not None
-    assert warmstart._servers == [first[1], first[0], newest]
-    assert first[2] is not None
-    assert first[2].proc.returncode == 0  # ended
-    first[0].busy = newest.busy = True
-    assert warmstart._server("pytest", envs[-1]) is None  # every one busy: cold
-    for server in warmstart._servers:
-        server.busy = False
-        assert server.retire()
+def test_a_few_servers_per_module_then_cold_starts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(warmstart, "_servers", {})
+    envs = [dict(os.environ, TZ=f"X+{n}") for n in range(warmstart._PER_MODULE + 1)]
+    servers = [warmstart._server("pytest", env) for env in envs]
+    assert None not in servers[:-1]
+    assert servers[-1] is None
+    assert warmstart._server("pytest", envs[0]) is servers[0]  # kept, not started again
+    for server in servers[:-1]:
+        assert server is not None
+        server.sock.close()  # the server ends when its socket does
+        server.proc.wait(timeout=30)
 
 
 @pytest.mark.parametrize(
@@ -297,14 +296,14 @@ def test_a_server_whose_imports_fail_sends_its_runs_cold(
     folder: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """As when this package is found only through ``PYTHONPATH``, which no server is given."""
-    monkeypatch.setattr(warmstart, "_servers", [])
+    monkeypatch.setattr(warmstart, "_servers", {})
     broken = warmstart._Server("not-served", os.environ)  # the server knows no such module
     assert (broken.ok, broken.proc.returncode) == (False, 1)
-    broken.module = "pytest"
-    warmstart._servers.append(broken)
+    key = ("pytest", frozenset(warmstart._startup(os.environ).items()), warmstart._inherited())
+    warmstart._servers[key] = broken
     done = warmstart.run(ARGV, cwd=folder, capture_output=True, text=True)
     assert (done.returncode, _seen(done)["warm"]) == (0, False)
-    assert warmstart._servers == [broken]  # not started again for every run
+    assert warmstart._servers[key] is broken  # not started again for every run
 
 
 @pytest.mark.slow
@@ -361,79 +360,11 @@ def test_a_zip_archive_on_pythonpath_and_a_relative_folder(
     assert (_seen(done)["warm"], _seen(done)["cwd"]) == (True, str(folder))
 
 
-# What the plugins the server imports keep of the process they were imported in.
-PLUGIN_PROBE = """\
-import json, sys, sysconfig
-
-import hypothesis
-from hypothesis.configuration import storage_directory
-
-
-def test_probe():
-    seen = {
-        "warm": "warmstart_server" in sys.modules,
-        "storage": str(storage_directory("examples", intent_to_write=False).path),
-        "profile": hypothesis.settings.get_current_profile_name(),
-        "userbase": sysconfig.get_config_var("userbase"),
-    }
-    print("SEEN " + json.dumps(seen))
-"""
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("given", [{}, {"CI": "true"}, {"HOME": "elsewhere"}])
-def test_what_a_plugin_kept_at_import_is_the_run_s_own(
-    folder: Path, given: dict[str, str], monkeypatch: pytest.MonkeyPatch
+def test_a_bytes_argument_runs_as_subprocess_runs_it_and_leaves_the_server_free(
+    folder: Path,
 ) -> None:
-    """hypothesis keeps the working folder (its database's) and the CI profile from the
-    environment when imported, sysconfig a path under HOME: a warm run gets its own."""
-    (folder / "test_probe.py").write_text(PLUGIN_PROBE)
-    env = {k: v for k, v in os.environ.items() if k not in ("CI", "GITHUB_ACTIONS")}
-    first = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
-    assert _seen(first)["warm"]  # a server, then a run with other values
-    env.update({k: str(folder / v) if k == "HOME" else v for k, v in given.items()})
-    warm = _seen(warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True))
-    monkeypatch.setenv("BOUNDED_REVIEW_TESTS_COLD", "1")
-    cold = _seen(warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True))
-    assert (warm.pop("warm"), cold.pop("warm")) == (True, False)
-    assert warm == cold
-    assert warm["storage"] == str(folder / ".hypothesis" / "examples")
-
-
-def test_the_watch_notes_what_imports_read_and_where_they_keep_the_folder(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A variable an import looks up keys the server; the folder, or a copy of ``sys.path``,
-    kept in a global is each child's own; a folder kept out of sight (here in a list) sends
-    the server's runs cold."""
-    (tmp_path / "keeps_it.py").write_text(
-        "import os, pathlib, sys\nFLAG = os.environ.get('WATCHED')\n"
-        "HOME = pathlib.Path.cwd() / 'db'\nPATH = list(sys.path)\n"
-    )
-    (tmp_path / "hides_it.py").write_text("import os\nHIDDEN = [os.getcwd()]\n")
-    here = tmp_path / "here"
-    here.mkdir()
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.chdir(here)
-    watch = warmstart._Watch()
-    with watch:
-        import keeps_it  # noqa: F401
-    assert "WATCHED" in watch.read
-    kept = watch.kept(str(here))
-    assert kept is not None
-    assert [(module, name) for module, name, _ in kept] == [
-        ("keeps_it", "HOME"),
-        ("keeps_it", "PATH"),
-    ]
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.syspath_prepend("elsewhere")
-    assert [made() for _, _, made in kept] == [tmp_path / "db", sys.path]
-    with watch:
-        import hides_it  # noqa: F401
-    assert watch.kept(str(here)) is None
-    assert warmstart._EVERY not in watch.read
-    (tmp_path / "lists_it.py").write_text("import os\nALL = dict(os.environ)\n")
-    with watch:
-        import lists_it  # noqa: F401
-    assert warmstart._EVERY in watch.read  # its server's runs start cold
-    assert not isinstance(os.environ, warmstart._Reading)  # given back
+    argv = [*ARGV[:-1], os.fsencode(ARGV[-1])]
+    done = warmstart.run(argv, cwd=folder, capture_output=True, text=True)
+    assert (done.returncode, _seen(done)["warm"]) == (0, True)
+    again = warmstart.run(ARGV, cwd=folder, capture_output=True, text=True)
+    assert _seen(again)["warm"]  # its server was given back

@@ -12,22 +12,14 @@ What the interpreter reads once at start-up, a server is started with: a run wit
 ``PYTHON*``, locale or ``TZ`` variables is served by a server started with them (a few per
 module, then cold starts), and a run with interpreter options, another interpreter or another
 module starts cold. Children of one server share its hash seed, where cold starts each draw
-their own, unless ``PYTHONHASHSEED`` sets it.
-
-Modules already imported are pytest's, its plugins' (each installed plugin's modules,
-hypothesis whole, imported through pytest's assertion rewriting as a session imports them, so
-pytest neither rewrites them again nor warns) and this package's, or the console command's,
-whose server never imports pytest. What those imports read of the process is watched
-(``_Watch``): a server serves only runs with the same values of the environment variables they
-looked up (hypothesis reads ``CI`` and others), and a module that kept the working folder gets
-the child's (hypothesis keeps its database's folder); one that kept it out of sight sends the
-runs cold. A test about what a process imports or how it starts runs its own interpreter;
-``BOUNDED_REVIEW_TESTS_COLD=1`` starts every run cold."""
+their own, unless ``PYTHONHASHSEED`` sets it. Modules already imported are pytest's and this
+package's (no other pytest plugin: pytest would warn it cannot rewrite its asserts) or the
+console command's, whose server never imports pytest. A test about what a process imports or
+how it starts runs its own interpreter; ``BOUNDED_REVIEW_TESTS_COLD=1`` starts every run cold."""
 
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import json
 import os
@@ -37,16 +29,17 @@ import signal
 import socket
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NoReturn
 
-# What each server imports before it forks. For a pytest session: pytest, its plugins
-# (``_rewriting``) and the modules of this package a review session imports (never pydantic's).
-# For ``bounded-review``: every module of these packages but the MCP server's, and never pytest.
+# What each server imports before it forks. For a pytest session: pytest, and the modules of
+# this package a review session imports (never pydantic's) when it is installed from its folder
+# (``_editable``), where pytest does not mark it for rewriting; no other plugin, which pytest
+# would warn it cannot rewrite (test_warmstart.py checks no warning comes). For
+# ``bounded-review``: every module of these packages but the MCP server's, and never pytest.
 PRELOAD = {
     "pytest": ["pytest", "pytest_boundedreview.plugin", "pytest_boundedreview.session"],
     "pytest_boundedreview": ["cli", "agentgate", "models", "report"],
@@ -115,15 +108,13 @@ class _Server:
     given environment. It serves one run at a time."""
 
     def __init__(self, module: str, env: Mapping[str, str]) -> None:
-        self.module, self.inherited = module, _inherited()
-        self.env = {k: v for k, v in env.items() if k != "PYTHONPATH"}  # given to each run
         ours, theirs = socket.socketpair()
         self.proc = subprocess.Popen(
             [sys.executable, __file__, str(theirs.fileno()), module],
             pass_fds=[theirs.fileno()],
             stdin=subprocess.DEVNULL,  # and never a terminal: a child's streams are as a cold one's
             stdout=subprocess.DEVNULL,
-            env=self.env,
+            env={k: v for k, v in env.items() if k != "PYTHONPATH"},
             cwd="/",
         )
         theirs.close()
@@ -131,18 +122,12 @@ class _Server:
         self.lock = threading.Lock()
         self.busy = False
         self._buffer = b""
-        # Once it has imported: the top-level names it imported, those pytest would not have
-        # yet, and the environment variables read as it imported. Its imports failed, read the
-        # whole environment, or kept the working folder out of sight (_Watch.kept): runs go
-        # cold.
-        self.preloaded, self.late, self.read, self.ok = set(), set(), set(), False
-        try:
+        try:  # the top-level names it imported, once it has; those pytest would not have yet
             ready = self.answer(timeout=120)
             self.preloaded, self.late = set(ready["preloaded"]), set(ready["late"])
-            self.read, self.ok = set(ready["read"]), bool(ready["ok"])
-        except (RuntimeError, subprocess.TimeoutExpired):
-            pass
-        if not self.ok:
+            self.ok = True
+        except (RuntimeError, subprocess.TimeoutExpired):  # its imports failed: runs go cold
+            self.preloaded, self.late, self.ok = set(), set(), False
             self.proc.kill()
             self.proc.wait()
             self.sock.close()
@@ -188,25 +173,6 @@ class _Server:
                 return True
         return False
 
-    def retire(self) -> bool:
-        """End this server if no run is using it (its runs go cold from then on); whether it
-        was ended."""
-        with self.lock:
-            if self.busy:
-                return False
-            self.busy = True
-        self.sock.close()  # the server ends when its socket does
-        self.proc.wait()
-        return True
-
-    def serves(self, module: str, env: Mapping[str, str], inherited: tuple[object, ...]) -> bool:
-        """Whether a run of ``module`` with ``env`` and ``inherited`` (:func:`_inherited`)
-        starts as this server did: the same start-up variables, the same values of those its
-        imports read, the same inherited state."""
-        if (module, inherited, _startup(env)) != (self.module, self.inherited, _startup(self.env)):
-            return False
-        return all(env.get(name) == self.env.get(name) for name in self.read)
-
 
 _SUFFIXES = (".py", ".pyc", ".so", ".pyd")
 
@@ -221,34 +187,22 @@ def _modules_in(folder: str) -> set[str]:
     return {e.name.partition(".")[0] for e in entries if e.is_dir() or e.name.endswith(_SUFFIXES)}
 
 
-# The servers of this process, the least recently used first; a few per module, since a test
-# that sets a variable for a run usually sets it for that run alone.
-_servers: list[_Server] = []
+# The servers of this process, by module, start-up variables and inherited state; a few per
+# module, since a test that sets one of them for a run usually sets it for that run alone.
+_servers: dict[tuple[object, ...], _Server] = {}
 _servers_lock = threading.Lock()
 _PER_MODULE = 3
 
 
 def _server(module: str, env: Mapping[str, str]) -> _Server | None:
-    """The server for a run of ``module`` with ``env``: one that serves it, else one started
-    for it, in place of the least recently used idle one if there are already a few; None
-    when the run must start cold (its server's imports failed, or every one is busy)."""
-    inherited = _inherited()
-    env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    key = (module, frozenset(_startup(env).items()), _inherited())
     with _servers_lock:
-        server = next((s for s in _servers if s.serves(module, env, inherited)), None)
-        if server is not None:
-            _servers.remove(server)
-            if not server.ok or server.proc.poll() is None:  # else it ended: started again
-                _servers.append(server)
-                return server if server.ok else None
-        same = [s for s in _servers if s.module == module]
-        if len(same) >= _PER_MODULE:
-            idle = next((s for s in same if s.ok and s.retire()), None)
-            if idle is None:
-                return None
-            _servers.remove(idle)
-        server = _Server(module, env)
-        _servers.append(server)
+        server = _servers.get(key)
+        if server is not None and (not server.ok or server.proc.poll() is None):
+            return server if server.ok else None
+        if server is None and sum(k[0] == module for k in _servers) >= _PER_MODULE:
+            return None
+        server = _servers[key] = _Server(module, env)  # the first, or one that ended
         return server if server.ok else None
 
 
@@ -295,12 +249,13 @@ def start(
     path = [os.path.join(folder, p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     if server.shadowed(folder, path):
         return None
+    request = {"argv": list(argv), "module": module, "args": args, "cwd": folder, "env": dict(env)}
+    line = json.dumps(request).encode() + b"\n"  # before the server is taken: this may raise
     with server.lock:
         if server.busy:
             return None
         server.busy = True
-    request = {"argv": list(argv), "module": module, "args": args, "cwd": folder, "env": dict(env)}
-    socket.send_fds(server.sock, [json.dumps(request).encode() + b"\n"], list(stdio))
+    socket.send_fds(server.sock, [line], list(stdio))
     return WarmProcess(server, int(server.answer(timeout=60)["pid"]))
 
 
@@ -328,7 +283,7 @@ def run(
     err, err_end = os.pipe()
     try:
         proc = start(
-            [os.fspath(a) for a in argv], cwd or os.getcwd(), env, [given, out_end, err_end]
+            [os.fsdecode(a) for a in argv], cwd or os.getcwd(), env, [given, out_end, err_end]
         )
     finally:
         for fd in (given, out_end, err_end):
@@ -406,43 +361,25 @@ def _serve(fd: int, module: str) -> None:
     import pkgutil
 
     sys.modules["warmstart_server"] = sys.modules[__name__]  # a child can tell it was forked
-    # Its variables hold paths under HOME, and each test has a HOME of its own (conftest.py):
-    # computed unwatched, and computed again by each child (_child).
-    importlib.import_module("sysconfig").get_config_vars()
-    here = tempfile.mkdtemp(prefix="warmstart-")  # its own folder while it imports (_Watch)
-    os.chdir(here)
-    watch = _Watch()
     early: set[str] = set()
-    if module == "pytest":
-        with watch:  # pytest, and the plugins it brings
-            from _pytest.config import default_plugins
-
-            for name in default_plugins:
-                importlib.import_module(f"_pytest.{name}")
-        early = {n.partition(".")[0] for n in sys.modules}
-        with _rewriting() as plugins, watch:
-            for name in [*plugins, *PRELOAD[module]]:
+    for name in PRELOAD[module]:
+        if module == "pytest":
+            if name == "pytest":
                 importlib.import_module(name)
-    else:
-        with watch:
-            for name in PRELOAD[module]:
-                package = importlib.import_module(f"{module}.{name}")
-                for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
-                    if "mcp" not in found.name:
-                        importlib.import_module(found.name)
-    os.chdir("/")
-    os.rmdir(here)
-    kept = watch.kept(here)
-    base_path = sys.path[1:]  # after the script's folder: the standard library, site-packages
+                early = {n.partition(".")[0] for n in sys.modules}
+            elif _editable():
+                importlib.import_module(name)
+            continue
+        package = importlib.import_module(f"{module}.{name}")
+        for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+            if "mcp" not in found.name:
+                importlib.import_module(found.name)
+    # the standard library and site-packages: after the script's folder, unless safe_path
+    base_path = sys.path[:] if sys.flags.safe_path else sys.path[1:]
     sock = socket.socket(fileno=fd)
     preloaded = {name.partition(".")[0] for name in sys.modules}
-    ready = {
-        "preloaded": sorted(preloaded),
-        "late": sorted(preloaded - early) if early else [],
-        "read": sorted(watch.read - set(_PER_CHILD)),
-        "ok": kept is not None and _EVERY not in watch.read,
-    }
-    sock.sendall(json.dumps(ready).encode() + b"\n")
+    late = sorted(preloaded - early) if early else []
+    sock.sendall(json.dumps({"preloaded": sorted(preloaded), "late": late}).encode() + b"\n")
     while True:
         try:
             data, fds, _, _ = socket.recv_fds(sock, 1 << 20, 3)
@@ -461,7 +398,7 @@ def _serve(fd: int, module: str) -> None:
         pid = os.fork()
         if pid == 0:
             sock.close()
-            _child(request, fds, base_path, kept or [])
+            _child(request, fds, base_path)
         for each in fds:
             os.close(each)
         sock.sendall(json.dumps({"pid": pid}).encode() + b"\n")
@@ -469,130 +406,23 @@ def _serve(fd: int, module: str) -> None:
         sock.sendall(json.dumps({"status": os.waitstatus_to_exitcode(status)}).encode() + b"\n")
 
 
-@contextlib.contextmanager
-def _rewriting() -> Iterator[list[str]]:
-    """While open, imports go through pytest's assertion rewriting hook, with marked for
-    rewriting what a session marks (the modules of each installed plugin's distribution).
-    Yields the modules to import: the plugins' entry points, then each name marked. Imported
-    so, a module is rewritten as a session rewrites it, and pytest, finding it imported by a
-    hook of its own kind, does not warn that it cannot rewrite it."""
+def _editable() -> bool:
+    """Whether this package is installed from its folder (PEP 610), so pytest does not mark it
+    for rewriting: installed otherwise, a server importing it would make pytest warn."""
     import importlib.metadata
 
-    from _pytest.assertion import AssertionState
-    from _pytest.assertion.rewrite import AssertionRewritingHook, assertstate_key
-    from _pytest.config import get_config
-
-    config = get_config([])
-    config.stash[assertstate_key] = AssertionState(config, "rewrite")
-    hook = AssertionRewritingHook(config)
-    config._mark_plugins_for_rewrite(hook, disable_autoload=False)
-    plugins = [ep.module for ep in importlib.metadata.entry_points(group="pytest11")]
-    sys.meta_path.insert(0, hook)
     try:
-        yield [*dict.fromkeys([*plugins, *sorted(hook._must_rewrite)])]
-    finally:
-        sys.meta_path.remove(hook)
+        dist = importlib.metadata.distribution("pytest-boundedreview")
+    except importlib.metadata.PackageNotFoundError:
+        return False
+    direct = dist.read_text("direct_url.json")
+    return bool(direct and json.loads(direct).get("dir_info", {}).get("editable"))
 
 
-class _Reading(MutableMapping[str, str]):
-    """``os.environ`` as :class:`_Watch` lends it: every variable looked up is noted."""
-
-    def __init__(self, real: MutableMapping[str, str], read: set[str]) -> None:
-        self.real, self.read = real, read
-
-    def __getitem__(self, key: str) -> str:
-        self.read.add(key)
-        return self.real[key]
-
-    def __contains__(self, key: object) -> bool:
-        self.read.add(str(key))
-        return key in self.real
-
-    def __setitem__(self, key: str, value: str) -> None:
-        self.real[key] = value
-
-    def __delitem__(self, key: str) -> None:
-        del self.real[key]
-
-    def __iter__(self) -> Iterator[str]:
-        self.read.add(_EVERY)
-        return iter(self.real)
-
-    def __len__(self) -> int:
-        return len(self.real)
-
-    def copy(self) -> dict[str, str]:
-        return dict(self.real)
-
-
-_EVERY = "*"  # the environment read as a whole: no run has all its values, each starts cold
-_PATH_MODULES = {"os", "posixpath", "genericpath", "pathlib"}
-
-
-class _Watch:
-    """While open, notes what imports read that a child may have otherwise: the environment
-    variables they look up (a server serves only runs that give them the same values), the
-    modules that ask for the working folder, and the modules imported (:meth:`kept`)."""
-
-    def __init__(self) -> None:
-        self.read: set[str] = set()
-        self.readers: set[str] = set()
-        self.modules: set[str] = set()
-
-    def __enter__(self) -> None:
-        self._environ, self._getcwd = os.environ, os.getcwd
-        self._before = set(sys.modules)
-        # lent, not replaced: reads and writes go to the real one
-        os.environ = _Reading(self._environ, self.read)  # type: ignore[assignment]  # noqa: B003
-        os.getcwd = self._noting
-
-    def __exit__(self, *exc: object) -> None:
-        os.environ, os.getcwd = self._environ, self._getcwd  # type: ignore[assignment]
-        self.modules |= set(sys.modules) - self._before
-
-    def _noting(self) -> str:
-        frame = sys._getframe(1)
-        while frame.f_back and frame.f_globals.get("__name__") in _PATH_MODULES:
-            frame = frame.f_back
-        self.readers.add(str(frame.f_globals.get("__name__")))
-        return self._getcwd()
-
-    def kept(self, folder: str) -> list[tuple[str, str, Callable[[], object]]] | None:
-        """What the modules imported keep of this process that a child has otherwise, as
-        ``(module, global, what the child's is)``: the working folder (``folder`` then), or a
-        path below it, and a copy of ``sys.path`` (xdist keeps one for its workers). None
-        when a module that asked for the working folder keeps it nowhere in sight, so the
-        children must start cold."""
-        found: list[tuple[str, str, Callable[[], object]]] = []
-        keeping = set()
-        for name in sorted(self.modules):
-            for key, value in list(vars(sys.modules[name]).items()):
-                if isinstance(value, list) and value is not sys.path and value == sys.path:
-                    found.append((name, key, lambda: list(sys.path)))
-                elif isinstance(value, (str, os.PathLike)) and (
-                    (os.fspath(value) + os.sep).startswith(folder + os.sep)
-                ):
-                    below, kind = os.path.relpath(os.fspath(value), folder), type(value)
-                    found.append((name, key, functools.partial(_below, kind, below)))
-                    keeping.add(name)
-        return found if self.readers <= keeping else None
-
-
-def _below(kind: Callable[[str], object], below: str) -> object:
-    """``below`` in the working folder, as a ``kind``."""
-    return kind(os.path.normpath(os.path.join(os.getcwd(), below)))
-
-
-def _child(
-    request: dict[str, Any],
-    fds: list[int],
-    base_path: list[str],
-    kept: list[tuple[str, str, Callable[[], object]]],
-) -> NoReturn:
+def _child(request: dict[str, Any], fds: list[int], base_path: list[str]) -> NoReturn:
     """Become the run ``request`` asks for; end as the interpreter ends, by raising to the
     top: threads joined, ``atexit`` run, objects finalised, streams flushed, an uncaught
-    exception printed (a ``KeyboardInterrupt`` ending by its signal). ``kept``: what
-    modules kept of the server at import (:meth:`_Watch.kept`), made this process's."""
+    exception printed (a ``KeyboardInterrupt`` ending by its signal)."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
@@ -600,13 +430,10 @@ def _child(
     env = request["env"]
     os.environ.clear()
     os.environ.update(env)
-    sysconfig._CONFIG_VARS = None  # type: ignore[attr-defined]  # as before a first use
     sys.dont_write_bytecode = bool(env.get("PYTHONDONTWRITEBYTECODE"))
     tempfile.tempdir = None  # found again from TMPDIR and the rest, as a new process does
     extra = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     sys.path[:] = [*([] if sys.flags.safe_path else [os.getcwd()]), *extra, *base_path]
-    for module, name, made in kept:
-        vars(sys.modules[module])[name] = made()
     sys.orig_argv = request["argv"]
     sys.argv = [request["module"], *request["args"]]
     import runpy

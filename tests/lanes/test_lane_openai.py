@@ -368,6 +368,8 @@ def test_a_server_on_this_machine_is_asked_without_the_environment_s_proxy(
 
     from pytest_boundedreview.lanes.endpoint import endpoint as http
 
+    for name in [n for n in os.environ if n.lower().endswith("_proxy")]:
+        monkeypatch.delenv(name)  # the machine's own, if any
     monkeypatch.setenv("https_proxy", "http://proxy.invalid:3128")
     for here in ("http://127.0.0.1:8080/v1", "http://localhost:11434/v1", "http://[::1]:8000/v1"):
         assert _proxies(http._opener(here)) == {}
