@@ -97,7 +97,7 @@ def test_a_run_gets_what_a_process_of_its_own_gets(
 def test_a_start_up_variable_takes_effect_as_in_a_cold_start(
     folder: Path, name: str, value: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(warmstart, "_servers", {})  # this worker's others taking no place
+    monkeypatch.setattr(warmstart, "_servers", {})  # no other server of this worker in the way
     env = dict(os.environ, **{name: value})
     warm = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
     for server in warmstart._servers.values():
