@@ -101,8 +101,7 @@ def test_a_start_up_variable_takes_effect_as_in_a_cold_start(
     env = dict(os.environ, **{name: value})
     warm = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
     for server in warmstart._servers.values():
-        server.sock.close()  # the server ends when its socket does
-        server.proc.wait(timeout=30)
+        server.close()
     assert _seen(warm)["warm"]
     monkeypatch.setenv("BOUNDED_REVIEW_TESTS_COLD", "1")
     cold = warmstart.run(ARGV, cwd=folder, env=env, capture_output=True, text=True)
@@ -123,8 +122,7 @@ def test_a_few_servers_per_module_then_cold_starts(monkeypatch: pytest.MonkeyPat
     assert warmstart._server("pytest", envs[0]) is servers[0]  # kept, not started again
     for server in servers[:-1]:
         assert server is not None
-        server.sock.close()  # the server ends when its socket does
-        server.proc.wait(timeout=30)
+        server.close()
 
 
 @pytest.mark.parametrize(

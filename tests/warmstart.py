@@ -132,6 +132,11 @@ class _Server:
             self.proc.wait()
             self.sock.close()
 
+    def close(self) -> None:
+        """End the server: it ends when its socket does."""
+        self.sock.close()
+        self.proc.wait(timeout=30)
+
     def answer(self, timeout: float | None = None) -> dict[str, Any]:
         """The server's next line, waiting at most ``timeout`` seconds for it."""
         deadline = None if timeout is None else time.monotonic() + timeout
@@ -362,18 +367,19 @@ def _serve(fd: int, module: str) -> None:
 
     sys.modules["warmstart_server"] = sys.modules[__name__]  # a child can tell it was forked
     early: set[str] = set()
-    for name in PRELOAD[module]:
-        if module == "pytest":
-            if name == "pytest":
+    if module == "pytest":
+        pytest_itself, *ours = PRELOAD[module]
+        importlib.import_module(pytest_itself)
+        early = {n.partition(".")[0] for n in sys.modules}
+        if _editable():
+            for name in ours:
                 importlib.import_module(name)
-                early = {n.partition(".")[0] for n in sys.modules}
-            elif _editable():
-                importlib.import_module(name)
-            continue
-        package = importlib.import_module(f"{module}.{name}")
-        for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
-            if "mcp" not in found.name:
-                importlib.import_module(found.name)
+    else:
+        for name in PRELOAD[module]:
+            package = importlib.import_module(f"{module}.{name}")
+            for found in pkgutil.iter_modules(package.__path__, f"{package.__name__}."):
+                if "mcp" not in found.name:
+                    importlib.import_module(found.name)
     # the standard library and site-packages: after the script's folder, unless safe_path
     base_path = sys.path[:] if sys.flags.safe_path else sys.path[1:]
     sock = socket.socket(fileno=fd)
